@@ -1,0 +1,114 @@
+"""Profscope: profiler runs of deep-learning jobs, seen in TensorBoard.
+
+The folders ``tb_plugin/`` and ``writer/`` install as ``profscope.tb_plugin`` and
+``profscope.writer``. Building the package also builds the TypeScript frontend
+(``frontend/``) into ``tb_plugin/static/``; nothing built is committed.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+
+from setuptools import setup
+from setuptools.command.build_py import build_py
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+FRONTEND = os.path.join(HERE, "frontend")
+BUNDLE = os.path.join(HERE, "tb_plugin", "static", "index.js")
+VERSION = "0.1.0"
+
+
+def _newest_mtime(folder: str) -> float:
+    newest = 0.0
+    for root, dirs, files in os.walk(folder):
+        dirs[:] = [d for d in dirs if d not in ("node_modules", "dist")]
+        for name in files:
+            newest = max(newest, os.path.getmtime(os.path.join(root, name)))
+    return newest
+
+
+def build_frontend() -> None:
+    """Build the frontend bundle with the pinned npm packages (package-lock.json)."""
+    if os.environ.get("PROFSCOPE_SKIP_FRONTEND") == "1" and os.path.exists(BUNDLE):
+        return
+    if not os.path.isdir(FRONTEND):  # building from an sdist that ships the bundle
+        if os.path.exists(BUNDLE):
+            return
+        sys.exit("profscope: frontend/ is missing and no built bundle exists")
+    if os.path.exists(BUNDLE) and os.path.getmtime(BUNDLE) >= _newest_mtime(FRONTEND):
+        return
+    npm = shutil.which("npm")
+    if npm is None:
+        sys.exit(
+            "profscope: building the frontend needs Node.js and npm (https://nodejs.org); "
+            "install them, or install a wheel that already contains the bundle"
+        )
+    if not os.path.isdir(os.path.join(FRONTEND, "node_modules")):
+        subprocess.check_call([npm, "ci", "--no-audit", "--no-fund"], cwd=FRONTEND)
+    subprocess.check_call([npm, "run", "build"], cwd=FRONTEND)
+    if not os.path.exists(BUNDLE):
+        sys.exit(f"profscope: the frontend build did not produce {BUNDLE}")
+
+
+class BuildPyWithFrontend(build_py):
+    def run(self) -> None:
+        build_frontend()
+        super().run()
+
+
+setup(
+    name="profscope",
+    version=VERSION,
+    description="Profiler runs of deep-learning jobs, seen in TensorBoard",
+    long_description=open(os.path.join(HERE, "README.md"), encoding="utf-8").read()
+    if os.path.exists(os.path.join(HERE, "README.md"))
+    else "",
+    long_description_content_type="text/markdown",
+    python_requires=">=3.9",
+    package_dir={
+        "profscope.tb_plugin": "tb_plugin",
+        "profscope.writer": "writer",
+    },
+    packages=[
+        "profscope.tb_plugin",
+        "profscope.tb_plugin.ingest",
+        "profscope.tb_plugin.model",
+        "profscope.tb_plugin.views",
+        "profscope.writer",
+    ],
+    package_data={"profscope.tb_plugin": ["static/*", "static/**/*", "api/*.yaml"]},
+    include_package_data=False,
+    install_requires=[
+        "tensorboard>=2.16,<3",
+        "protobuf>=3.20,<8",
+        "werkzeug>=2.2,<4",
+        "numpy>=1.24,<3",
+        "msgspec>=0.18,<1",
+        "isal>=1.6,<2",
+        "platformdirs>=3,<5",
+    ],
+    extras_require={
+        # The CPU build lies on this machine's disk; an unpinned torch pulls a CUDA build.
+        "torch": ["torch==2.13.0"],
+        "test": [
+            "pytest==9.0.3",
+            "selenium==4.38.0",
+            "psutil==7.2.2",
+            "pyyaml==6.0.3",
+            "openapi-schema-validator==0.6.3",
+        ],
+    },
+    entry_points={
+        "tensorboard_plugins": [
+            "profscope = profscope.tb_plugin.loader:ProfscopeLoader",
+        ],
+        "console_scripts": [
+            "profscope = profscope.tb_plugin.cli:main",
+        ],
+    },
+    cmdclass={"build_py": BuildPyWithFrontend},
+    zip_safe=False,
+)

@@ -1,0 +1,207 @@
+"""The on-disk cache of parsed models.
+
+One file per model: a JSON header (strings, tracks, metadata, array directory) followed by
+the raw column arrays, each 64-byte aligned. Loading memory-maps the file and wraps the
+arrays without copying, so reopening a large trace takes milliseconds and its columns are
+paged in only when a view touches them.
+
+The key is the source's identity (its path or URL, size and modification time) plus the
+model format version: an edited trace or a new Profscope version re-parses. The logdir is
+never written to; the cache lives under the user's cache folder (or PROFSCOPE_CACHE_DIR,
+or the plugin's ``--profscope_cache_dir`` flag).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import mmap
+import os
+import struct
+import tempfile
+from dataclasses import dataclass
+from typing import Any, Callable, Optional
+
+import msgspec
+import numpy as np
+
+from .ingest import load_trace
+from .model.trace_model import TABLE_TYPES, TraceModel, Track
+
+# Bump whenever the model's columns or their meaning change: old entries are then ignored.
+MODEL_FORMAT_VERSION = 1
+_MAGIC = b"PSCOPE01"
+_ALIGN = 64
+
+
+def default_cache_dir() -> str:
+    configured = os.environ.get("PROFSCOPE_CACHE_DIR")
+    if configured:
+        return configured
+    try:
+        import platformdirs
+
+        return os.path.join(platformdirs.user_cache_dir("profscope", appauthor=False), "models")
+    except ImportError:  # pragma: no cover - platformdirs is a dependency
+        return os.path.join(os.path.expanduser("~"), ".cache", "profscope", "models")
+
+
+@dataclass(frozen=True)
+class SourceIdentity:
+    """What identifies a trace file's content without reading it."""
+
+    location: str  # absolute path or URL
+    size: int
+    mtime_ns: int
+
+    def cache_key(self) -> str:
+        text = f"{MODEL_FORMAT_VERSION}|{self.location}|{self.size}|{self.mtime_ns}"
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()[:40]
+
+
+def local_identity(path: str) -> SourceIdentity:
+    st = os.stat(path)
+    return SourceIdentity(os.path.abspath(path), st.st_size, st.st_mtime_ns)
+
+
+class ModelCache:
+    """Parsed models on local disk, keyed by source identity."""
+
+    def __init__(self, cache_dir: Optional[str] = None) -> None:
+        self.cache_dir = self._usable_dir(cache_dir or default_cache_dir())
+
+    @staticmethod
+    def _usable_dir(wanted: str) -> Optional[str]:
+        for candidate in (wanted, os.path.join(tempfile.gettempdir(), f"profscope-cache-{os.getuid()}")):
+            try:
+                os.makedirs(candidate, exist_ok=True)
+                if os.access(candidate, os.W_OK):
+                    return candidate
+            except OSError:
+                continue
+        return None  # no cache: every load parses
+
+    def path_for(self, identity: SourceIdentity) -> Optional[str]:
+        if self.cache_dir is None:
+            return None
+        return os.path.join(self.cache_dir, identity.cache_key() + ".model")
+
+    def load(self, identity: SourceIdentity) -> Optional[TraceModel]:
+        path = self.path_for(identity)
+        if path is None or not os.path.exists(path):
+            return None
+        try:
+            return read_model(path)
+        except (OSError, ValueError, KeyError, msgspec.DecodeError):
+            return None  # a damaged entry is rebuilt
+
+    def store(self, identity: SourceIdentity, model: TraceModel) -> None:
+        path = self.path_for(identity)
+        if path is None:
+            return
+        try:
+            write_model(path, model)
+        except OSError:
+            pass  # a full or read-only disk only costs a re-parse next time
+
+    def load_or_build(
+        self, path: str, progress: Optional[Callable[[float], None]] = None
+    ) -> TraceModel:
+        """The cached model of a local file, parsing and caching it when needed."""
+        identity = local_identity(path)
+        model = self.load(identity)
+        if model is not None:
+            return model
+        model = load_trace(path, progress)
+        self.store(identity, model)
+        return self.load(identity) or model
+
+
+def _track_to_json(track: Track) -> dict[str, Any]:
+    return dataclasses.asdict(track)
+
+
+def write_model(path: str, model: TraceModel) -> None:
+    """Write ``model`` to ``path`` atomically (temp file + rename)."""
+    arrays: list[tuple[str, np.ndarray]] = []
+    for table_name in TABLE_TYPES:
+        table = getattr(model, table_name)
+        for f in dataclasses.fields(table):
+            arrays.append((f"{table_name}.{f.name}", np.ascontiguousarray(getattr(table, f.name))))
+    directory: dict[str, Any] = {}
+    offset = 0
+    for name, array in arrays:
+        offset = (offset + _ALIGN - 1) // _ALIGN * _ALIGN
+        directory[name] = {"dtype": array.dtype.str, "shape": list(array.shape), "offset": offset}
+        offset += array.nbytes
+    header = msgspec.json.encode(
+        {
+            "format": MODEL_FORMAT_VERSION,
+            "strings": model.strings,
+            "tracks": [_track_to_json(t) for t in model.tracks],
+            "metadata": model.metadata,
+            "stats": model.stats,
+            "framework": model.framework,
+            "num_events": model.num_events,
+            "start": model.start,
+            "end": model.end,
+            "arrays": directory,
+        }
+    )
+    data_start = (len(_MAGIC) + 8 + len(header) + _ALIGN - 1) // _ALIGN * _ALIGN
+    folder = os.path.dirname(path)
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=folder)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(_MAGIC)
+            out.write(struct.pack("<Q", len(header)))
+            out.write(header)
+            for name, array in arrays:
+                out.seek(data_start + directory[name]["offset"])
+                out.write(memoryview(array).cast("B") if array.nbytes else b"")
+            out.truncate(data_start + offset)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def read_model(path: str) -> TraceModel:
+    """Memory-map a model written by ``write_model``."""
+    with open(path, "rb") as f:
+        if f.read(len(_MAGIC)) != _MAGIC:
+            raise ValueError("not a Profscope model file")
+        (header_len,) = struct.unpack("<Q", f.read(8))
+        header = msgspec.json.decode(f.read(header_len))
+        if header.get("format") != MODEL_FORMAT_VERSION:
+            raise ValueError("model format version mismatch")
+        size = os.fstat(f.fileno()).st_size
+        mapped = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) if size else b""
+    data_start = (len(_MAGIC) + 8 + header_len + _ALIGN - 1) // _ALIGN * _ALIGN
+    arrays: dict[str, np.ndarray] = {}
+    for name, info in header["arrays"].items():
+        dtype = np.dtype(info["dtype"])
+        count = int(np.prod(info["shape"])) if info["shape"] else 1
+        arrays[name] = np.frombuffer(mapped, dtype=dtype, count=count, offset=data_start + info["offset"]).reshape(
+            info["shape"]
+        )
+    tables = {
+        table_name: table_type(
+            **{f.name: arrays[f"{table_name}.{f.name}"] for f in dataclasses.fields(table_type)}
+        )
+        for table_name, table_type in TABLE_TYPES.items()
+    }
+    return TraceModel(
+        strings=header["strings"],
+        tracks=[Track(**t) for t in header["tracks"]],
+        metadata=header["metadata"],
+        stats=header["stats"],
+        framework=header["framework"],
+        num_events=header["num_events"],
+        start=header["start"],
+        end=header["end"],
+        **tables,
+    )

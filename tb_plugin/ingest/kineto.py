@@ -1,0 +1,503 @@
+"""Kineto / Chrome-trace JSON → raw event columns.
+
+What it reads: a JSON object with ``traceEvents`` (or a bare JSON array of events), each
+event with ``ph``, ``name``, ``cat``, ``ts``, ``dur``, ``pid``, ``tid`` and ``args``.
+Phases X (complete), i/I (instant), C (counter), s/t/f (flow) and M (metadata) are
+kept; B/E and other phases are counted in the stats and skipped. Of ``args`` it keeps the
+keys the views use (``ARG_FIELDS`` below); other keys are ignored. Top-level keys other
+than ``traceEvents`` (``deviceProperties``, ``distributedInfo``, ``baseTimeNanoseconds``,
+...) are kept as metadata.
+
+How, and why this way: decoding a large trace into Python dicts costs several times the
+file size in memory and most of the load time. Instead a first pass only finds where
+each event's bytes are (``msgspec.Raw``, no copy), then the events are decoded in
+chunks into typed ``msgspec`` structs and turned into numpy columns right away, so at
+most one chunk of Python objects is alive at a time.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from operator import attrgetter, itemgetter
+from typing import Any, Callable, Optional, Sequence, Union
+
+import msgspec
+import numpy as np
+from msgspec import Raw
+
+from .interning import NO_STRING, OptionalStrings, RawJsonStrings, ScalarKeys, StringTable
+
+CHUNK_EVENTS = 50_000
+_EMPTY_RAW = Raw(b"")
+_NAN = math.nan
+
+
+class TraceFormatError(Exception):
+    """The file is JSON but not a trace we can read, or it is not valid JSON."""
+
+
+class _Args(msgspec.Struct, frozen=True, gc=False):
+    """The ``args`` keys Profscope uses; absent keys take the default (-1, NaN, empty)."""
+
+    external_id: int = msgspec.field(default=-1, name="External id")
+    external_id_2021: int = msgspec.field(default=-1, name="external id")
+    correlation: int = -1
+    input_dims: Raw = msgspec.field(default=_EMPTY_RAW, name="Input Dims")
+    input_type: Raw = msgspec.field(default=_EMPTY_RAW, name="Input type")
+    call_stack: str = msgspec.field(default="", name="Call stack")
+    sequence: int = msgspec.field(default=-1, name="Sequence number")
+    # Root python frames have a null parent id.
+    python_id: Optional[int] = msgspec.field(default=-1, name="Python id")
+    python_parent_id: Optional[int] = msgspec.field(default=-1, name="Python parent id")
+    device: int = -1
+    stream: int = -1
+    grid: Raw = _EMPTY_RAW
+    block: Raw = _EMPTY_RAW
+    blocks_per_sm: float = msgspec.field(default=_NAN, name="blocks per SM")
+    warps_per_sm: float = msgspec.field(default=_NAN, name="warps per SM")
+    occupancy: float = msgspec.field(default=_NAN, name="est. achieved occupancy %")
+    nbytes: int = msgspec.field(default=-1, name="bytes")
+    addr: int = msgspec.field(default=-1, name="Addr")
+    mem_bytes: int = msgspec.field(default=0, name="Bytes")
+    total_allocated: int = msgspec.field(default=-1, name="Total Allocated")
+    total_reserved: int = msgspec.field(default=-1, name="Total Reserved")
+    device_type: int = msgspec.field(default=-1, name="Device Type")
+    device_id: int = msgspec.field(default=-1, name="Device Id")
+    collective: str = msgspec.field(default="", name="Collective name")
+    in_msg_nelems: int = msgspec.field(default=-1, name="In msg nelems")
+    out_msg_nelems: int = msgspec.field(default=-1, name="Out msg nelems")
+    dtype: str = ""
+    group_size: int = msgspec.field(default=-1, name="Group size")
+    # Metadata events (ph M): process_name / thread_name / *_sort_index / process_labels.
+    name: str = ""
+    labels: str = ""
+    sort_index: int = -1
+
+
+_NO_ARGS = _Args()
+_Scalar = Union[int, str]
+
+
+class _Event(msgspec.Struct, gc=False):
+    ph: str = ""
+    name: str = ""
+    cat: str = ""
+    ts: float = 0.0
+    dur: float = 0.0
+    pid: _Scalar = 0
+    tid: _Scalar = 0
+    id: _Scalar = -1  # flow id
+    bp: str = ""  # flow binding point: "e" = enclosing slice
+    args: _Args = _NO_ARGS
+
+
+class _LenientEvent(msgspec.Struct, gc=False):
+    """Fallback when a chunk has values of unexpected types: every field is taken raw."""
+
+    ph: Any = ""
+    name: Any = ""
+    cat: Any = ""
+    ts: Any = 0.0
+    dur: Any = 0.0
+    pid: Any = 0
+    tid: Any = 0
+    id: Any = -1
+    bp: Any = ""
+    args: Any = None
+
+
+_STRICT_DECODER = msgspec.json.Decoder(list[_Event])
+_LENIENT_DECODER = msgspec.json.Decoder(list[_LenientEvent])
+_RAW_LIST = msgspec.json.Decoder(list[Raw])
+_RAW_OBJECT = msgspec.json.Decoder(dict[str, Raw])
+
+# Categories whose slices are device activities (kernels, copies, device-side annotations).
+DEVICE_CATEGORIES = frozenset(
+    {"kernel", "gpu_memcpy", "gpu_memset", "gpu_user_annotation", "Kernel", "Memcpy", "Memset", "mtia_ccp_events"}
+)
+# Categories of host-side operators and annotations (args with shapes, stacks, sequence numbers).
+OPERATOR_CATEGORIES = frozenset({"cpu_op", "Operator", "user_annotation", "python_function"})
+KNOWN_CATEGORIES = frozenset(
+    DEVICE_CATEGORIES
+    | OPERATOR_CATEGORIES
+    | {
+        "cuda_runtime", "cuda_driver", "Runtime", "Trace", "cpu_instant_event", "ac2g", "fwdbwd", "async",
+        "overhead", "Python", "python_function", "cuda_profiler_range", "Memory", "cpu_instant_event",
+        "hip_runtime", "hip_driver", "mtia_runtime", "xpu_runtime", "xpu_driver", "privateuse1_runtime",
+        "privateuse1_driver", "gpu_user_annotation", "user_annotation",
+    }
+)
+_PHASE_COMPLETE, _PHASE_INSTANT, _PHASE_COUNTER, _PHASE_FLOW, _PHASE_META = range(5)
+_PHASE_CLASS = {"X": _PHASE_COMPLETE, "i": _PHASE_INSTANT, "I": _PHASE_INSTANT, "C": _PHASE_COUNTER,
+                "s": _PHASE_FLOW, "t": _PHASE_FLOW, "f": _PHASE_FLOW, "M": _PHASE_META}
+FLOW_START, FLOW_STEP, FLOW_END = 0, 1, 2
+_FLOW_PHASE = {"s": FLOW_START, "t": FLOW_STEP, "f": FLOW_END}
+
+
+@dataclass
+class RawColumns:
+    """Columns of one trace in file order, before sorting and linking (see model.build)."""
+
+    strings: StringTable
+    metadata: dict[str, Any]
+    stats: dict[str, Any]
+    num_events: int = 0
+    # Per table: column name → list of per-chunk arrays (concatenated by ``column``).
+    parts: dict[str, dict[str, list[np.ndarray]]] = field(default_factory=dict)
+    # Metadata events: (kind, pid text id, tid text id, value) e.g. ("thread_name", 3, 4, "main").
+    meta_events: list[tuple[str, int, int, Any]] = field(default_factory=list)
+
+    def add(self, table: str, **columns: np.ndarray) -> None:
+        store = self.parts.setdefault(table, {})
+        for key, values in columns.items():
+            store.setdefault(key, []).append(values)
+
+    def column(self, table: str, key: str, dtype: Any) -> np.ndarray:
+        chunks = self.parts.get(table, {}).get(key, [])
+        if not chunks:
+            return np.zeros(0, dtype=dtype)
+        out = np.concatenate(chunks).astype(dtype, copy=False)
+        chunks.clear()  # free the parts as soon as the whole column exists
+        return out
+
+
+def _take(items: Sequence[Any], rows: np.ndarray) -> Sequence[Any]:
+    """items[rows] for a list (itemgetter returns a bare item for one index)."""
+    if len(rows) == 0:
+        return ()
+    if len(rows) == 1:
+        return (items[int(rows[0])],)
+    return itemgetter(*rows.tolist())(items)
+
+
+def _floats(values: Sequence[Any], getter: Callable[[Any], float]) -> np.ndarray:
+    return np.fromiter(map(getter, values), dtype=np.float64, count=len(values))
+
+
+def _ints(values: Sequence[Any], getter: Callable[[Any], int]) -> np.ndarray:
+    try:
+        return np.fromiter(map(getter, values), dtype=np.int64, count=len(values))
+    except OverflowError:  # e.g. an unsigned 64-bit address: keep what fits, mark the rest absent
+        return np.fromiter(
+            (v if -(2**63) <= v < 2**63 else -1 for v in map(getter, values)), dtype=np.int64, count=len(values)
+        )
+
+
+def _optional_ints(values: Sequence[Any], getter: Callable[[Any], Optional[int]]) -> np.ndarray:
+    return np.fromiter((-1 if v is None else v for v in map(getter, values)), dtype=np.int64, count=len(values))
+
+
+def us_to_ns(us: np.ndarray) -> np.ndarray:
+    """Microsecond floats → integer nanoseconds, exact for integral µs up to 2**53."""
+    whole = np.floor(us)
+    return whole.astype(np.int64) * 1000 + np.rint((us - whole) * 1000.0).astype(np.int64)
+
+
+def split_top_level(data: bytearray) -> tuple[list[Raw], dict[str, Any]]:
+    """Find the events (as raw byte ranges) and decode the small top-level metadata."""
+    start = 0
+    while start < len(data) and data[start] in b" \t\r\n\xef\xbb\xbf":
+        start += 1
+    if start >= len(data):
+        raise TraceFormatError("the file is empty")
+    try:
+        if data[start : start + 1] == b"[":
+            return _RAW_LIST.decode(data), {}
+        if data[start : start + 1] != b"{":
+            raise TraceFormatError("not a JSON trace: it does not start with '{' or '['")
+        top = _RAW_OBJECT.decode(data)
+    except msgspec.DecodeError as exc:
+        raise TraceFormatError(f"invalid JSON: {exc}") from exc
+    events_raw = top.pop("traceEvents", None)
+    if events_raw is None:
+        raise TraceFormatError("not a trace: the JSON object has no 'traceEvents'")
+    metadata: dict[str, Any] = {}
+    for key, raw in top.items():
+        if len(raw) <= 1 << 20:  # keep small top-level values; huge unknown blobs are skipped
+            metadata[key] = msgspec.json.decode(raw)
+    try:
+        events = _RAW_LIST.decode(events_raw)
+    except msgspec.ValidationError as exc:
+        raise TraceFormatError(f"not a trace: 'traceEvents' is not a list ({exc})") from exc
+    return events, metadata
+
+
+def _address(buffer: Any) -> int:
+    return int(np.frombuffer(buffer, dtype=np.uint8).ctypes.data) if len(buffer) else 0
+
+
+def _decode_chunk(data: bytearray, base: int, first: Raw, last: Raw) -> list[Any]:
+    """Decode the events from ``first`` to ``last`` (inclusive) in place, without copying them.
+
+    The byte before the first event (a comma, a bracket or white space) and the byte after
+    the last one are overwritten with ``[`` and ``]`` for the decode, then restored.
+    """
+    begin = _address(first) - base - 1
+    end = _address(last) - base + len(last)
+    saved = (data[begin], data[end])
+    data[begin] = 0x5B  # [
+    data[end] = 0x5D  # ]
+    view = memoryview(data)[begin : end + 1]
+    try:
+        try:
+            return _STRICT_DECODER.decode(view)
+        except msgspec.ValidationError:
+            return _lenient_events(_LENIENT_DECODER.decode(view))
+    except msgspec.DecodeError as exc:
+        raise TraceFormatError(f"invalid event: {exc}") from exc
+    finally:
+        data[begin], data[end] = saved
+
+
+def _lenient_events(events: list[_LenientEvent]) -> list[_Event]:
+    """Coerce events with unexpected value types one by one; what cannot be read is dropped."""
+    out: list[_Event] = []
+    for ev in events:
+        try:
+            args = ev.args if isinstance(ev.args, dict) else {}
+            out.append(
+                _Event(
+                    ph=str(ev.ph), name=str(ev.name), cat=str(ev.cat),
+                    ts=float(ev.ts), dur=float(ev.dur or 0.0),
+                    pid=ev.pid if isinstance(ev.pid, (int, str)) else str(ev.pid),
+                    tid=ev.tid if isinstance(ev.tid, (int, str)) else str(ev.tid),
+                    id=ev.id if isinstance(ev.id, (int, str)) else str(ev.id),
+                    bp=str(ev.bp),
+                    args=_lenient_args(args) if args else _NO_ARGS,
+                )
+            )
+        except (TypeError, ValueError, msgspec.ValidationError):
+            out.append(_Event(ph="?invalid"))
+    return out
+
+
+_ARG_FIELDS = [
+    (info.name, info.encode_name, info.default) for info in msgspec.structs.fields(_Args)
+]
+
+
+def _lenient_args(args: dict[str, Any]) -> _Args:
+    """Keep each known argument that can be coerced to its type; drop the others."""
+    values: dict[str, Any] = {}
+    for attr, key, default in _ARG_FIELDS:
+        if key not in args:
+            continue
+        value = args[key]
+        try:
+            if isinstance(default, Raw):
+                values[attr] = Raw(msgspec.json.encode(value))
+            elif isinstance(default, float):
+                values[attr] = float(value)
+            elif isinstance(default, int):
+                values[attr] = int(value)
+            elif isinstance(default, str):
+                values[attr] = str(value)
+        except (TypeError, ValueError, OverflowError):
+            continue
+    return _Args(**values)
+
+
+_get_ph = attrgetter("ph")
+_get_name = attrgetter("name")
+_get_cat = attrgetter("cat")
+_get_ts = attrgetter("ts")
+_get_dur = attrgetter("dur")
+_get_pid = attrgetter("pid")
+_get_tid = attrgetter("tid")
+_get_args = attrgetter("args")
+
+
+class _ChunkReader:
+    """Turns decoded chunks of events into columns appended to a RawColumns."""
+
+    def __init__(self, out: RawColumns) -> None:
+        self.out = out
+        strings = out.strings
+        self.opt_strings = OptionalStrings(strings)
+        self.raw_strings = RawJsonStrings(strings)
+        self.scalars = ScalarKeys(strings)
+        self.phases = StringTable()
+        self.last_phase_class = np.zeros(0, dtype=np.int8)
+        self.phase_counts: dict[str, int] = {}
+        self.category_counts: dict[str, int] = {}
+        # Lookup tables indexed by category string id, grown as new categories appear.
+        self._device_cat = np.zeros(0, dtype=bool)
+        self._operator_cat = np.zeros(0, dtype=bool)
+        self._python_cat = np.zeros(0, dtype=bool)
+
+    def _category_tables(self) -> None:
+        strings = self.out.strings.strings
+        if len(self._device_cat) == len(strings):
+            return
+        self._device_cat = np.fromiter((s in DEVICE_CATEGORIES for s in strings), dtype=bool, count=len(strings))
+        self._operator_cat = np.fromiter((s in OPERATOR_CATEGORIES for s in strings), dtype=bool, count=len(strings))
+        self._python_cat = np.fromiter((s == "python_function" for s in strings), dtype=bool, count=len(strings))
+
+    def read(self, events: list[Any], first_event_id: int) -> None:
+        n = len(events)
+        phase_ids = self.phases.ids(map(_get_ph, events), n)
+        for phase_id, count in zip(*np.unique(phase_ids, return_counts=True)):
+            ph = self.phases.strings[int(phase_id)]
+            self.phase_counts[ph] = self.phase_counts.get(ph, 0) + int(count)
+        phase_class = np.array([_PHASE_CLASS.get(p, -1) for p in self.phases.strings], dtype=np.int8)[phase_ids]
+        self.last_phase_class = phase_class
+        event_id = np.arange(first_event_id, first_event_id + n, dtype=np.int64)
+        strings = self.out.strings
+        names = strings.ids(map(_get_name, events), n)
+        cats = strings.ids(map(_get_cat, events), n)
+        pids = self.scalars.ids(map(_get_pid, events), n)
+        tids = self.scalars.ids(map(_get_tid, events), n)
+        ts = us_to_ns(_floats(events, _get_ts))
+        self._category_tables()
+        for cat_id, count in zip(*np.unique(cats, return_counts=True)):
+            text = strings.strings[int(cat_id)]
+            self.category_counts[text] = self.category_counts.get(text, 0) + int(count)
+
+        rows = np.flatnonzero(phase_class == _PHASE_COMPLETE)
+        if len(rows):
+            self._read_slices(_take(events, rows), rows, event_id, names, cats, pids, tids, ts)
+        rows = np.flatnonzero(phase_class == _PHASE_INSTANT)
+        if len(rows):
+            self._read_instants(_take(events, rows), rows, event_id, names, cats, pids, tids, ts)
+        rows = np.flatnonzero(phase_class == _PHASE_FLOW)
+        if len(rows):
+            self._read_flows(_take(events, rows), rows, cats, pids, tids, ts)
+        for row in np.flatnonzero(phase_class == _PHASE_META).tolist():
+            ev = events[row]
+            self.out.meta_events.append((ev.name, int(pids[row]), int(tids[row]), ev.args))
+
+    def _read_slices(self, evs: Sequence[Any], rows: np.ndarray, event_id: np.ndarray, names: np.ndarray,
+                     cats: np.ndarray, pids: np.ndarray, tids: np.ndarray, ts: np.ndarray) -> None:
+        n = len(evs)
+        args = list(map(_get_args, evs))
+        dur = us_to_ns(_floats(evs, _get_dur))
+        external_id = _ints(args, attrgetter("external_id"))
+        external_id_2021 = _ints(args, attrgetter("external_id_2021"))
+        external_id = np.where(external_id >= 0, external_id, external_id_2021)
+        cat = cats[rows]
+        columns: dict[str, np.ndarray] = dict(
+            event_id=event_id[rows], pid=pids[rows], tid=tids[rows], start=ts[rows], dur=np.maximum(dur, 0),
+            name=names[rows], cat=cat, external_id=external_id, correlation=_ints(args, attrgetter("correlation")),
+        )
+        # Operator arguments, only for operator-like slices (most of a trace).
+        op_rows = np.flatnonzero(self._operator_cat[cat] & ~self._python_cat[cat])
+        op_args = _take(args, op_rows)
+        self._sparse(columns, n, op_rows, {
+            "input_dims": (np.int32, NO_STRING, self.raw_strings.ids(map(attrgetter("input_dims"), op_args), len(op_args))),
+            "input_type": (np.int32, NO_STRING, self.raw_strings.ids(map(attrgetter("input_type"), op_args), len(op_args))),
+            "call_stack": (np.int32, NO_STRING, self.opt_strings.ids(map(attrgetter("call_stack"), op_args), len(op_args))),
+            "sequence": (np.int64, -1, _ints(op_args, attrgetter("sequence"))),
+            "collective": (np.int32, NO_STRING, self.opt_strings.ids(map(attrgetter("collective"), op_args), len(op_args))),
+            "in_msg_nelems": (np.int64, -1, _ints(op_args, attrgetter("in_msg_nelems"))),
+            "out_msg_nelems": (np.int64, -1, _ints(op_args, attrgetter("out_msg_nelems"))),
+            "dtype": (np.int32, NO_STRING, self.opt_strings.ids(map(attrgetter("dtype"), op_args), len(op_args))),
+            "group_size": (np.int32, -1, _ints(op_args, attrgetter("group_size"))),
+        })
+        py_rows = np.flatnonzero(self._python_cat[cat])
+        py_args = _take(args, py_rows)
+        self._sparse(columns, n, py_rows, {
+            "python_id": (np.int64, -1, _optional_ints(py_args, attrgetter("python_id"))),
+            "python_parent_id": (np.int64, -1, _optional_ints(py_args, attrgetter("python_parent_id"))),
+        })
+        dev_rows = np.flatnonzero(self._device_cat[cat])
+        dev_args = _take(args, dev_rows)
+        self._sparse(columns, n, dev_rows, {
+            "device": (np.int32, -1, _ints(dev_args, attrgetter("device"))),
+            "stream": (np.int64, -1, _ints(dev_args, attrgetter("stream"))),
+            "grid": (np.int32, NO_STRING, self.raw_strings.ids(map(attrgetter("grid"), dev_args), len(dev_args))),
+            "block": (np.int32, NO_STRING, self.raw_strings.ids(map(attrgetter("block"), dev_args), len(dev_args))),
+            "blocks_per_sm": (np.float32, _NAN, _floats(dev_args, attrgetter("blocks_per_sm"))),
+            "warps_per_sm": (np.float32, _NAN, _floats(dev_args, attrgetter("warps_per_sm"))),
+            "occupancy": (np.float32, _NAN, _floats(dev_args, attrgetter("occupancy"))),
+            "nbytes": (np.int64, -1, _ints(dev_args, attrgetter("nbytes"))),
+        })
+        self.out.add("slices", **columns)
+
+    @staticmethod
+    def _sparse(columns: dict[str, np.ndarray], n: int, rows: np.ndarray,
+                values: dict[str, tuple[Any, Any, np.ndarray]]) -> None:
+        for key, (dtype, missing, subset) in values.items():
+            full = np.full(n, missing, dtype=dtype)
+            full[rows] = subset
+            columns[key] = full
+
+    def _read_instants(self, evs: Sequence[Any], rows: np.ndarray, event_id: np.ndarray, names: np.ndarray,
+                       cats: np.ndarray, pids: np.ndarray, tids: np.ndarray, ts: np.ndarray) -> None:
+        args = list(map(_get_args, evs))
+        self.out.add(
+            "instants", event_id=event_id[rows], pid=pids[rows], tid=tids[rows], ts=ts[rows], name=names[rows],
+            cat=cats[rows], addr=_ints(args, attrgetter("addr")), bytes=_ints(args, attrgetter("mem_bytes")),
+            total_allocated=_ints(args, attrgetter("total_allocated")),
+            total_reserved=_ints(args, attrgetter("total_reserved")),
+            device_type=_ints(args, attrgetter("device_type")), device_id=_ints(args, attrgetter("device_id")),
+        )
+
+    def _read_flows(self, evs: Sequence[Any], rows: np.ndarray, cats: np.ndarray, pids: np.ndarray,
+                    tids: np.ndarray, ts: np.ndarray) -> None:
+        n = len(evs)
+        self.out.add(
+            "flows", flow_id=self.scalars.ids(map(attrgetter("id"), evs), n),
+            phase=np.fromiter((_FLOW_PHASE[e.ph] for e in evs), dtype=np.int8, count=n),
+            enclosing=np.fromiter((e.bp == "e" for e in evs), dtype=bool, count=n),
+            cat=cats[rows], pid=pids[rows], tid=tids[rows], ts=ts[rows],
+        )
+
+
+def _read_counters(raw_events: list[Raw], rows: np.ndarray, out: RawColumns, ts: np.ndarray, pids: np.ndarray,
+                   names: np.ndarray, first_event_id: int) -> None:
+    """Counter events (rare) are decoded one by one: their args keys are the series names."""
+    ev_ids, tracks, times, counter_names, series, values = [], [], [], [], [], []
+    strings = out.strings
+    for row in rows.tolist():
+        try:
+            args = msgspec.json.decode(raw_events[row]).get("args") or {}
+        except (msgspec.DecodeError, AttributeError):
+            continue
+        for key, value in args.items() if isinstance(args, dict) else ():
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                ev_ids.append(first_event_id + row)
+                tracks.append(pids[row])
+                times.append(ts[row])
+                counter_names.append(names[row])
+                series.append(strings[str(key)])
+                values.append(float(value))
+    if ev_ids:
+        out.add("counters", event_id=np.asarray(ev_ids, dtype=np.int64), pid=np.asarray(tracks, dtype=np.int32),
+                ts=np.asarray(times, dtype=np.int64), name=np.asarray(counter_names, dtype=np.int32),
+                series=np.asarray(series, dtype=np.int32), value=np.asarray(values, dtype=np.float64))
+
+
+def read_kineto(data: bytearray, progress: Optional[Callable[[float], None]] = None) -> RawColumns:
+    """Decode a Chrome-trace JSON document (already decompressed) into raw columns."""
+    raw_events, metadata = split_top_level(data)
+    out = RawColumns(strings=StringTable(), metadata=metadata, stats={})
+    reader = _ChunkReader(out)
+    base = _address(data)
+    total = len(raw_events)
+    for first in range(0, total, CHUNK_EVENTS):
+        last = min(first + CHUNK_EVENTS, total) - 1
+        events = _decode_chunk(data, base, raw_events[first], raw_events[last])
+        if len(events) != last - first + 1:
+            raise TraceFormatError("internal error: chunk boundaries do not match the events")
+        reader.read(events, first)
+        rows = np.flatnonzero(reader.last_phase_class == _PHASE_COUNTER)
+        if len(rows):
+            sub = raw_events[first : last + 1]
+            ts = us_to_ns(_floats(events, _get_ts))
+            pids = reader.scalars.ids(map(_get_pid, events), len(events))
+            names = out.strings.ids(map(_get_name, events), len(events))
+            _read_counters(sub, rows, out, ts, pids, names, first)
+        del events
+        if progress:
+            progress((last + 1) / max(total, 1))
+    out.num_events = total
+    unknown_categories = {c: n for c, n in reader.category_counts.items() if c and c not in KNOWN_CATEGORIES}
+    out.stats = {
+        "events": total,
+        "phases": reader.phase_counts,
+        "categories": reader.category_counts,
+        "unknown_categories": unknown_categories,
+        "skipped_phases": {p: n for p, n in reader.phase_counts.items() if p not in _PHASE_CLASS},
+    }
+    return out

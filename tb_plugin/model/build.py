@@ -1,0 +1,301 @@
+"""Raw event columns → TraceModel: tracks, sorting, nesting, links, flows and steps.
+
+Everything here is array arithmetic over whole columns; nothing loops per event.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import numpy as np
+
+from ..ingest.kineto import DEVICE_CATEGORIES, FLOW_END, FLOW_START, RawColumns
+from .nesting import nesting
+from .trace_model import (
+    CounterTable,
+    FlowTable,
+    InstantTable,
+    LinkTable,
+    SliceTable,
+    StepTable,
+    TraceModel,
+    Track,
+)
+
+RUNTIME_CATEGORIES = frozenset(
+    {"cuda_runtime", "cuda_driver", "Runtime", "hip_runtime", "hip_driver", "mtia_runtime", "xpu_runtime",
+     "xpu_driver", "privateuse1_runtime", "privateuse1_driver"}
+)
+_STEP_NAME = re.compile(r"^ProfilerStep#(\d+)$")
+_GPU_PROCESS = re.compile(r"^(?:GPU|gpu|Device|device)\s*(\d+)")
+
+
+def build_model(raw: RawColumns, framework: str = "pytorch") -> TraceModel:
+    strings = raw.strings
+    text = strings.strings
+    track_of, tracks_info = _assign_tracks(raw)
+
+    slices = _build_slices(raw, track_of)
+    tracks = _describe_tracks(raw, tracks_info, slices)
+    instants = _build_instants(raw, track_of)
+    counters = _build_counters(raw, track_of)
+    flows = _build_flows(raw, track_of, slices)
+    links = _build_links(slices, text)
+    steps = _build_steps(slices, tracks, text)
+    times = [a for a in (slices.start, slices.end, instants.ts, counters.ts) if len(a)]
+    start = int(min(a.min() for a in times)) if times else 0
+    end = int(max(a.max() for a in times)) if times else 0
+    return TraceModel(
+        strings=list(text), tracks=tracks, slices=slices, instants=instants, counters=counters, flows=flows,
+        links=links, steps=steps, metadata=raw.metadata, stats=raw.stats, framework=framework,
+        num_events=raw.num_events, start=start, end=end,
+    )
+
+
+def _assign_tracks(raw: RawColumns) -> tuple[dict[str, np.ndarray], list[tuple[int, int]]]:
+    """Map every (pid, tid) of slices, instants, counters and flows to a track id."""
+    keys: dict[str, np.ndarray] = {}
+    for table in ("slices", "instants", "flows"):
+        pid = raw.column(table, "pid", np.int64)
+        tid = raw.column(table, "tid", np.int64)
+        keys[table] = (pid << 32) | tid
+    # Counters are drawn per process: their tid is not meaningful.
+    counter_pid = raw.column("counters", "pid", np.int64)
+    keys["counters"] = (counter_pid << 32) | np.int64((1 << 31) - 1)
+    all_keys = np.concatenate(list(keys.values()))
+    unique, inverse = np.unique(all_keys, return_inverse=True)
+    track_of: dict[str, np.ndarray] = {}
+    pos = 0
+    for table, k in keys.items():
+        track_of[table] = inverse[pos : pos + len(k)].astype(np.int32)
+        pos += len(k)
+    tracks_info = [(int(key >> 32), int(key & 0xFFFFFFFF)) for key in unique.tolist()]
+    return track_of, tracks_info
+
+
+def _build_slices(raw: RawColumns, track_of: dict[str, np.ndarray]) -> SliceTable:
+    track = track_of["slices"]
+    start = raw.column("slices", "start", np.int64)
+    dur = raw.column("slices", "dur", np.int64)
+    event_id = raw.column("slices", "event_id", np.int64)
+    order = np.lexsort((event_id, -dur, start, track))
+    track, start, dur, event_id = track[order], start[order], dur[order], event_id[order]
+    depth, parent = nesting(track, start, start + dur)
+
+    def col(key: str, dtype: Any) -> np.ndarray:
+        return raw.column("slices", key, dtype)[order]
+
+    return SliceTable(
+        event_id=event_id, track=track, start=start, dur=dur, name=col("name", np.int32), cat=col("cat", np.int32),
+        depth=depth, parent=parent, external_id=col("external_id", np.int64),
+        correlation=col("correlation", np.int64), input_dims=col("input_dims", np.int32),
+        input_type=col("input_type", np.int32), call_stack=col("call_stack", np.int32),
+        sequence=col("sequence", np.int64), python_id=col("python_id", np.int64),
+        python_parent_id=col("python_parent_id", np.int64), device=col("device", np.int32),
+        stream=col("stream", np.int64), grid=col("grid", np.int32), block=col("block", np.int32),
+        blocks_per_sm=col("blocks_per_sm", np.float32), warps_per_sm=col("warps_per_sm", np.float32),
+        occupancy=col("occupancy", np.float32), nbytes=col("nbytes", np.int64),
+        collective=col("collective", np.int32), in_msg_nelems=col("in_msg_nelems", np.int64),
+        out_msg_nelems=col("out_msg_nelems", np.int64), dtype=col("dtype", np.int32),
+        group_size=col("group_size", np.int32),
+    )
+
+
+def _describe_tracks(raw: RawColumns, tracks_info: list[tuple[int, int]], slices: SliceTable) -> list[Track]:
+    text = raw.strings.strings
+    process_name: dict[int, str] = {}
+    process_sort: dict[int, int] = {}
+    process_labels: dict[int, str] = {}
+    thread_name: dict[tuple[int, int], str] = {}
+    thread_sort: dict[tuple[int, int], int] = {}
+    for kind, pid, tid, args in raw.meta_events:
+        if kind == "process_name" and args.name:
+            process_name[pid] = args.name
+        elif kind == "process_labels" and args.labels:
+            process_labels[pid] = args.labels
+        elif kind == "process_sort_index" and args.sort_index >= 0:
+            process_sort[pid] = args.sort_index
+        elif kind == "thread_name" and args.name:
+            thread_name[(pid, tid)] = args.name
+        elif kind == "thread_sort_index" and args.sort_index >= 0:
+            thread_sort[(pid, tid)] = args.sort_index
+
+    n_tracks = len(tracks_info)
+    device_cat = np.fromiter((s in DEVICE_CATEGORIES for s in text), dtype=bool, count=len(text))
+    on_device = np.zeros(n_tracks, dtype=bool)
+    if len(slices):
+        on_device[np.unique(slices.track[device_cat[slices.cat]])] = True
+    max_depth = np.zeros(n_tracks, dtype=np.int64)
+    if len(slices):
+        np.maximum.at(max_depth, slices.track, slices.depth.astype(np.int64))
+    device_of = np.full(n_tracks, -1, dtype=np.int64)
+    if len(slices):
+        has_device = slices.device >= 0
+        device_of[slices.track[has_device]] = slices.device[has_device]
+
+    tracks: list[Track] = []
+    for track_id, (pid, tid) in enumerate(tracks_info):
+        pid_text, tid_text = text[pid], text[tid] if tid < len(text) else ""
+        pname = process_name.get(pid, "")
+        gpu_match = _GPU_PROCESS.match(pname)
+        is_gpu = bool(on_device[track_id]) or bool(gpu_match)
+        device = int(device_of[track_id]) if device_of[track_id] >= 0 else None
+        if device is None and gpu_match:
+            device = int(gpu_match.group(1))
+        if device is None and is_gpu and pid_text.isdigit():
+            device = int(pid_text)
+        tracks.append(
+            Track(
+                id=track_id, pid=pid_text, tid=tid_text, kind="gpu" if is_gpu else "cpu",
+                process_name=pname or (f"GPU {device}" if is_gpu and device is not None else f"process {pid_text}"),
+                thread_name=thread_name.get((pid, tid), "") or _default_thread_name(tid_text, is_gpu),
+                process_sort=process_sort.get(pid, int(pid_text) if pid_text.lstrip("-").isdigit() else 0),
+                thread_sort=thread_sort.get((pid, tid), int(tid_text) if tid_text.lstrip("-").isdigit() else 0),
+                device=device, max_depth=int(max_depth[track_id]),
+            )
+        )
+    return tracks
+
+
+def _default_thread_name(tid: str, is_gpu: bool) -> str:
+    if is_gpu:
+        return tid if tid.startswith("stream") else f"stream {tid}"
+    return f"thread {tid}"
+
+
+def _build_instants(raw: RawColumns, track_of: dict[str, np.ndarray]) -> InstantTable:
+    c = raw.column
+    return InstantTable(
+        event_id=c("instants", "event_id", np.int64), track=track_of["instants"], ts=c("instants", "ts", np.int64),
+        name=c("instants", "name", np.int32), cat=c("instants", "cat", np.int32),
+        addr=c("instants", "addr", np.int64), bytes=c("instants", "bytes", np.int64),
+        total_allocated=c("instants", "total_allocated", np.int64),
+        total_reserved=c("instants", "total_reserved", np.int64),
+        device_type=c("instants", "device_type", np.int16), device_id=c("instants", "device_id", np.int16),
+    )
+
+
+def _build_counters(raw: RawColumns, track_of: dict[str, np.ndarray]) -> CounterTable:
+    c = raw.column
+    return CounterTable(
+        event_id=c("counters", "event_id", np.int64), track=track_of["counters"], ts=c("counters", "ts", np.int64),
+        name=c("counters", "name", np.int32), series=c("counters", "series", np.int32),
+        value=c("counters", "value", np.float64),
+    )
+
+
+def _slice_at(slices: SliceTable, track: np.ndarray, ts: np.ndarray) -> np.ndarray:
+    """Row of the innermost slice on ``track`` that contains ``ts`` (-1 if none)."""
+    if len(slices) == 0 or len(ts) == 0:
+        return np.full(len(ts), -1, dtype=np.int32)
+    t0 = int(min(slices.start.min(), ts.min()))
+    span = int(max(slices.end.max(), ts.max())) - t0 + 1
+    key = slices.track.astype(np.int64) * span + (slices.start - t0)
+    query = track.astype(np.int64) * span + (ts - t0)
+    row = np.searchsorted(key, query, side="right") - 1
+    row = np.where(row >= 0, row, 0)
+    end = slices.end
+    found = np.full(len(ts), -1, dtype=np.int64)
+    candidate = row.astype(np.int64)
+    # Walk up the parents until the slice contains ts (a few steps at most).
+    for _ in range(64):
+        ok = (candidate >= 0) & (found < 0)
+        if not ok.any():
+            break
+        idx = np.where(ok, candidate, 0)
+        contains = ok & (slices.track[idx] == track) & (slices.start[idx] <= ts) & (end[idx] >= ts)
+        found = np.where(contains, candidate, found)
+        candidate = np.where(ok & ~contains, slices.parent[idx].astype(np.int64), -1)
+    return found.astype(np.int32)
+
+
+def _build_flows(raw: RawColumns, track_of: dict[str, np.ndarray], slices: SliceTable) -> FlowTable:
+    """Pair flow starts with flow ends of the same (category, id) and bind both to slices."""
+    flow_id = raw.column("flows", "flow_id", np.int64)
+    phase = raw.column("flows", "phase", np.int8)
+    cat = raw.column("flows", "cat", np.int32)
+    ts = raw.column("flows", "ts", np.int64)
+    track = track_of["flows"]
+    raw.column("flows", "enclosing", bool)
+    bound = _slice_at(slices, track, ts)
+    key = (cat.astype(np.int64) << 32) | flow_id
+    starts = np.flatnonzero(phase == FLOW_START)
+    ends = np.flatnonzero(phase == FLOW_END)
+    # For each end, the start with the same key (the last one seen, if ids were reused).
+    start_keys = key[starts]
+    order = np.argsort(start_keys, kind="stable")
+    sorted_keys = start_keys[order]
+    pos = np.searchsorted(sorted_keys, key[ends], side="right") - 1
+    matched = (pos >= 0) & (sorted_keys[np.maximum(pos, 0)] == key[ends]) if len(starts) else np.zeros(len(ends), bool)
+    src_rows = starts[order[np.maximum(pos, 0)]][matched] if len(starts) else np.zeros(0, dtype=np.int64)
+    dst_rows = ends[matched]
+    return FlowTable(
+        cat=cat[dst_rows], src=bound[src_rows], dst=bound[dst_rows], src_ts=ts[src_rows], dst_ts=ts[dst_rows]
+    )
+
+
+def _build_links(slices: SliceTable, text: list[str]) -> LinkTable:
+    """Device activity → launching runtime call (correlation) → operator (External id)."""
+    n = len(slices)
+    launcher = np.full(n, -1, dtype=np.int32)
+    op = np.full(n, -1, dtype=np.int32)
+    if n == 0:
+        return LinkTable(launcher=launcher, op=op)
+    cat_is = lambda names: np.fromiter((s in names for s in text), dtype=bool, count=len(text))  # noqa: E731
+    is_device = cat_is(DEVICE_CATEGORIES)[slices.cat]
+    is_runtime = cat_is(RUNTIME_CATEGORIES)[slices.cat]
+    is_operator = cat_is({"cpu_op", "Operator", "user_annotation"})[slices.cat]
+
+    runtime_rows = np.flatnonzero(is_runtime & (slices.correlation >= 0))
+    device_rows = np.flatnonzero(is_device & (slices.correlation >= 0))
+    launcher[device_rows] = _lookup(slices.correlation[runtime_rows], runtime_rows, slices.correlation[device_rows])
+
+    op_rows = np.flatnonzero(is_operator & (slices.external_id >= 0))
+    # Several slices can share an External id (an annotation and its op); keep the innermost.
+    op_rows = op_rows[np.argsort(slices.depth[op_rows], kind="stable")]
+    linked = np.flatnonzero((is_device | is_runtime) & (slices.external_id >= 0))
+    op[linked] = _lookup(slices.external_id[op_rows], op_rows, slices.external_id[linked])
+    # A runtime call with no External id belongs to its enclosing operator.
+    missing = runtime_rows[op[runtime_rows] < 0]
+    parent = slices.parent[missing]
+    op[missing] = np.where((parent >= 0) & is_operator[np.maximum(parent, 0)], parent, -1)
+    # A device activity without its own External id inherits its launcher's operator.
+    no_op = device_rows[(op[device_rows] < 0) & (launcher[device_rows] >= 0)]
+    op[no_op] = op[launcher[no_op]]
+    return LinkTable(launcher=launcher, op=op)
+
+
+def _lookup(keys: np.ndarray, rows: np.ndarray, queries: np.ndarray) -> np.ndarray:
+    """rows[k] for the last k with keys[k] == query, else -1 (vectorised dict lookup)."""
+    if len(keys) == 0 or len(queries) == 0:
+        return np.full(len(queries), -1, dtype=np.int32)
+    order = np.argsort(keys, kind="stable")
+    sorted_keys = keys[order]
+    pos = np.searchsorted(sorted_keys, queries, side="right") - 1
+    safe = np.maximum(pos, 0)
+    hit = (pos >= 0) & (sorted_keys[safe] == queries)
+    return np.where(hit, rows[order[safe]], -1).astype(np.int32)
+
+
+def _build_steps(slices: SliceTable, tracks: list[Track], text: list[str]) -> StepTable:
+    """``ProfilerStep#N`` ranges on host tracks; the GPU-side annotation copies are not steps."""
+    step_number = np.full(len(text), -1, dtype=np.int64)
+    for i, s in enumerate(text):
+        m = _STEP_NAME.match(s)
+        if m:
+            step_number[i] = int(m.group(1))
+    if len(slices) == 0 or not (step_number >= 0).any():
+        return StepTable(*(np.zeros(0, dtype=t) for t in (np.int64, np.int32, np.int64, np.int64, np.int32)))
+    host_track = np.array([t.kind == "cpu" for t in tracks], dtype=bool)
+    rows = np.flatnonzero((step_number[slices.name] >= 0) & host_track[slices.track])
+    # One range per step number (a step can show up on several host threads: keep the longest).
+    rows = rows[np.lexsort((-slices.dur[rows], step_number[slices.name[rows]]))]
+    numbers = step_number[slices.name[rows]]
+    first = np.r_[True, numbers[1:] != numbers[:-1]] if len(rows) else np.zeros(0, bool)
+    rows = rows[first]
+    rows = rows[np.argsort(slices.start[rows], kind="stable")]
+    return StepTable(
+        number=step_number[slices.name[rows]], name=slices.name[rows], start=slices.start[rows],
+        end=slices.end[rows], slice_row=rows.astype(np.int32),
+    )

@@ -1,0 +1,74 @@
+"""Nesting of slices on a track, computed with sorted-array arithmetic (no per-slice loop).
+
+Slices must be sorted by (track, start, end descending). For properly nested slices,
+the depth of slice i is the number of earlier slices on its track that are still open
+when it starts: ``i - (earlier slices that ended at or before its start)``. Slices that
+end exactly where a later one starts are closed (back-to-back slices are siblings).
+A zero-length slice at the same instant as a longer one nests inside it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def nesting(track: np.ndarray, start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Return (depth, parent row) for slices sorted by (track, start, -end)."""
+    n = len(start)
+    if n == 0:
+        return np.zeros(0, dtype=np.int16), np.zeros(0, dtype=np.int32)
+    # One key space for all tracks: shift each track's times past the previous track's.
+    t0 = int(min(start.min(), end.min()))
+    span = int(max(start.max(), end.max())) - t0 + 1
+    offset = track.astype(np.int64) * span
+    start_key = start - t0 + offset
+    end_key = end - t0 + offset
+    rank = np.arange(n, dtype=np.int64)
+    # Slices of earlier tracks all "ended" before this track's first start: subtract them too.
+    sorted_ends = np.sort(end_key)
+    ended = np.searchsorted(sorted_ends, start_key, side="right")
+    # Zero-length slices starting at this instant, this one and later ones in the order,
+    # were counted as ended although they are not earlier: take them back out.
+    zero = end_key == start_key
+    not_earlier_zero = _zero_length_from_here_at_same_start(start_key, zero)
+    depth = rank - (ended - not_earlier_zero)
+    depth = np.maximum(depth, 0)
+    parent = _parents(track, depth)
+    return depth.astype(np.int16), parent
+
+
+def _zero_length_from_here_at_same_start(start_key: np.ndarray, zero: np.ndarray) -> np.ndarray:
+    """For each row: zero-length rows with the same start at this row or after it."""
+    n = len(start_key)
+    if not zero.any():
+        return np.zeros(n, dtype=np.int64)
+    # Count zero-length slices from the end of each equal-start group.
+    zero_i = zero.astype(np.int64)
+    suffix = np.cumsum(zero_i[::-1])[::-1]  # zero-length slices at rows >= i (all groups)
+    group_start = np.r_[True, start_key[1:] != start_key[:-1]]
+    group_id = np.cumsum(group_start) - 1
+    group_last = np.r_[np.flatnonzero(group_start)[1:], n] - 1
+    after_group = np.r_[suffix[1:], 0][group_last[group_id]]
+    # Rows i..group end: suffix(i) - suffix(after group end).
+    return suffix - after_group
+
+
+def _parents(track: np.ndarray, depth: np.ndarray) -> np.ndarray:
+    """Parent row = the nearest earlier row on the same track with depth one less."""
+    n = len(depth)
+    parent = np.full(n, -1, dtype=np.int32)
+    if n == 0:
+        return parent
+    max_depth = int(depth.max())
+    rows_at: list[np.ndarray] = [np.flatnonzero(depth == d) for d in range(max_depth + 1)]
+    for d in range(1, max_depth + 1):
+        children = rows_at[d]
+        candidates = rows_at[d - 1]
+        if len(children) == 0 or len(candidates) == 0:
+            continue
+        pos = np.searchsorted(candidates, children, side="left") - 1
+        ok = pos >= 0
+        found = candidates[np.where(ok, pos, 0)]
+        ok &= track[found] == track[children]
+        parent[children[ok]] = found[ok]
+    return parent

@@ -1,0 +1,208 @@
+"""The trace model: one profiled span of one worker, as immutable columnar arrays.
+
+Every event kind lives in a table of numpy columns (one array per field, one row per
+event); strings are interned once into ``TraceModel.strings`` and columns hold their
+integer ids. Times are integer nanoseconds in the trace's own time base (the ``ts``
+of the file times 1000), so arithmetic is exact; routes convert to microseconds.
+
+Missing values: ``-1`` in integer id/number columns, ``NaN`` in float columns.
+Nothing here keeps a Python object per event.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+import numpy as np
+
+NO_ID = -1
+
+
+def _table_len(table: Any) -> int:
+    first = dataclasses.fields(table)[0]
+    return int(len(getattr(table, first.name)))
+
+
+@dataclass(frozen=True)
+class SliceTable:
+    """Complete events (``ph: X``), sorted by (track, start, longest first).
+
+    Nesting is per track: ``depth`` 0 is top level and ``parent`` is the row of the
+    innermost enclosing slice on the same track (or -1).
+    """
+
+    event_id: np.ndarray  # int64: index of the event in the file's traceEvents (stable id)
+    track: np.ndarray  # int32: row in TraceModel.tracks
+    start: np.ndarray  # int64 ns
+    dur: np.ndarray  # int64 ns (>= 0)
+    name: np.ndarray  # int32 string id
+    cat: np.ndarray  # int32 string id
+    depth: np.ndarray  # int16
+    parent: np.ndarray  # int32 row or -1
+    external_id: np.ndarray  # int64: args "External id" / "external id"
+    correlation: np.ndarray  # int64: args "correlation" (runtime call <-> device activity)
+    # Operator arguments (cpu ops); string ids hold the raw JSON of the arg.
+    input_dims: np.ndarray  # int32 string id
+    input_type: np.ndarray  # int32 string id
+    call_stack: np.ndarray  # int32 string id
+    sequence: np.ndarray  # int64: "Sequence number" (forward/backward pairing)
+    python_id: np.ndarray  # int64: "Python id" (python_function events)
+    python_parent_id: np.ndarray  # int64
+    # Device activity arguments (kernels, memcpy, memset).
+    device: np.ndarray  # int32
+    stream: np.ndarray  # int64
+    grid: np.ndarray  # int32 string id (raw JSON of [x, y, z])
+    block: np.ndarray  # int32 string id
+    blocks_per_sm: np.ndarray  # float32
+    warps_per_sm: np.ndarray  # float32
+    occupancy: np.ndarray  # float32: "est. achieved occupancy %"
+    nbytes: np.ndarray  # int64: memcpy/memset "bytes"
+    # Communication arguments (record_param_comms and friends).
+    collective: np.ndarray  # int32 string id: "Collective name"
+    in_msg_nelems: np.ndarray  # int64
+    out_msg_nelems: np.ndarray  # int64
+    dtype: np.ndarray  # int32 string id
+    group_size: np.ndarray  # int32
+
+    def __len__(self) -> int:
+        return _table_len(self)
+
+    @property
+    def end(self) -> np.ndarray:
+        return self.start + self.dur
+
+
+@dataclass(frozen=True)
+class InstantTable:
+    """Instant events (``ph: i`` / ``I``), in file order; ``[memory]`` events carry the memory columns."""
+
+    event_id: np.ndarray  # int64
+    track: np.ndarray  # int32
+    ts: np.ndarray  # int64 ns
+    name: np.ndarray  # int32
+    cat: np.ndarray  # int32
+    addr: np.ndarray  # int64 "Addr"
+    bytes: np.ndarray  # int64 "Bytes" (negative = free)
+    total_allocated: np.ndarray  # int64
+    total_reserved: np.ndarray  # int64
+    device_type: np.ndarray  # int16 "Device Type" (0 = CPU, 1 = CUDA, ...)
+    device_id: np.ndarray  # int16 "Device Id"
+
+    def __len__(self) -> int:
+        return _table_len(self)
+
+
+@dataclass(frozen=True)
+class CounterTable:
+    """Counter samples (``ph: C``), one row per (event, series), in file order."""
+
+    event_id: np.ndarray  # int64
+    track: np.ndarray  # int32 (the counter's process track)
+    ts: np.ndarray  # int64 ns
+    name: np.ndarray  # int32: the counter event's name
+    series: np.ndarray  # int32: the args key
+    value: np.ndarray  # float64
+
+    def __len__(self) -> int:
+        return _table_len(self)
+
+
+@dataclass(frozen=True)
+class FlowTable:
+    """Flows resolved to slices: one row per arrow (``ac2g`` launch → kernel, ``fwdbwd``, ...)."""
+
+    cat: np.ndarray  # int32 string id
+    src: np.ndarray  # int32 slice row (or -1 when unresolved)
+    dst: np.ndarray  # int32 slice row (or -1)
+    src_ts: np.ndarray  # int64 ns
+    dst_ts: np.ndarray  # int64 ns
+
+    def __len__(self) -> int:
+        return _table_len(self)
+
+
+@dataclass(frozen=True)
+class LinkTable:
+    """Derived links per slice row: who launched a device activity, and from which operator."""
+
+    launcher: np.ndarray  # int32: for a device activity, the runtime/driver call's row (by correlation)
+    op: np.ndarray  # int32: for a device activity or runtime call, the operator's row (by External id)
+
+    def __len__(self) -> int:
+        return _table_len(self)
+
+
+@dataclass(frozen=True)
+class StepTable:
+    """Training steps from ``ProfilerStep#N`` host ranges (GPU-side copies are not steps)."""
+
+    number: np.ndarray  # int64: N
+    name: np.ndarray  # int32 string id
+    start: np.ndarray  # int64 ns
+    end: np.ndarray  # int64 ns
+    slice_row: np.ndarray  # int32 row of the host range
+
+    def __len__(self) -> int:
+        return _table_len(self)
+
+
+@dataclass(frozen=True)
+class Track:
+    """A row of the timeline: a CPU thread, a GPU stream, or another lane of the trace."""
+
+    id: int
+    pid: str
+    tid: str
+    kind: str  # "cpu" | "gpu" | "other"
+    process_name: str
+    thread_name: str
+    process_sort: int
+    thread_sort: int
+    device: Optional[int]  # GPU device index for gpu tracks
+    max_depth: int
+
+
+@dataclass(frozen=True)
+class TraceModel:
+    """One parsed span. Immutable; analyses are pure functions of it."""
+
+    strings: list[str]
+    tracks: list[Track]
+    slices: SliceTable
+    instants: InstantTable
+    counters: CounterTable
+    flows: FlowTable
+    links: LinkTable
+    steps: StepTable
+    # Top-level trace metadata: deviceProperties, distributedInfo, baseTimeNanoseconds, ...
+    metadata: dict[str, Any]
+    # Parse statistics: events per phase, unknown categories and phases, skipped events.
+    stats: dict[str, Any]
+    framework: str = "pytorch"
+    num_events: int = 0
+    # Time range of the span (ns), over all timed events.
+    start: int = 0
+    end: int = 0
+    _string_ids: dict[str, int] = field(default_factory=dict, repr=False, compare=False)
+
+    def string_id(self, text: str) -> int:
+        """Id of an interned string, or -1 when the trace never mentions it."""
+        if not self._string_ids:
+            self._string_ids.update((s, i) for i, s in enumerate(self.strings))
+        return self._string_ids.get(text, NO_ID)
+
+    def string_ids_where(self, predicate: Any) -> np.ndarray:
+        """Ids of the interned strings for which ``predicate(text)`` holds (a boolean lookup table)."""
+        return np.fromiter((bool(predicate(s)) for s in self.strings), dtype=bool, count=len(self.strings))
+
+
+TABLE_TYPES = {
+    "slices": SliceTable,
+    "instants": InstantTable,
+    "counters": CounterTable,
+    "flows": FlowTable,
+    "links": LinkTable,
+    "steps": StepTable,
+}
