@@ -1,0 +1,89 @@
+"""HTTP plumbing shared by the routes: JSON responses, errors with a status, parameters.
+
+Routes raise ``HttpError`` (or the run manager's exceptions) and ``json_route`` turns
+them into JSON responses in one place, so every route answers errors the same way.
+"""
+
+from __future__ import annotations
+
+import functools
+import gzip
+import logging
+from typing import Any, Callable, Optional
+
+import msgspec
+from werkzeug import wrappers
+
+from .runs import SpanFailed, SpanLoading, UnknownSpan
+
+logger = logging.getLogger(__name__)
+_encoder = msgspec.json.Encoder()
+_GZIP_MIN_BYTES = 4096
+
+
+class HttpError(Exception):
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def _float_safe(value: Any) -> Any:
+    """msgspec encodes NaN as null already; this hook only handles numpy scalars and arrays."""
+    import numpy as np
+
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, np.generic):
+        return value.item()
+    raise TypeError(f"cannot encode {type(value).__name__}")
+
+
+_numpy_encoder = msgspec.json.Encoder(enc_hook=_float_safe)
+
+
+def json_response(request: wrappers.Request, payload: Any, status: int = 200) -> wrappers.Response:
+    body = _numpy_encoder.encode(payload)
+    headers = {"Cache-Control": "no-store", "X-Content-Type-Options": "nosniff"}
+    if len(body) >= _GZIP_MIN_BYTES and "gzip" in request.headers.get("Accept-Encoding", ""):
+        body = gzip.compress(body, compresslevel=3)
+        headers["Content-Encoding"] = "gzip"
+    return wrappers.Response(body, status=status, content_type="application/json", headers=headers)
+
+
+def json_route(handler: Callable[[wrappers.Request], Any]) -> Callable[..., Any]:
+    """Wrap ``handler(request) -> payload`` into a WSGI app with the plugin's error semantics."""
+
+    @wrappers.Request.application
+    @functools.wraps(handler)
+    def app(request: wrappers.Request) -> wrappers.Response:
+        try:
+            return json_response(request, handler(request))
+        except HttpError as exc:
+            return json_response(request, {"error": str(exc)}, exc.status)
+        except UnknownSpan as exc:
+            return json_response(request, {"error": str(exc)}, 404)
+        except SpanFailed as exc:
+            return json_response(request, {"error": str(exc)}, 422)
+        except SpanLoading as exc:
+            return json_response(request, {"status": "loading", "progress": exc.progress}, 202)
+        except Exception:  # noqa: BLE001 - a bug in one view must not take TensorBoard down
+            logger.exception("profscope: %s failed", request.path)
+            return json_response(request, {"error": "internal error; see TensorBoard's log"}, 500)
+
+    return app
+
+
+def arg(request: wrappers.Request, name: str, default: Optional[str] = None, required: bool = False) -> Optional[str]:
+    value = request.args.get(name, default)
+    if required and value in (None, ""):
+        raise HttpError(400, f"missing parameter {name!r}")
+    if value is not None and len(value) > 4096:
+        raise HttpError(400, f"parameter {name!r} is too long")
+    return value
+
+
+def choice(request: wrappers.Request, name: str, allowed: tuple[str, ...], default: str) -> str:
+    value = request.args.get(name, default)
+    if value not in allowed:
+        raise HttpError(400, f"{name} must be one of {', '.join(allowed)}")
+    return value

@@ -1,0 +1,122 @@
+"""The TensorBoard plugin: routes under ``/data/plugin/profscope/``.
+
+Routes are thin: they read and check parameters, resolve the (run, worker, span) against
+the discovered runs (never against the filesystem), call a view's pure analysis function
+and return its JSON. See ``api/openapi.yaml`` for the contract.
+"""
+
+from __future__ import annotations
+
+import mimetypes
+import os
+from typing import Any, Callable, Optional
+
+from tensorboard.plugins import base_plugin
+from werkzeug import wrappers
+
+from . import layout
+from .http import arg, json_route
+from .runs import RunManager
+from .views import summary
+
+STATIC_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "static")
+
+
+def static_files(folder: str = STATIC_DIR) -> dict[str, str]:
+    """Name → path of every file shipped in the static folder (the only files ever served)."""
+    files: dict[str, str] = {}
+    for root, _dirs, names in os.walk(folder):
+        for name in names:
+            path = os.path.join(root, name)
+            files[os.path.relpath(path, folder).replace(os.sep, "/")] = path
+    return files
+
+
+class ProfscopePlugin(base_plugin.TBPlugin):
+    plugin_name = layout.PLUGIN_NAME
+
+    def __init__(
+        self,
+        context: base_plugin.TBContext,
+        cache_dir: Optional[str] = None,
+        refresh_seconds: float = 5.0,
+        max_workers: Optional[int] = None,
+    ) -> None:
+        self._logdir = context.logdir or ""
+        self._cache_dir = cache_dir
+        self._refresh_seconds = refresh_seconds
+        self._max_workers = max_workers
+        self._manager: Optional[RunManager] = None
+        self._active = False
+
+    @property
+    def manager(self) -> RunManager:
+        """Created and started on first use: the constructor stays trivial."""
+        if self._manager is None:
+            self._manager = RunManager(
+                self._logdir, cache_dir=self._cache_dir, refresh_seconds=self._refresh_seconds,
+                max_workers=self._max_workers,
+            )
+            self._manager.start()
+        return self._manager
+
+    def is_active(self) -> bool:
+        """Cheap, sticky and never raising: true once a scan has found a run."""
+        if self._active:
+            return True
+        if not self._logdir or "://" in self._logdir:
+            return False
+        try:
+            self._active = bool(self.manager.runs())
+        except Exception:  # noqa: BLE001
+            return False
+        return self._active
+
+    def frontend_metadata(self) -> base_plugin.FrontendMetadata:
+        return base_plugin.FrontendMetadata(es_module_path="/index.js", tab_name=layout.TAB_NAME, disable_reload=True)
+
+    def get_plugin_apps(self) -> dict[str, Callable[..., Any]]:
+        return {
+            "/index.js": self._serve_bundle,
+            "/static/*": self._serve_static,
+            "/runs": json_route(self._runs_route),
+            "/summary": json_route(self._summary_route),
+        }
+
+    # Static files ---------------------------------------------------------------------------
+
+    @wrappers.Request.application
+    def _serve_bundle(self, request: wrappers.Request) -> wrappers.Response:
+        return self._static_response("index.js")
+
+    @wrappers.Request.application
+    def _serve_static(self, request: wrappers.Request) -> wrappers.Response:
+        prefix = f"/data/plugin/{layout.PLUGIN_NAME}/static/"
+        path = request.path
+        name = path[path.index(prefix) + len(prefix):] if prefix in path else ""
+        return self._static_response(name)
+
+    def _static_response(self, name: str) -> wrappers.Response:
+        # Only names listed from the static folder are served: no path is built from the request.
+        path = static_files().get(name)
+        if path is None:
+            return wrappers.Response(
+                "not found", status=404, content_type="text/plain", headers={"X-Content-Type-Options": "nosniff"}
+            )
+        mimetype = "text/javascript" if name.endswith(".js") else mimetypes.guess_type(name)[0] or "application/octet-stream"
+        with open(path, "rb") as f:
+            body = f.read()
+        return wrappers.Response(body, content_type=mimetype, headers={"X-Content-Type-Options": "nosniff"})
+
+    # Routes ----------------------------------------------------------------------------------
+
+    def _runs_route(self, request: wrappers.Request) -> dict[str, Any]:
+        manager = self.manager
+        return {"runs": manager.runs(), "scanned": manager.has_scanned(), "pending_files": manager.pending_files()}
+
+    def _resolve(self, request: wrappers.Request) -> Any:
+        return self.manager.resolve(arg(request, "run", required=True), arg(request, "worker", required=True),
+                                    arg(request, "span"))
+
+    def _summary_route(self, request: wrappers.Request) -> dict[str, Any]:
+        return summary.span_summary(self._resolve(request))

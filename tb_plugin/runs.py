@@ -1,0 +1,405 @@
+"""Background loading of the logdir's runs, and their status.
+
+A refresh thread rescans the logdir every few seconds; every complete trace file is parsed
+once, in a pool of worker processes (as many as cores, at most 4) that write the model
+to the cache, and the plugin then memory-maps it. Parsing in separate processes keeps
+TensorBoard's request threads responsive and lets the workers of a run load in parallel;
+a file that crashes or exhausts a parser process fails its own span only.
+
+Request threads only read snapshots under a lock: nothing here blocks them.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as futures
+import logging
+import multiprocessing
+import os
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from . import layout
+from .cache import ModelCache, SourceIdentity, read_model
+from .discovery import Discovery, SpanSource
+from .model.trace_model import TraceModel
+
+logger = logging.getLogger(__name__)
+
+_PROGRESS_SLOTS = 64
+
+
+class UnknownSpan(LookupError):
+    """No such run, worker or span in the logdir."""
+
+
+class SpanLoading(Exception):
+    def __init__(self, progress: float) -> None:
+        super().__init__("loading")
+        self.progress = progress
+
+
+class SpanFailed(Exception):
+    """The span's trace could not be loaded; the message is for the user."""
+
+
+@dataclass
+class _SpanState:
+    source: SpanSource
+    status: str = "queued"  # queued | loading | ready | error
+    error: Optional[str] = None
+    model: Optional[TraceModel] = None
+    progress_slot: Optional[int] = None
+    priority: int = 0
+    identity: Optional[SourceIdentity] = None
+
+
+def _identity(src: SpanSource) -> SourceIdentity:
+    return SourceIdentity(os.path.abspath(src.path), src.size, src.mtime_ns)
+
+
+# --- worker process side -------------------------------------------------------------
+
+_worker_progress: Any = None
+
+
+def _init_worker(progress_array: Any) -> None:
+    global _worker_progress
+    _worker_progress = progress_array
+
+
+def _parse_into_cache(path: str, cache_dir: str, identity: SourceIdentity, slot: int) -> Optional[str]:
+    """Parse one trace into the cache (in a worker process); returns an error message or None."""
+    from .cache import write_model
+    from .ingest import TraceLoadError, load_trace
+
+    def report(fraction: float) -> None:
+        if _worker_progress is not None:
+            _worker_progress[slot] = fraction
+
+    try:
+        model = load_trace(path, report)
+    except TraceLoadError as exc:
+        return str(exc)
+    except FileNotFoundError:
+        return "the file was removed while loading"
+    except Exception as exc:  # noqa: BLE001 - any parser failure is this span's error, never the server's
+        return f"could not load the trace ({type(exc).__name__}: {exc})"
+    target = ModelCache(cache_dir).path_for(identity)
+    assert target is not None
+    write_model(target, model)
+    return None
+
+
+# --- plugin process side -------------------------------------------------------------
+
+
+class RunManager:
+    """Discovers runs and loads their spans in the background."""
+
+    def __init__(
+        self,
+        logdir: str,
+        cache_dir: Optional[str] = None,
+        refresh_seconds: float = 5.0,
+        max_workers: Optional[int] = None,
+        settle_seconds: float = 2.0,
+    ) -> None:
+        self.logdir = logdir
+        self.cache = ModelCache(cache_dir)
+        self.refresh_seconds = refresh_seconds
+        self.max_workers = max_workers or max(1, min(os.cpu_count() or 1, 4))
+        self._discovery = Discovery(logdir, settle_seconds=settle_seconds)
+        self._lock = threading.Lock()
+        self._refresh_lock = threading.Lock()  # one scan at a time
+        self._spans: dict[tuple[str, str, str], _SpanState] = {}
+        self._pending_files = 0
+        self._scanned = threading.Event()
+        self._started = False
+        self._stop = threading.Event()
+        self._wake = threading.Event()
+        self._pool: Optional[futures.ProcessPoolExecutor] = None
+        self._progress: Any = None
+        self._free_slots = list(range(_PROGRESS_SLOTS))
+        self._in_flight: dict[futures.Future[Optional[str]], tuple[str, str, str]] = {}
+
+    # Lifecycle -------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Start the refresh thread (idempotent, returns at once)."""
+        with self._lock:
+            if self._started:
+                return
+            self._started = True
+        threading.Thread(target=self._refresh_loop, name="profscope-refresh", daemon=True).start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._wake.set()
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+
+    def has_scanned(self) -> bool:
+        """False until the first scan of the logdir has finished (an empty run list means 'not yet')."""
+        return self._scanned.is_set()
+
+    def wait_for_first_scan(self, timeout: float) -> bool:
+        return self._scanned.wait(timeout)
+
+    def _refresh_loop(self) -> None:
+        while not self._stop.is_set():
+            try:
+                self.refresh()
+            except Exception:  # noqa: BLE001 - the loop must survive a bad scan
+                logger.exception("profscope: refreshing the logdir failed")
+            self._scanned.set()
+            self._wake.wait(self._next_wait())
+            self._wake.clear()
+
+    def _next_wait(self) -> float:
+        with self._lock:
+            busy = bool(self._in_flight) or any(s.status == "queued" for s in self._spans.values())
+        return 0.25 if busy else self.refresh_seconds
+
+    # Scanning and scheduling --------------------------------------------------------------
+
+    def refresh(self) -> None:
+        """One scan of the logdir, then (re)schedule loads."""
+        with self._refresh_lock:
+            self._refresh_once()
+        self._scanned.set()
+
+    def _refresh_once(self) -> None:
+        sources, pending = self._discovery.complete_sources()
+        with self._lock:
+            self._pending_files = pending
+            current: dict[tuple[str, str, str], SpanSource] = {(s.run, s.worker, s.span): s for s in sources}
+            for key in list(self._spans):
+                if key not in current and self._spans[key].status != "loading":
+                    del self._spans[key]  # the file is gone
+            for key, src in current.items():
+                state = self._spans.get(key)
+                if state is None or (_identity(state.source) != _identity(src) and state.status != "loading"):
+                    self._spans[key] = _SpanState(source=src)
+                elif state.source.manifest is None and src.manifest is not None:
+                    state.source = src
+        self._collect_finished()
+        self._schedule()
+
+    def request(self, run: str, worker: str, span: str) -> None:
+        """Load this span before the others (the user is looking at it)."""
+        with self._lock:
+            state = self._spans.get((run, worker, span))
+            if state is not None and state.status == "queued":
+                state.priority = 1
+        self._wake.set()
+
+    def _schedule(self) -> None:
+        with self._lock:
+            queued = [(k, s) for k, s in self._spans.items() if s.status == "queued"]
+            queued.sort(key=lambda ks: (-ks[1].priority, ks[0][0], ks[0][1], layout.span_sort_key(ks[0][2])))
+            free = self.max_workers - len(self._in_flight)
+            for key, state in queued:
+                if free <= 0:
+                    break
+                identity = _identity(state.source)
+                cached = self._try_cache(identity)
+                if cached is not None:
+                    state.model, state.status = cached, "ready"
+                    continue
+                if not self._free_slots:
+                    break
+                self._submit(key, state, identity)
+                free -= 1
+
+    def _try_cache(self, identity: SourceIdentity) -> Optional[TraceModel]:
+        return self.cache.load(identity)
+
+    def _ensure_pool(self) -> futures.ProcessPoolExecutor:
+        if self._pool is None:
+            context = multiprocessing.get_context("spawn")  # TensorBoard is threaded: never fork it
+            self._progress = context.Array("d", _PROGRESS_SLOTS, lock=False)
+            self._pool = futures.ProcessPoolExecutor(
+                max_workers=self.max_workers, mp_context=context, initializer=_init_worker,
+                initargs=(self._progress,),
+            )
+        return self._pool
+
+    def _submit(self, key: tuple[str, str, str], state: _SpanState, identity: SourceIdentity) -> None:
+        cache_path = self.cache.path_for(identity)
+        state.identity = identity
+        if cache_path is None:
+            # No writable cache: parse in a thread of this process instead.
+            state.status = "loading"
+            threading.Thread(target=self._load_in_thread, args=(key, state), daemon=True).start()
+            return
+        pool = self._ensure_pool()
+        slot = self._free_slots.pop()
+        self._progress[slot] = 0.0
+        state.progress_slot = slot
+        state.status = "loading"
+        try:
+            future = pool.submit(_parse_into_cache, state.source.path, self.cache.cache_dir, identity, slot)
+        except futures.process.BrokenProcessPool:
+            self._pool = None
+            state.status, state.progress_slot = "queued", None
+            self._free_slots.append(slot)
+            return
+        self._in_flight[future] = key
+        future.add_done_callback(lambda f: self._wake.set())
+
+    def _load_in_thread(self, key: tuple[str, str, str], state: _SpanState) -> None:
+        from .ingest import TraceLoadError, load_trace
+
+        try:
+            model = load_trace(state.source.path)
+            with self._lock:
+                state.model, state.status = model, "ready"
+        except TraceLoadError as exc:
+            with self._lock:
+                state.status, state.error = "error", str(exc)
+        except Exception as exc:  # noqa: BLE001
+            with self._lock:
+                state.status, state.error = "error", f"could not load the trace ({type(exc).__name__}: {exc})"
+
+    def _collect_finished(self) -> None:
+        with self._lock:
+            done = [f for f in self._in_flight if f.done()]
+            for future in done:
+                key = self._in_flight.pop(future)
+                state = self._spans.get(key)
+                if state is None:
+                    continue
+                if state.progress_slot is not None:
+                    self._free_slots.append(state.progress_slot)
+                    state.progress_slot = None
+                try:
+                    error = future.result()
+                except futures.process.BrokenProcessPool:
+                    error = "the parser process died while loading this trace (out of memory?)"
+                    self._pool = None
+                except Exception as exc:  # noqa: BLE001
+                    error = f"could not load the trace ({type(exc).__name__}: {exc})"
+                if error is not None:
+                    state.status, state.error = "error", error
+                    continue
+                model = self.cache.load(state.identity) if state.identity else None
+                if model is None:
+                    state.status, state.error = "error", "the parsed model could not be read back from the cache"
+                else:
+                    state.status, state.model = "ready", model
+
+    # Queries (request threads) -----------------------------------------------------------
+
+    def _progress_of(self, state: _SpanState) -> float:
+        if state.status == "ready" or state.status == "error":
+            return 1.0
+        if state.progress_slot is not None and self._progress is not None:
+            return float(min(max(self._progress[state.progress_slot], 0.0), 0.99))
+        return 0.0
+
+    def runs(self) -> list[dict[str, Any]]:
+        """The ``runs`` route's payload."""
+        self._collect_finished()
+        with self._lock:
+            by_run: dict[str, dict[str, list[_SpanState]]] = {}
+            for (run, worker, _span), state in self._spans.items():
+                by_run.setdefault(run, {}).setdefault(worker, []).append(state)
+            out = []
+            for run in sorted(by_run):
+                workers = by_run[run]
+                states = [s for spans in workers.values() for s in spans]
+                loading = [s for s in states if s.status in ("queued", "loading")]
+                failed = [s for s in states if s.status == "error"]
+                entry: dict[str, Any] = {"name": run}
+                if loading:
+                    entry["status"] = "loading"
+                    entry["progress"] = round(sum(self._progress_of(s) for s in states) / len(states), 3)
+                elif failed:
+                    entry["status"] = "error"
+                    entry["error"] = "; ".join(
+                        f"{os.path.basename(s.source.path)}: {s.error}" for s in failed[:5]
+                    ) + (f" (and {len(failed) - 5} more)" if len(failed) > 5 else "")
+                else:
+                    entry["status"] = "ready"
+                frameworks = sorted({s.source.framework or (s.model.framework if s.model else "pytorch") for s in states})
+                entry["framework"] = frameworks[0] if len(frameworks) == 1 else ",".join(frameworks)
+                entry["workers"] = []
+                for worker in sorted(workers):
+                    spans = sorted(workers[worker], key=lambda s: layout.span_sort_key(s.source.span))
+                    entry["workers"].append(
+                        {
+                            "name": worker,
+                            "spans": [s.source.span for s in spans],
+                            "span_info": [self._span_info(s) for s in spans],
+                        }
+                    )
+                out.append(entry)
+            return out
+
+    def _span_info(self, state: _SpanState) -> dict[str, Any]:
+        info: dict[str, Any] = {
+            "name": state.source.span,
+            "status": "loading" if state.status == "queued" else state.status,
+            "file": os.path.relpath(state.source.path, self.logdir).replace(os.sep, "/"),
+            "size": state.source.size,
+        }
+        if state.status in ("queued", "loading"):
+            info["progress"] = round(self._progress_of(state), 3)
+        if state.error:
+            info["error"] = state.error
+        if state.source.manifest:
+            info["manifest"] = state.source.manifest
+        return info
+
+    def pending_files(self) -> int:
+        with self._lock:
+            return self._pending_files
+
+    def resolve(self, run: Optional[str], worker: Optional[str], span: Optional[str]) -> TraceModel:
+        """The model of (run, worker, span); raises UnknownSpan, SpanLoading or SpanFailed."""
+        self._collect_finished()
+        with self._lock:
+            candidates = [k for k in self._spans if k[0] == run]
+            if not candidates:
+                raise UnknownSpan(f"unknown run {run!r}")
+            candidates = [k for k in candidates if k[1] == worker]
+            if not candidates:
+                raise UnknownSpan(f"unknown worker {worker!r} in run {run!r}")
+            if span in (None, ""):
+                if len(candidates) != 1:
+                    names = ", ".join(sorted((k[2] for k in candidates), key=layout.span_sort_key))
+                    raise UnknownSpan(f"worker {worker!r} has several spans; name one with span= ({names})")
+                key = candidates[0]
+            else:
+                key = (run, worker, span)  # type: ignore[assignment]
+            state = self._spans.get(key)  # type: ignore[arg-type]
+            if state is None:
+                raise UnknownSpan(f"unknown span {span!r} of worker {worker!r} in run {run!r}")
+            if state.status == "ready" and state.model is not None:
+                return state.model
+            if state.status == "error":
+                raise SpanFailed(state.error or "the trace could not be loaded")
+            progress = self._progress_of(state)
+            if state.status == "queued":
+                state.priority = 1
+        self._wake.set()
+        raise SpanLoading(progress)
+
+    def source_of(self, run: str, worker: str, span: str) -> Optional[SpanSource]:
+        with self._lock:
+            state = self._spans.get((run, worker, span))
+            return state.source if state else None
+
+    def wait_until_settled(self, timeout: float = 60.0) -> bool:
+        """For tests and the CLI: block until nothing is queued or loading (or timeout)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            self.refresh()
+            with self._lock:
+                busy = any(s.status in ("queued", "loading") for s in self._spans.values())
+            if not busy:
+                return True
+            time.sleep(0.1)
+        return False

@@ -1,0 +1,79 @@
+"""Shared fixtures: the real traces in ../shared/traces and a plugin app over a temporary logdir."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED_TRACES = REPO.parent / "shared" / "traces"
+
+
+def shared_trace(relative: str) -> Path:
+    """A file of ../shared/traces; the test is skipped when the folder is absent."""
+    path = SHARED_TRACES / relative
+    if not path.exists():
+        pytest.skip(f"{path} is not available (../shared/traces is needed for tests on real traces)")
+    return path
+
+
+@pytest.fixture
+def traces() -> Callable[[str], Path]:
+    return shared_trace
+
+
+class PluginClient:
+    """A werkzeug test client over TensorBoard's WSGI app with only the Profscope plugin."""
+
+    def __init__(self, logdir: Path, cache_dir: Path) -> None:
+        from tensorboard.backend import application
+        from tensorboard.plugins import base_plugin
+        from werkzeug import test as werkzeug_test
+
+        from profscope.tb_plugin.plugin import ProfscopePlugin
+
+        context = base_plugin.TBContext(logdir=str(logdir))
+        self.plugin = ProfscopePlugin(context, cache_dir=str(cache_dir), refresh_seconds=0.5)
+        app = application.TensorBoardWSGI([self.plugin])
+        self.client = werkzeug_test.Client(app)
+
+    def get(self, route: str, **params: Any) -> tuple[int, Any]:
+        response = self.client.get(f"/data/plugin/profscope/{route}", query_string=params)
+        body = response.get_data()
+        ctype = response.headers.get("Content-Type", "")
+        return response.status_code, (json.loads(body) if ctype.startswith("application/json") else body)
+
+    def settle(self, timeout: float = 120.0) -> None:
+        assert self.plugin.manager.wait_until_settled(timeout), "runs did not finish loading in time"
+
+    def close(self) -> None:
+        if self.plugin._manager is not None:
+            self.plugin._manager.stop()
+
+
+@pytest.fixture
+def make_client(tmp_path: Path) -> Iterator[Callable[[Path], PluginClient]]:
+    clients: list[PluginClient] = []
+
+    def factory(logdir: Path) -> PluginClient:
+        client = PluginClient(logdir, tmp_path / f"cache{len(clients)}")
+        clients.append(client)
+        return client
+
+    yield factory
+    for client in clients:
+        client.close()
+
+
+def copy_trace(src: Path, dest_dir: Path, name: str | None = None) -> Path:
+    dest_dir.mkdir(parents=True, exist_ok=True)
+    dest = dest_dir / (name or src.name)
+    shutil.copyfile(src, dest)
+    old = os.stat(src).st_mtime - 10  # settled: older than the discovery's settle time
+    os.utime(dest, (old, old))
+    return dest
