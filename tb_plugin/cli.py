@@ -14,7 +14,7 @@ import argparse
 import math
 import re
 import sys
-from typing import Callable, Optional, Sequence
+from typing import Callable, Optional, Sequence, Union
 
 _INT = re.compile(r"^[+-]?\d+$")
 
@@ -23,7 +23,7 @@ class CommandError(Exception):
     """A failure to report in one line, without a traceback."""
 
 
-def _tag(text: str) -> tuple[str, object]:
+def _tag(text: str) -> tuple[str, Union[str, int, float]]:
     """``KEY=VALUE``; VALUE becomes an int or a finite float when it reads as one."""
     key, sep, raw = text.partition("=")
     if not sep or not key:

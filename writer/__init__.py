@@ -1,0 +1,74 @@
+"""Profscope's writer: profiler spans written where the Profscope TensorBoard tab finds them.
+
+Use it as torch's ``on_trace_ready``::
+
+    import torch
+    import profscope.writer
+
+    writer = profscope.writer.trace_handler("runs", run="exp1", batch_size=32, tags={"lr": 0.01})
+    with torch.profiler.profile(
+        schedule=torch.profiler.schedule(wait=1, warmup=1, active=3, repeat=2),
+        on_trace_ready=writer,
+    ) as prof:
+        for batch in loader:
+            train_step(batch)
+            prof.step()
+    # then: tensorboard --logdir runs
+
+Each span (one ``on_trace_ready`` call) becomes two files in
+``<logdir>/<run>/plugins/profscope/``:
+
+* ``<worker>.<span>.pytorch.trace.json.gz``: torch's own ``export_chrome_trace``
+  output, gzip-compressed, content unchanged;
+* ``<worker>.<span>.manifest.json``, written after the trace: its presence marks the
+  span complete.
+
+Both are written atomically (a ``.tmp-`` file in the same folder, fsync, rename), so a
+reader never sees part of a file. ``<span>`` is the export time in nanoseconds since
+the epoch (``time.time_ns()``), so spans sort in time order. Default names: run
+``$PROFSCOPE_RUN`` else ``<YYYYmmdd-HHMMSS>_<hostname>``; worker ``rank<N>`` in a
+distributed job (torch.distributed initialised, or ``$RANK`` set) else
+``<hostname>_<pid>``.
+
+Manifest schema (format 1)::
+
+    {
+      "format": 1,
+      "worker": str,                 # as in the file names
+      "span": str,                   # as in the file names
+      "framework": "pytorch",        # [a-z0-9_]+
+      "framework_version": str | null,
+      "profscope_version": str,
+      "trace_file": str,             # the trace's file name, beside the manifest
+      "wall_time": float,            # epoch seconds of the export
+      "step_range": [int, int] | null,  # first and last ProfilerStep#N in the trace
+      "batch_size": int | null,      # samples per step
+      "samples": int | null,         # batch_size x number of steps in step_range
+      "tags": {str: str | int | float},
+      "source_file": str             # only in imported spans: the input's base name
+    }
+
+``step_range`` is null whenever it cannot be known for sure (no schedule, or a window
+cut short by the device). Readers ignore keys they do not know.
+
+Torch is never imported by this package at import time. ``profscope import`` (see
+:mod:`profscope.writer.importer`) brings existing trace files into the same layout.
+"""
+
+from .manifest import MANIFEST_FORMAT, Manifest, parse_manifest
+from .naming import RUN_ENV_VAR, default_run_name, default_worker_name
+from .span_files import SpanExistsError, WrittenSpan
+from .torch_handler import ProfscopeWriter, trace_handler
+
+__all__ = [
+    "MANIFEST_FORMAT",
+    "Manifest",
+    "ProfscopeWriter",
+    "RUN_ENV_VAR",
+    "SpanExistsError",
+    "WrittenSpan",
+    "default_run_name",
+    "default_worker_name",
+    "parse_manifest",
+    "trace_handler",
+]
