@@ -40,6 +40,8 @@ def load_trace_stream(
         model = build_model(raw, framework=_framework_of(filename, raw.metadata))
     except (TraceReadError, TraceFormatError) as exc:
         raise TraceLoadError(str(exc)) from exc
+    except RecursionError as exc:
+        raise TraceLoadError("invalid trace: values are nested too deeply") from exc
     except MemoryError as exc:
         raise TraceLoadError("not enough memory to load this trace") from exc
     report(1.0)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Iterable, Union
 
+import msgspec
 import numpy as np
 
 NO_STRING = -1
@@ -48,14 +49,21 @@ class OptionalStrings(dict):  # type: ignore[type-arg]
 
 
 class RawJsonStrings(dict):  # type: ignore[type-arg]
-    """Raw JSON fragments (e.g. ``Input Dims``) interned as their text; an empty fragment is absent."""
+    """Raw JSON fragments (e.g. ``Input Dims``) interned as compact JSON text; an empty fragment is absent.
+
+    Each distinct fragment is re-encoded once, so ``[8, 1, 1]`` and ``[8,1,1]`` are one string.
+    """
 
     def __init__(self, table: StringTable) -> None:
         super().__init__({b"": NO_STRING})
         self._table = table
 
     def __missing__(self, fragment: bytes) -> int:
-        new_id = self._table[fragment.decode("utf-8", "replace")]
+        try:
+            text = msgspec.json.encode(msgspec.json.decode(fragment)).decode("utf-8")
+        except (msgspec.DecodeError, UnicodeDecodeError):
+            text = fragment.decode("utf-8", "replace")
+        new_id = self._table[text]
         self[fragment] = new_id
         return new_id
 

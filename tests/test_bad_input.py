@@ -1,0 +1,110 @@
+"""Bad input: each broken file gives a clear error for its own run; the other runs still load."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from profscope.tb_plugin.ingest import TraceLoadError, load_trace
+
+from conftest import copy_trace, shared_trace
+from handmade import trace, write, x
+
+GOOD = "torch213/mlp_train_sched/worker0.1795303442092317655.pt.trace.json.gz"
+
+
+def _valid_gzip_bytes() -> bytes:
+    return gzip.compress(json.dumps(trace([x("a", 0, 1)])).encode())
+
+
+BAD_FILES = {
+    "truncated_gzip": (lambda: _valid_gzip_bytes()[:-12], "truncated"),
+    "corrupt_gzip": (lambda: b"\x1f\x8b\x08\x00" + b"\x00" * 6 + b"garbage that is not deflate", "corrupt"),
+    "invalid_json": (lambda: b'{"traceEvents": [{"ph": "X", "name": "a",', "invalid JSON"),
+    "empty": (lambda: b"", "empty"),
+    "not_a_trace": (lambda: b'{"hello": "world"}', "no 'traceEvents'"),
+    "events_not_a_list": (lambda: b'{"traceEvents": {"a": 1}}', "not a list"),
+    "not_json_at_all": (lambda: b"\x00\x01binary", "not a JSON trace"),
+    "nan_times": (lambda: b'{"traceEvents": [{"ph": "X", "ts": NaN, "dur": 1}]}', "invalid JSON"),
+    "deep_nesting": (lambda: b'{"traceEvents": [{"ph": "X", "args": {"x": ' + b"[" * 100000 + b"]" * 100000 + b"}}]}",
+                     "invalid"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_FILES))
+def test_bad_file_gives_a_clear_error(tmp_path: Path, case: str) -> None:
+    content, expected = BAD_FILES[case]
+    path = tmp_path / "w.1.pt.trace.json"
+    path.write_bytes(content())
+    with pytest.raises(TraceLoadError) as err:
+        load_trace(str(path))
+    assert expected.lower() in str(err.value).lower()
+
+
+def test_wrong_value_types_do_not_crash(tmp_path: Path) -> None:
+    # Strings where numbers belong, objects as names: unreadable events are dropped and counted.
+    events = [x("ok", 0, 10), {"ph": "X", "name": {"a": 1}, "ts": "abc", "dur": 1, "pid": 1, "tid": 1},
+              {"ph": "X", "name": "str_ts", "ts": "5", "dur": "2", "pid": 1, "tid": 1},
+              {"ph": "X", "name": "huge", "ts": 1, "dur": 1, "pid": 1, "tid": 1, "args": {"External id": "x" * 100000}}]
+    model = load_trace(str(write(tmp_path / "t.json", trace(events))))
+    names = sorted(model.strings[int(n)] for n in model.slices.name)
+    assert names == ["huge", "ok", "str_ts"]
+    assert model.stats["skipped_phases"] == {"?invalid": 1}
+
+
+def test_broken_runs_fail_alone(tmp_path: Path, make_client) -> None:
+    logdir = tmp_path / "logdir"
+    copy_trace(shared_trace(GOOD), logdir / "good")
+    bad = {
+        "truncated": _valid_gzip_bytes()[:-12],
+        "invalid": b"{not json",
+        "empty": b"",
+        "nottrace": b'{"hello": 1}',
+    }
+    for run, content in bad.items():
+        path = logdir / run / "worker0.1.pt.trace.json.gz"
+        path.parent.mkdir(parents=True)
+        path.write_bytes(content)
+        old = time.time() - 120
+        os.utime(path, (old, old))
+    client = make_client(logdir)
+    client.settle()
+    status, body = client.get("runs")
+    assert status == 200
+    runs = {r["name"]: r for r in body["runs"]}
+    assert set(runs) == {"good", *bad}
+    assert runs["good"]["status"] == "ready"
+    for run in bad:
+        assert runs[run]["status"] == "error", run
+        assert runs[run]["error"]
+        status, err = client.get("summary", run=run, worker="worker0")
+        assert status == 422 and err["error"]
+    status, summary = client.get("summary", run="good", worker="worker0")
+    assert status == 200 and summary["events"] > 0
+
+
+def test_file_still_being_written_waits(tmp_path: Path, make_client) -> None:
+    logdir = tmp_path / "logdir"
+    data = _valid_gzip_bytes()
+    growing = logdir / "live" / "worker0.5.pt.trace.json.gz"
+    growing.parent.mkdir(parents=True)
+    growing.write_bytes(data[: len(data) // 2])  # just written: fresh mtime
+    copy_trace(shared_trace(GOOD), logdir / "good")
+    client = make_client(logdir)
+    client.plugin.manager.refresh()
+    _, body = client.get("runs")
+    assert [r["name"] for r in body["runs"]] == ["good"]
+    assert body["pending_files"] == 1
+    # The writer finishes; once settled the span loads without error.
+    growing.write_bytes(data)
+    old = time.time() - 60
+    os.utime(growing, (old, old))
+    client.settle()
+    _, body = client.get("runs")
+    runs = {r["name"]: r for r in body["runs"]}
+    assert runs["live"]["status"] == "ready"
