@@ -92,7 +92,7 @@ class ModelCache:
             return None
         try:
             return read_model(path)
-        except (OSError, ValueError, KeyError, msgspec.DecodeError):
+        except (OSError, ValueError, KeyError, TypeError, struct.error, msgspec.DecodeError):
             return None  # a damaged entry is rebuilt
 
     def store(self, identity: SourceIdentity, model: TraceModel) -> None:
@@ -175,10 +175,12 @@ def read_model(path: str) -> TraceModel:
         if f.read(len(_MAGIC)) != _MAGIC:
             raise ValueError("not a Profscope model file")
         (header_len,) = struct.unpack("<Q", f.read(8))
+        size = os.fstat(f.fileno()).st_size
+        if header_len > size:
+            raise ValueError("damaged model file")
         header = msgspec.json.decode(f.read(header_len))
         if header.get("format") != MODEL_FORMAT_VERSION:
             raise ValueError("model format version mismatch")
-        size = os.fstat(f.fileno()).st_size
         mapped = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) if size else b""
     data_start = (len(_MAGIC) + 8 + header_len + _ALIGN - 1) // _ALIGN * _ALIGN
     arrays: dict[str, np.ndarray] = {}
