@@ -186,6 +186,15 @@ class TraceModel:
     start: int = 0
     end: int = 0
     _string_ids: dict[str, int] = field(default_factory=dict, repr=False, compare=False)
+    _memo: dict[Any, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    def memo(self, key: Any, compute: Any) -> Any:
+        """``compute()`` once per model and key: analyses are pure, so their results are reused."""
+        try:
+            return self._memo[key]
+        except KeyError:
+            value = self._memo[key] = compute()
+            return value
 
     def string_id(self, text: str) -> int:
         """Id of an interned string, or -1 when the trace never mentions it."""

@@ -1,0 +1,119 @@
+"""Interval arithmetic on whole arrays: unions, intersections and exclusive breakdowns.
+
+A set of intervals is a pair of int64 arrays (starts, ends), half-open [start, end).
+The workhorse is ``Segments``: all interval boundaries of a problem sorted once into
+elementary segments, on which coverage by any interval set is a cumulative sum. Every
+view that asks "how much of this time is covered by that" (step breakdown, GPU
+utilization, SM efficiency, communication overlap, memory ranges) uses this module.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+
+Intervals = tuple[np.ndarray, np.ndarray]
+
+
+def empty() -> Intervals:
+    return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+
+
+def merge(starts: np.ndarray, ends: np.ndarray) -> Intervals:
+    """Union of intervals as sorted, disjoint, non-touching intervals."""
+    keep = ends > starts
+    starts, ends = starts[keep].astype(np.int64), ends[keep].astype(np.int64)
+    if len(starts) == 0:
+        return empty()
+    order = np.argsort(starts, kind="stable")
+    starts, ends = starts[order], ends[order]
+    reach = np.maximum.accumulate(ends)
+    # A new merged interval starts where this start is beyond everything before it.
+    new = np.r_[True, starts[1:] > reach[:-1]]
+    group = np.cumsum(new) - 1
+    merged_starts = starts[new]
+    merged_ends = np.zeros(len(merged_starts), dtype=np.int64)
+    np.maximum.at(merged_ends, group, ends)
+    return merged_starts, merged_ends
+
+
+def total_length(intervals: Intervals) -> int:
+    starts, ends = merge(*intervals)
+    return int((ends - starts).sum())
+
+
+@dataclass(frozen=True)
+class Segments:
+    """Elementary segments between every boundary of the intervals of a problem."""
+
+    bounds: np.ndarray  # sorted unique boundary times; segment k = [bounds[k], bounds[k+1])
+
+    @staticmethod
+    def of(*interval_sets: Intervals) -> "Segments":
+        parts = [a for s, e in interval_sets for a in (s, e)]
+        bounds = np.unique(np.concatenate(parts).astype(np.int64)) if parts else np.zeros(0, np.int64)
+        return Segments(bounds)
+
+    @property
+    def lengths(self) -> np.ndarray:
+        return np.diff(self.bounds)
+
+    def coverage(self, starts: np.ndarray, ends: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
+        """Per segment: how many intervals cover it (or the sum of their weights)."""
+        n = max(len(self.bounds) - 1, 0)
+        if n == 0:
+            return np.zeros(0)
+        keep = ends > starts
+        lo = np.searchsorted(self.bounds, starts[keep])
+        hi = np.searchsorted(self.bounds, ends[keep])
+        w = np.ones(int(keep.sum())) if weights is None else np.asarray(weights, dtype=np.float64)[keep]
+        delta = np.zeros(n + 1)
+        np.add.at(delta, lo, w)
+        np.add.at(delta, hi, -w)
+        return np.cumsum(delta)[:n]
+
+    def covered(self, intervals: Intervals) -> np.ndarray:
+        return self.coverage(*intervals) > 0.5
+
+    def owner(self, windows: Intervals) -> np.ndarray:
+        """Per segment: index of the (disjoint) window containing it, or -1."""
+        n = max(len(self.bounds) - 1, 0)
+        starts, ends = windows
+        if n == 0 or len(starts) == 0:
+            return np.full(n, -1, dtype=np.int64)
+        seg_start = self.bounds[:-1]
+        idx = np.searchsorted(starts, seg_start, side="right") - 1
+        inside = (idx >= 0) & (seg_start < ends[np.maximum(idx, 0)])
+        return np.where(inside, idx, -1)
+
+
+def exclusive_breakdown(windows: Intervals, categories: Sequence[Intervals]) -> np.ndarray:
+    """Split each window's time among ``categories`` by priority (earlier wins) plus "the rest".
+
+    ``windows`` must be sorted and disjoint. Returns an array of shape
+    (len(windows), len(categories) + 1) in the windows' time unit; the last column is
+    the time no category covers, so each row sums to its window's length.
+    """
+    n_windows = len(windows[0])
+    out = np.zeros((n_windows, len(categories) + 1), dtype=np.int64)
+    if n_windows == 0:
+        return out
+    segments = Segments.of(windows, *categories)
+    lengths = segments.lengths
+    owner = segments.owner(windows)
+    in_window = owner >= 0
+    assigned = np.full(len(lengths), len(categories), dtype=np.int64)
+    free = np.ones(len(lengths), dtype=bool)
+    for index, category in enumerate(categories):
+        take = free & segments.covered(category)
+        assigned[take] = index
+        free &= ~take
+    np.add.at(out, (owner[in_window], assigned[in_window]), lengths[in_window])
+    return out
+
+
+def covered_length_in(windows: Intervals, intervals: Intervals) -> np.ndarray:
+    """Per window: length covered by the union of ``intervals``."""
+    return exclusive_breakdown(windows, [intervals])[:, 0]

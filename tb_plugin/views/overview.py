@@ -1,0 +1,336 @@
+"""Overview: where a step's time goes, how busy each GPU is, and what to do about it.
+
+Every instant of a step is assigned to exactly one category, by priority
+Kernel > Memcpy > Memset > Communication > Runtime > DataLoader > CPU Exec > Other,
+so the categories of a step sum to its duration.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Optional
+
+import numpy as np
+
+from ..model import intervals
+from ..model.categories import TENSOR_CORE_ELIGIBLE_OPS, SliceKinds
+from ..model.trace_model import TraceModel
+from .steps import Steps, find_steps
+
+CATEGORIES = ("kernel", "memcpy", "memset", "communication", "runtime", "dataloader", "cpu_exec", "other")
+DEVICE_CATEGORIES = ("kernel", "memcpy", "memset")
+NS_PER_US = 1000.0
+
+# Recommendation thresholds (fractions of step time unless said otherwise).
+DATALOADER_BOUND = 0.05
+LOW_GPU_UTILIZATION = 0.5
+LAUNCH_BOUND_RUNTIME_SHARE = 0.1
+TINY_KERNEL_US = 5.0
+COMMUNICATION_HIGH = 0.1
+MEMORY_PEAK_HIGH = 0.9
+HOST_SYNC_SHARE = 0.05
+TENSOR_CORE_ELIGIBLE_DOMINANT = 0.5
+TENSOR_CORE_USED = 0.1
+
+SYNC_CALLS = ("cudaStreamSynchronize", "cudaDeviceSynchronize", "cudaEventSynchronize", "hipStreamSynchronize",
+              "hipDeviceSynchronize", "hipEventSynchronize", "cuStreamSynchronize", "cuCtxSynchronize")
+SCALAR_SYNC_OPS = ("aten::item", "aten::_local_scalar_dense")
+SLOW_CONV_OPS = ("aten::thnn_conv2d", "aten::_slow_conv2d_forward", "aten::_slow_conv2d_backward",
+                 "aten::slow_conv3d", "aten::slow_conv_dilated2d", "aten::slow_conv_transpose2d",
+                 "aten::thnn_conv2d_forward", "aten::thnn_conv2d_backward")
+
+
+@dataclass(frozen=True)
+class Breakdown:
+    steps: Steps
+    per_step: np.ndarray  # (steps, categories) ns
+
+    @property
+    def mean(self) -> np.ndarray:
+        return self.per_step.mean(axis=0) if len(self.per_step) else np.zeros(len(CATEGORIES))
+
+
+def category_intervals(model: TraceModel) -> dict[str, intervals.Intervals]:
+    """The time intervals of each category (before priority), over the whole span."""
+
+    def of(mask: np.ndarray) -> intervals.Intervals:
+        return intervals.merge(model.slices.start[mask], model.slices.end[mask])
+
+    def compute() -> dict[str, intervals.Intervals]:
+        kinds = SliceKinds(model)
+        communication = kinds.collective_kernel | (kinds.collective_op & kinds.on_host)
+        return {
+            "kernel": of(kinds.kernel & ~kinds.collective_kernel),
+            "memcpy": of(kinds.memcpy),
+            "memset": of(kinds.memset),
+            "communication": of(communication),
+            "runtime": of(kinds.runtime),
+            "dataloader": of(kinds.dataloader),
+            "cpu_exec": of(kinds.host_op & ~kinds.step),
+        }
+
+    return model.memo("category_intervals", compute)
+
+
+def step_breakdown(model: TraceModel, marker: Optional[str] = None) -> Breakdown:
+    def compute() -> Breakdown:
+        steps = find_steps(model, marker)
+        cats = category_intervals(model)
+        per_step = intervals.exclusive_breakdown((steps.start, steps.end), [cats[c] for c in CATEGORIES[:-1]])
+        return Breakdown(steps=steps, per_step=per_step)
+
+    return model.memo(("breakdown", marker), compute)
+
+
+def _us(ns: Any) -> float:
+    return float(ns) / NS_PER_US
+
+
+def device_summaries(model: TraceModel, steps: Steps) -> list[dict[str, Any]]:
+    """Per GPU: utilization, estimated SM efficiency and occupancy, Tensor Core share."""
+    kinds = SliceKinds(model)
+    s = model.slices
+    props = {int(p.get("id", -1)): p for p in model.metadata.get("deviceProperties") or [] if isinstance(p, dict)}
+    kernel_rows = np.flatnonzero(kinds.kernel)
+    device_ids = sorted({int(d) for d in np.unique(s.device[kernel_rows]) if d >= 0})
+    if not device_ids and len(kernel_rows):
+        device_ids = sorted({t.device for t in model.tracks if t.kind == "gpu" and t.device is not None})
+    if not len(steps):
+        return []
+    lo, hi = int(steps.start[0]), int(steps.end[-1])
+    span = max(hi - lo, 1)
+    out = []
+    for device in device_ids:
+        rows = kernel_rows[s.device[kernel_rows] == device] if (s.device[kernel_rows] >= 0).any() else kernel_rows
+        starts = np.clip(s.start[rows], lo, hi)
+        ends = np.clip(s.end[rows], lo, hi)
+        busy = intervals.total_length((starts, ends))
+        segments = intervals.Segments.of((starts, ends), (np.array([lo]), np.array([hi])))
+        blocks = np.nan_to_num(s.blocks_per_sm[rows].astype(np.float64), nan=0.0)
+        sm_busy = float((np.minimum(segments.coverage(starts, ends, blocks), 1.0) * segments.lengths).sum())
+        dur = s.dur[rows].astype(np.float64)
+        occupancy = s.occupancy[rows].astype(np.float64)
+        has_occ = np.isfinite(occupancy) & (dur > 0)
+        kernel_time = float(dur.sum())
+        tc_time = float(dur[kinds.tensor_core_kernel[rows]].sum())
+        p = props.get(device, {})
+        major, minor = p.get("computeMajor"), p.get("computeMinor")
+        out.append({
+            "id": device,
+            "name": p.get("name") or f"GPU {device}",
+            "memory": p.get("totalGlobalMem"),
+            "compute_capability": f"{major}.{minor}" if major is not None else None,
+            "num_sms": p.get("numSms"),
+            "utilization": busy / span,
+            "sm_efficiency": sm_busy / span if (blocks > 0).any() else None,
+            "achieved_occupancy": float((occupancy[has_occ] * dur[has_occ]).sum() / dur[has_occ].sum() / 100.0)
+            if has_occ.any() else None,
+            "tensor_core_share": tc_time / kernel_time if kernel_time > 0 else 0.0,
+            "kernel_time": _us(kernel_time),
+        })
+    return out
+
+
+def overview(model: TraceModel, marker: Optional[str] = None, batch_size: Optional[int] = None) -> dict[str, Any]:
+    breakdown = step_breakdown(model, marker)
+    steps = breakdown.steps
+    per_step = breakdown.per_step
+    devices = device_summaries(model, steps)
+    has_device = bool(SliceKinds(model).device_activity.any())
+    step_rows = [
+        {
+            "name": name,
+            "start": _us(steps.start[i]),
+            "dur": _us(steps.end[i] - steps.start[i]),
+            "host_dur": _us(steps.host_end[i] - steps.host_start[i]),
+            "breakdown": {c: _us(per_step[i, j]) for j, c in enumerate(CATEGORIES)},
+        }
+        for i, name in enumerate(steps.names)
+    ]
+    mean = breakdown.mean
+    mean_step = float(mean.sum())
+    result: dict[str, Any] = {
+        "step_source": steps.source,
+        "has_device": has_device,
+        "categories": list(CATEGORIES if has_device else [c for c in CATEGORIES if c not in DEVICE_CATEGORIES]),
+        "steps": step_rows,
+        "breakdown": {c: _us(mean[j]) for j, c in enumerate(CATEGORIES)},
+        "mean_step_time": _us(mean_step),
+        "devices": devices,
+        "benchmark": benchmark(steps, per_step, batch_size),
+    }
+    result["recommendations"] = recommendations(model, result, breakdown)
+    return result
+
+
+def benchmark(steps: Steps, per_step: np.ndarray, batch_size: Optional[int]) -> dict[str, Any]:
+    """Paddle's timer summary: step time statistics, throughput and the data-loading share."""
+    if len(steps) == 0:
+        return {}
+    durations = per_step.sum(axis=1).astype(np.float64)
+    mean = float(durations.mean())
+    dataloader = float(per_step[:, CATEGORIES.index("dataloader")].sum())
+    out = {
+        "steps": len(steps),
+        "mean_step_time": _us(mean),
+        "min_step_time": _us(durations.min()),
+        "max_step_time": _us(durations.max()),
+        "steps_per_second": 1e9 / mean if mean > 0 else None,
+        "reader_cost": _us(dataloader / len(steps)),
+        "dataloader_share": dataloader / float(durations.sum()) if durations.sum() > 0 else 0.0,
+        "batch_size": batch_size,
+        "samples_per_second": batch_size * 1e9 / mean if batch_size and mean > 0 else None,
+    }
+    return out
+
+
+def _share(result: dict[str, Any], category: str) -> float:
+    mean = result["mean_step_time"]
+    return result["breakdown"][category] / mean if mean > 0 else 0.0
+
+
+def recommendations(model: TraceModel, result: dict[str, Any], breakdown: Breakdown) -> list[dict[str, Any]]:
+    """Rules over the numbers above; each says what it saw (evidence) and what to try."""
+    recs: list[dict[str, Any]] = []
+    kinds = SliceKinds(model)
+    s = model.slices
+    name_of = model.strings
+    has_device = result["has_device"]
+
+    share = _share(result, "dataloader")
+    if share > DATALOADER_BOUND:
+        recs.append({
+            "id": "dataloader_bound",
+            "text": f"{share:.1%} of the step time is spent loading data. Give the DataLoader more workers "
+                    "(num_workers), enable pin_memory, or prefetch, so that data loading overlaps computation.",
+            "evidence": {"dataloader_share": share, "dataloader_us": result["breakdown"]["dataloader"]},
+        })
+    for device in result["devices"]:
+        if device["utilization"] < LOW_GPU_UTILIZATION:
+            recs.append({
+                "id": "low_gpu_utilization",
+                "text": f"GPU {device['id']} is busy only {device['utilization']:.1%} of the steps. Look at what the "
+                        "GPU waits for in the breakdown (data loading, CPU work, synchronisation) and increase the "
+                        "batch size or overlap that work.",
+                "evidence": {"device": device["id"], "utilization": device["utilization"]},
+            })
+    if has_device:
+        kernel_durations = s.dur[kinds.kernel] / NS_PER_US
+        median_kernel = float(np.median(kernel_durations)) if len(kernel_durations) else 0.0
+        runtime_share = _share(result, "runtime")
+        if runtime_share > LAUNCH_BOUND_RUNTIME_SHARE and median_kernel < TINY_KERNEL_US:
+            recs.append({
+                "id": "launch_bound",
+                "text": f"Kernel launches take {runtime_share:.1%} of the step and the median kernel runs only "
+                        f"{median_kernel:.1f} µs: the GPU mostly waits for launches. Fuse small operations "
+                        "(torch.compile), use CUDA graphs, or give each kernel more work.",
+                "evidence": {"runtime_share": runtime_share, "median_kernel_us": median_kernel,
+                             "kernels": int(kinds.kernel.sum())},
+            })
+        recs.extend(_tensor_core_rule(model, kinds, result))
+        slow = model.string_ids_where(lambda t: t in SLOW_CONV_OPS)[s.name] & kinds.operator if len(s) else s.name < 0
+        if slow.any():
+            names = sorted({name_of[int(n)] for n in s.name[slow]})
+            recs.append({
+                "id": "slow_conv_path",
+                "text": f"Convolutions run on a slow generic path ({', '.join(names)}) on a GPU run instead of "
+                        "cuDNN. Check that torch.backends.cudnn.enabled is True and that inputs are on the GPU in a "
+                        "supported layout and dtype.",
+                "evidence": {"operators": names, "calls": int(slow.sum()),
+                             "host_time_us": float(s.dur[slow].sum() / NS_PER_US)},
+            })
+    share = _share(result, "communication")
+    if share > COMMUNICATION_HIGH:
+        recs.append({
+            "id": "communication_high",
+            "text": f"Communication takes {share:.1%} of the step without overlapping computation. Overlap it "
+                    "(DDP bucketing, gradient accumulation with no_sync), compress gradients, or check the "
+                    "Distributed view for stragglers.",
+            "evidence": {"communication_share": share},
+        })
+    recs.extend(_memory_peak_rule(model, result))
+    data_parallel = model.string_ids_where(lambda t: "DataParallel" in t and "Distributed" not in t)[s.name] \
+        if len(s) else s.name < 0
+    if data_parallel.any():
+        recs.append({
+            "id": "data_parallel",
+            "text": "This job uses DataParallel, which runs every GPU from one Python process. "
+                    "DistributedDataParallel (one process per GPU) is faster in almost every case.",
+            "evidence": {"events": int(data_parallel.sum())},
+        })
+    recs.extend(_host_sync_rule(model, kinds, breakdown))
+    return recs
+
+
+def _tensor_core_rule(model: TraceModel, kinds: SliceKinds, result: dict[str, Any]) -> list[dict[str, Any]]:
+    s = model.slices
+    capable = [d for d in result["devices"]
+               if d["compute_capability"] and float(d["compute_capability"]) >= 7.0]
+    if not capable:
+        return []
+    kernels = np.flatnonzero(kinds.kernel)
+    total = float(s.dur[kernels].sum())
+    if total <= 0:
+        return []
+    op = model.links.op[kernels]
+    eligible_name = model.string_ids_where(lambda t: t in TENSOR_CORE_ELIGIBLE_OPS)
+    eligible = np.zeros(len(kernels), dtype=bool)
+    has_op = op >= 0
+    eligible[has_op] = eligible_name[s.name[op[has_op]]]
+    eligible_share = float(s.dur[kernels][eligible].sum()) / total
+    tc_share = float(s.dur[kernels][kinds.tensor_core_kernel[kernels]].sum()) / total
+    if eligible_share > TENSOR_CORE_ELIGIBLE_DOMINANT and tc_share < TENSOR_CORE_USED:
+        return [{
+            "id": "tensor_cores_unused",
+            "text": f"{eligible_share:.0%} of kernel time comes from operators that can use Tensor Cores, but only "
+                    f"{tc_share:.1%} runs on them. Enable mixed precision (torch.autocast with float16/bfloat16) or "
+                    "TF32 (torch.backends.cuda.matmul.allow_tf32 = True).",
+            "evidence": {"eligible_kernel_share": eligible_share, "tensor_core_share": tc_share},
+        }]
+    return []
+
+
+def _memory_peak_rule(model: TraceModel, result: dict[str, Any]) -> list[dict[str, Any]]:
+    inst = model.instants
+    recs = []
+    gpu_mem = (inst.device_type == 1) & (inst.total_allocated >= 0)
+    for device in result["devices"]:
+        capacity = device.get("memory")
+        rows = gpu_mem & (inst.device_id == device["id"])
+        if not capacity or not rows.any():
+            continue
+        peak = int(inst.total_reserved[rows].max()) if (inst.total_reserved[rows] >= 0).any() else \
+            int(inst.total_allocated[rows].max())
+        if peak > MEMORY_PEAK_HIGH * capacity:
+            recs.append({
+                "id": "gpu_memory_peak",
+                "text": f"GPU {device['id']} reaches {peak / capacity:.0%} of its memory: the job is close to running "
+                        "out. Lower the batch size, use activation checkpointing or mixed precision.",
+                "evidence": {"device": device["id"], "peak_bytes": peak, "capacity_bytes": capacity},
+            })
+    return recs
+
+
+def _host_sync_rule(model: TraceModel, kinds: SliceKinds, breakdown: Breakdown) -> list[dict[str, Any]]:
+    s = model.slices
+    steps = breakdown.steps
+    if not len(steps):
+        return []
+    sync = model.string_ids_where(lambda t: t in SYNC_CALLS or t in SCALAR_SYNC_OPS)[s.name] if len(s) else s.name < 0
+    sync &= kinds.on_host
+    if not sync.any():
+        return []
+    total = float(steps.durations.sum())
+    within = intervals.covered_length_in(
+        (steps.start, steps.end), intervals.merge(s.start[sync], s.end[sync])
+    ).sum()
+    share = float(within) / total if total > 0 else 0.0
+    if share <= HOST_SYNC_SHARE:
+        return []
+    names = sorted({model.strings[int(n)] for n in s.name[sync]})
+    return [{
+        "id": "host_sync",
+        "text": f"The host waits for the GPU {share:.1%} of the step ({', '.join(names)}). Avoid .item(), "
+                ".cpu() and explicit synchronisation inside the training loop; log metrics every N steps instead.",
+        "evidence": {"sync_share": share, "calls": int(sync.sum()), "names": names},
+    }]
