@@ -1,0 +1,72 @@
+// Checks the shape of JSON answers before the UI trusts them. A malformed entry is dropped
+// (or its optional field ignored) rather than breaking the whole run list.
+import type { RunInfo, RunStatus, RunsResponse, WorkerInfo } from "./types";
+
+type JsonObject = Record<string, unknown>;
+
+function isObject(value: unknown): value is JsonObject {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+const RUN_STATUSES: readonly RunStatus[] = ["ready", "loading", "error"];
+
+function parseStatus(value: unknown): RunStatus | null {
+  return RUN_STATUSES.find((status) => status === value) ?? null;
+}
+
+/** Clamps a progress value to 0..1; anything not a finite number is unknown. */
+export function parseProgress(value: unknown): number | null {
+  if (typeof value !== "number" || !Number.isFinite(value)) return null;
+  return Math.min(1, Math.max(0, value));
+}
+
+function parseWorker(value: unknown): WorkerInfo | null {
+  if (!isObject(value) || typeof value["name"] !== "string") return null;
+  const spans = Array.isArray(value["spans"])
+    ? value["spans"].filter((span): span is string => typeof span === "string")
+    : [];
+  return { name: value["name"], spans };
+}
+
+function parseRun(value: unknown): RunInfo | null {
+  if (!isObject(value) || typeof value["name"] !== "string") return null;
+  const status = parseStatus(value["status"]);
+  if (status === null) return null;
+  const workers = Array.isArray(value["workers"])
+    ? value["workers"].map(parseWorker).filter((worker): worker is WorkerInfo => worker !== null)
+    : [];
+  const progress = parseProgress(value["progress"]);
+  const error = value["error"];
+  const framework = value["framework"];
+  return {
+    name: value["name"],
+    status,
+    workers,
+    ...(progress !== null ? { progress } : {}),
+    ...(typeof error === "string" ? { error } : {}),
+    ...(typeof framework === "string" ? { framework } : {}),
+  };
+}
+
+/** Validates a `runs` answer; throws when it is not `{"runs": [...]}` at all. */
+export function parseRunsResponse(json: unknown): RunsResponse {
+  if (!isObject(json) || !Array.isArray(json["runs"])) {
+    throw new Error("the runs answer has no 'runs' list");
+  }
+  const seen = new Set<string>();
+  const runs: RunInfo[] = [];
+  for (const entry of json["runs"]) {
+    const run = parseRun(entry);
+    // Run names are the selection keys: a duplicate would make the pickers ambiguous.
+    if (run === null || seen.has(run.name)) continue;
+    seen.add(run.name);
+    runs.push(run);
+  }
+  const scanned = json["scanned"];
+  return typeof scanned === "boolean" ? { runs, scanned } : { runs };
+}
+
+/** The `error` text of an error body, if it has one. */
+export function errorMessageOf(json: unknown): string | null {
+  return isObject(json) && typeof json["error"] === "string" ? json["error"] : null;
+}

@@ -1,0 +1,45 @@
+// Types of the backend's JSON (design §5). Only the fields the frontend relies on are
+// spelled out; the backend may add more.
+
+export type RunStatus = "ready" | "loading" | "error";
+
+export interface WorkerInfo {
+  readonly name: string;
+  /** Span names in time order. */
+  readonly spans: readonly string[];
+}
+
+export interface RunInfo {
+  /** Path of the run folder relative to the logdir ("." for the logdir itself). */
+  readonly name: string;
+  readonly status: RunStatus;
+  /** 0..1, while loading (when the backend knows). */
+  readonly progress?: number;
+  /** Why the run failed to load (untrusted text: render with textContent). */
+  readonly error?: string;
+  readonly framework?: string;
+  readonly workers: readonly WorkerInfo[];
+}
+
+export interface RunsResponse {
+  readonly runs: readonly RunInfo[];
+  /** False while the backend's first scan of the logdir is still going (optional field). */
+  readonly scanned?: boolean;
+}
+
+/** Which span an analysis route is asked about. */
+export interface SpanRef {
+  readonly run: string;
+  readonly worker: string;
+  readonly span: string;
+}
+
+/**
+ * Outcome of one API call. Non-2xx answers that the design defines are values, not
+ * exceptions, because every view must show them: 202 (still loading), 404 (unknown
+ * run/worker/span), 422 (the run failed to load), and 0 for "the backend did not answer".
+ */
+export type ApiResult<T> =
+  | { readonly kind: "ok"; readonly data: T }
+  | { readonly kind: "loading"; readonly progress: number | null }
+  | { readonly kind: "error"; readonly status: number; readonly message: string };

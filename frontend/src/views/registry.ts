@@ -1,0 +1,26 @@
+// Every view, in tab order. A real view replaces its placeholder module; nothing else changes.
+import type { ViewId } from "../state/url_state";
+import { compareView } from "./compare";
+import { distributedView } from "./distributed";
+import { kernelView } from "./kernel";
+import { memoryView } from "./memory";
+import { operatorView } from "./operator";
+import { overviewView } from "./overview";
+import { traceView } from "./trace";
+import type { ViewDefinition } from "./types";
+
+export const VIEWS: readonly ViewDefinition[] = [
+  overviewView,
+  operatorView,
+  kernelView,
+  memoryView,
+  traceView,
+  distributedView,
+  compareView,
+];
+
+export function viewById(id: ViewId): ViewDefinition {
+  const view = VIEWS.find((candidate) => candidate.id === id);
+  if (view === undefined) throw new Error(`no view '${id}'`);
+  return view;
+}
