@@ -52,7 +52,15 @@ def scan_logdir(logdir: str) -> list[SpanSource]:
     """Every trace file under ``logdir`` with its run/worker/span, complete or not."""
     found: list[SpanSource] = []
     asset_tail = os.path.join(*layout.ASSET_DIR)
-    for folder, dirs, files in os.walk(logdir, followlinks=False):
+    visited: set[str] = set()
+    # Symlinked run folders are followed (people link runs into a logdir to compare them); each real
+    # folder is visited once, so a link loop ends.
+    for folder, dirs, files in os.walk(logdir, followlinks=True):
+        real = os.path.realpath(folder)
+        if real in visited:
+            dirs[:] = []
+            continue
+        visited.add(real)
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
         in_assets = folder.endswith(os.sep + asset_tail) or folder == asset_tail
         for name in sorted(files):

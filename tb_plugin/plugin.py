@@ -17,7 +17,7 @@ from werkzeug import wrappers
 from . import layout
 from .http import arg, json_route
 from .runs import RunManager
-from .views import summary
+from .views import overview, summary
 
 STATIC_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "static")
 
@@ -81,6 +81,7 @@ class ProfscopePlugin(base_plugin.TBPlugin):
             "/static/*": self._serve_static,
             "/runs": json_route(self._runs_route),
             "/summary": json_route(self._summary_route),
+            "/overview": json_route(self._overview_route),
         }
 
     # Static files ---------------------------------------------------------------------------
@@ -120,3 +121,15 @@ class ProfscopePlugin(base_plugin.TBPlugin):
 
     def _summary_route(self, request: wrappers.Request) -> dict[str, Any]:
         return summary.span_summary(self._resolve(request))
+
+    def _manifest(self, request: wrappers.Request) -> dict[str, Any]:
+        source = self.manager.source_of(request.args.get("run", ""), request.args.get("worker", ""),
+                                        request.args.get("span", ""))
+        return dict(source.manifest or {}) if source else {}
+
+    def _overview_route(self, request: wrappers.Request) -> dict[str, Any]:
+        model = self._resolve(request)
+        marker = arg(request, "step_marker") or None
+        batch_size = self._manifest(request).get("batch_size")
+        return model.memo(("overview", marker, batch_size),
+                          lambda: overview.overview(model, marker=marker, batch_size=batch_size))

@@ -115,3 +115,14 @@ def test_settle_rules(tmp_path: Path) -> None:
     os.utime(asset / "r0.5.pytorch.trace.json.gz", (old, old))
     complete, _ = discovery.complete_sources(now + 11)
     assert sorted(c.run for c in complete) == ["run", "w"]
+
+
+def test_symlinked_runs_are_found_and_loops_end(tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere" / "run_a"
+    copy_trace(next(shared_trace(MLP).glob("*.pt.trace.json.gz")), elsewhere)
+    logdir = tmp_path / "logdir"
+    logdir.mkdir()
+    (logdir / "linked").symlink_to(elsewhere, target_is_directory=True)
+    (logdir / "loop").symlink_to(logdir, target_is_directory=True)
+    runs = sorted({s.run for s in scan_logdir(str(logdir))})
+    assert runs == ["linked"]
