@@ -15,9 +15,9 @@ from tensorboard.plugins import base_plugin
 from werkzeug import wrappers
 
 from . import layout
-from .http import arg, json_route
+from .http import arg, choice, json_route
 from .runs import RunManager
-from .views import overview, summary
+from .views import kernels, operators, overview, summary
 
 STATIC_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "static")
 
@@ -82,6 +82,9 @@ class ProfscopePlugin(base_plugin.TBPlugin):
             "/runs": json_route(self._runs_route),
             "/summary": json_route(self._summary_route),
             "/overview": json_route(self._overview_route),
+            "/operators": json_route(self._operators_route),
+            "/operators/detail": json_route(self._operator_detail_route),
+            "/kernels": json_route(self._kernels_route),
         }
 
     # Static files ---------------------------------------------------------------------------
@@ -133,3 +136,19 @@ class ProfscopePlugin(base_plugin.TBPlugin):
         batch_size = self._manifest(request).get("batch_size")
         return model.memo(("overview", marker, batch_size),
                           lambda: overview.overview(model, marker=marker, batch_size=batch_size))
+
+    def _operators_route(self, request: wrappers.Request) -> dict[str, Any]:
+        model = self._resolve(request)
+        group_by = choice(request, "group_by", operators.GROUP_BY, "name")
+        return model.memo(("operators", group_by), lambda: operators.operators(model, group_by))
+
+    def _operator_detail_route(self, request: wrappers.Request) -> dict[str, Any]:
+        model = self._resolve(request)
+        name = arg(request, "name", required=True)
+        input_shape = request.args.get("input_shape")
+        return operators.operator_detail(model, name or "", input_shape)
+
+    def _kernels_route(self, request: wrappers.Request) -> dict[str, Any]:
+        model = self._resolve(request)
+        group_by = choice(request, "group_by", kernels.GROUP_BY, "name")
+        return model.memo(("kernels", group_by), lambda: kernels.kernels(model, group_by))

@@ -15,6 +15,7 @@ import numpy as np
 
 from ..ingest.kineto import DEVICE_CATEGORIES
 from .trace_model import TraceModel
+from .tree import has_ancestor
 
 KERNEL_CATEGORIES = frozenset({"kernel", "Kernel"})
 MEMCPY_CATEGORIES = frozenset({"gpu_memcpy", "Memcpy"})
@@ -27,6 +28,8 @@ HOST_OP_CATEGORIES = frozenset({"cpu_op", "Operator", "user_annotation", "python
 OPERATOR_CATEGORIES = frozenset({"cpu_op", "Operator"})
 
 STEP_NAME = re.compile(r"^ProfilerStep#\d+$")
+# record_function ranges that 2021-era traces file under "Operator": annotations, not operators.
+ANNOTATION_NAME = re.compile(r"^(ProfilerStep#|enumerate\((DataLoader|DataPipe)\)#|Optimizer\.(step|zero_grad)#)")
 DATALOADER_NAME = re.compile(r"^enumerate\((DataLoader|DataPipe)\)#")
 # Host ranges of collective communication (NCCL, Gloo, c10d, the record_param_comms marker).
 COLLECTIVE_OP_NAME = re.compile(
@@ -117,7 +120,8 @@ class SliceKinds:
     @cached_property
     def operator(self) -> np.ndarray:
         """Framework operators (``cpu_op``; ``Operator`` in older traces), not steps or frames."""
-        return self._by_category(OPERATOR_CATEGORIES) & self.on_host & ~self.step
+        annotation = self._by_name(lambda s: bool(ANNOTATION_NAME.match(s)))
+        return self._by_category(OPERATOR_CATEGORIES) & self.on_host & ~annotation
 
     @cached_property
     def python(self) -> np.ndarray:
@@ -136,7 +140,7 @@ class SliceKinds:
         """Host ranges of collectives, and everything nested inside one."""
         own = self._by_name(lambda s: bool(COLLECTIVE_OP_NAME.match(s))) & self.host_op
         own |= (self.model.slices.collective >= 0) & self.host_op
-        return inherit_down(self.model.slices.parent, self.model.slices.depth, own)
+        return own | has_ancestor(self.model.slices, own)
 
     @cached_property
     def collective_kernel(self) -> np.ndarray:
@@ -152,16 +156,3 @@ class SliceKinds:
     def tensor_core_kernel(self) -> np.ndarray:
         return self._by_name(is_tensor_core_kernel) & self.kernel
 
-
-def inherit_down(parent: np.ndarray, depth: np.ndarray, flag: np.ndarray) -> np.ndarray:
-    """flag[i] or flag of any ancestor of i (one vectorised pass per nesting level)."""
-    out = flag.copy()
-    if len(out) == 0:
-        return out
-    order = np.argsort(depth, kind="stable")
-    levels = np.split(order, np.flatnonzero(np.diff(depth[order])) + 1)
-    for rows in levels:
-        p = parent[rows]
-        has = p >= 0
-        out[rows[has]] |= out[p[has]]
-    return out

@@ -1,0 +1,87 @@
+"""Kernel view: device kernels by name (or by launching operator and name).
+
+Mean blocks per SM and mean estimated achieved occupancy are duration-weighted means
+over the kernels that report them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..model.categories import SliceKinds
+from ..model.trace_model import TraceModel
+
+GROUP_BY = ("name", "op_and_name")
+NS_PER_US = 1000.0
+
+
+def _weighted_mean(values: np.ndarray, weights: np.ndarray, inverse: np.ndarray, groups: int) -> np.ndarray:
+    ok = np.isfinite(values) & (weights > 0)
+    num = np.bincount(inverse[ok], weights=values[ok] * weights[ok], minlength=groups)
+    den = np.bincount(inverse[ok], weights=weights[ok], minlength=groups)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(den > 0, num / np.where(den > 0, den, 1), np.nan)
+
+
+def kernel_rows_by_name(model: TraceModel, rows: np.ndarray, op_keys: np.ndarray | None = None) -> list[dict[str, Any]]:
+    """Aggregate the given device-activity rows by name (and by ``op_keys`` when given)."""
+    s = model.slices
+    if len(rows) == 0:
+        return []
+    name = s.name[rows].astype(np.int64)
+    keys = name[:, None] if op_keys is None else np.stack([op_keys, name], axis=1)
+    unique, inverse, counts = np.unique(keys, axis=0, return_inverse=True, return_counts=True)
+    inverse = inverse.reshape(-1)
+    groups = len(unique)
+    dur = s.dur[rows].astype(np.float64)
+    total = np.bincount(inverse, weights=dur, minlength=groups)
+    lo = np.full(groups, np.inf)
+    hi = np.full(groups, -np.inf)
+    np.minimum.at(lo, inverse, dur)
+    np.maximum.at(hi, inverse, dur)
+    blocks = _weighted_mean(s.blocks_per_sm[rows].astype(np.float64), dur, inverse, groups)
+    occupancy = _weighted_mean(s.occupancy[rows].astype(np.float64), dur, inverse, groups)
+    tc = SliceKinds(model).tensor_core_kernel[rows]
+    tc_any = np.bincount(inverse, weights=tc.astype(np.float64), minlength=groups) > 0
+    out = []
+    for i, key in enumerate(unique.tolist()):
+        row: dict[str, Any] = {
+            "name": model.strings[key[-1]],
+            "calls": int(counts[i]),
+            "total": total[i] / NS_PER_US,
+            "mean": total[i] / counts[i] / NS_PER_US,
+            "min": lo[i] / NS_PER_US,
+            "max": hi[i] / NS_PER_US,
+            "blocks_per_sm": None if np.isnan(blocks[i]) else float(blocks[i]),
+            "achieved_occupancy": None if np.isnan(occupancy[i]) else float(occupancy[i]) / 100.0,
+            "tensor_cores": bool(tc_any[i]),
+        }
+        if op_keys is not None:
+            row["op"] = model.strings[key[0]] if key[0] >= 0 else "(unknown operator)"
+        out.append(row)
+    out.sort(key=lambda r: -r["total"])
+    return out
+
+
+def kernels(model: TraceModel, group_by: str = "name") -> dict[str, Any]:
+    if group_by not in GROUP_BY:
+        raise ValueError(f"group_by must be one of {GROUP_BY}")
+    kinds = SliceKinds(model)
+    s = model.slices
+    rows = np.flatnonzero(kinds.kernel)
+    op_keys = None
+    if group_by == "op_and_name":
+        op = model.links.op[rows]
+        op_keys = np.where(op >= 0, s.name[np.maximum(op, 0)], -1).astype(np.int64)
+    table = kernel_rows_by_name(model, rows, op_keys)
+    total = float(s.dur[rows].sum())
+    tc_total = float(s.dur[rows][kinds.tensor_core_kernel[rows]].sum())
+    return {
+        "group_by": group_by,
+        "rows": table,
+        "total": total / NS_PER_US,
+        "tensor_core_share": tc_total / total if total > 0 else 0.0,
+        "tensor_core_time": tc_total / NS_PER_US,
+    }
