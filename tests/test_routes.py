@@ -117,3 +117,48 @@ def test_inactive_on_an_empty_logdir(tmp_path: Path, make_client) -> None:
     assert client.plugin.is_active() is False
     _, body = client.get("runs")
     assert body == {"runs": [], "scanned": True, "pending_files": 0}
+
+
+RESNET = "kineto_resnet50/resnet50_num_workers_0/worker0.1623143089861.pt.trace.json.gz"
+
+
+@pytest.fixture
+def gpu_client(tmp_path: Path, make_client):
+    logdir = tmp_path / "logdir"
+    copy_trace(shared_trace(RESNET), logdir / "resnet")
+    copy_trace(shared_trace(MLP), logdir / "mlp")
+    c = make_client(logdir)
+    c.settle()
+    return c
+
+
+@pytest.mark.parametrize("run", ["resnet", "mlp"])
+def test_analysis_routes_match_the_contract(gpu_client, run: str) -> None:
+    for route, schema, params in [
+        ("overview", "Overview", {}),
+        ("operators", "Operators", {"group_by": "name"}),
+        ("operators", "Operators", {"group_by": "input_shape"}),
+        ("operators", "Operators", {"group_by": "stack"}),
+        ("kernels", "Kernels", {"group_by": "name"}),
+        ("kernels", "Kernels", {"group_by": "op_and_name"}),
+    ]:
+        status, body = gpu_client.get(route, run=run, worker="worker0", **params)
+        assert status == 200, (route, body)
+        check(body, schema)
+    _, ops = gpu_client.get("operators", run=run, worker="worker0")
+    name = ops["rows"][0]["name"]
+    status, detail = gpu_client.get("operators/detail", run=run, worker="worker0", name=name)
+    assert status == 200
+    check(detail, "OperatorDetail")
+    assert detail["calls"] == ops["rows"][0]["calls"]
+    status, body = gpu_client.get("operators", run=run, worker="worker0", group_by="bogus")
+    assert status == 400
+
+
+def test_cpu_only_overview_has_cpu_categories_only(gpu_client) -> None:
+    _, body = gpu_client.get("overview", run="mlp", worker="worker0")
+    assert body["has_device"] is False
+    assert body["categories"] == ["communication", "runtime", "dataloader", "cpu_exec", "other"]
+    assert body["devices"] == []
+    _, kernels_body = gpu_client.get("kernels", run="mlp", worker="worker0")
+    assert kernels_body["rows"] == []
