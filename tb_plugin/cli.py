@@ -127,11 +127,48 @@ def _run_demo(args: argparse.Namespace) -> int:
     return 0
 
 
+# --- stacks -------------------------------------------------------------------------
+
+
+def _add_stacks_parser(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "stacks",
+        help="export a trace's call stacks as folded-stacks text",
+        description=(
+            "Write the aggregated call stacks of a trace (Python frames, operators and annotations) as "
+            "folded-stacks lines 'frame;frame;leaf value' with values in microseconds, for flamegraph.pl, "
+            "speedscope or any flame graph tool."
+        ),
+    )
+    parser.add_argument("trace", help="a trace file (.json or .json.gz)")
+    parser.add_argument("-o", "--output", help="output file (default: standard output)")
+    parser.add_argument("--weight", choices=("host", "device"), default="host",
+                        help="host self time (default) or device time of launched kernels")
+    parser.set_defaults(handler=_run_stacks)
+
+
+def _run_stacks(args: argparse.Namespace) -> int:
+    from profscope.tb_plugin.ingest import TraceLoadError, load_trace
+    from profscope.tb_plugin.views.stacks import folded_stacks
+
+    try:
+        text = folded_stacks(load_trace(args.trace), args.weight)
+    except (TraceLoadError, OSError) as error:
+        raise CommandError(str(error)) from None
+    if args.output:
+        with open(args.output, "w", encoding="utf-8") as out:
+            out.write(text)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
 # --- entry point --------------------------------------------------------------------
 
 _SUBCOMMANDS: tuple[Callable[[argparse._SubParsersAction], None], ...] = (
     _add_import_parser,
     _add_demo_parser,
+    _add_stacks_parser,
 )
 
 

@@ -50,6 +50,20 @@ def json_response(request: wrappers.Request, payload: Any, status: int = 200) ->
     return wrappers.Response(body, status=status, content_type="application/json", headers=headers)
 
 
+def _error_response(request: wrappers.Request, exc: Exception) -> wrappers.Response:
+    """The one place where exceptions become HTTP answers."""
+    if isinstance(exc, HttpError):
+        return json_response(request, {"error": str(exc)}, exc.status)
+    if isinstance(exc, UnknownSpan):
+        return json_response(request, {"error": str(exc)}, 404)
+    if isinstance(exc, SpanFailed):
+        return json_response(request, {"error": str(exc)}, 422)
+    if isinstance(exc, SpanLoading):
+        return json_response(request, {"status": "loading", "progress": exc.progress}, 202)
+    logger.exception("profscope: %s failed", request.path)  # a bug in one view must not take TensorBoard down
+    return json_response(request, {"error": "internal error; see TensorBoard's log"}, 500)
+
+
 def json_route(handler: Callable[[wrappers.Request], Any]) -> Callable[..., Any]:
     """Wrap ``handler(request) -> payload`` into a WSGI app with the plugin's error semantics."""
 
@@ -58,17 +72,26 @@ def json_route(handler: Callable[[wrappers.Request], Any]) -> Callable[..., Any]
     def app(request: wrappers.Request) -> wrappers.Response:
         try:
             return json_response(request, handler(request))
-        except HttpError as exc:
-            return json_response(request, {"error": str(exc)}, exc.status)
-        except UnknownSpan as exc:
-            return json_response(request, {"error": str(exc)}, 404)
-        except SpanFailed as exc:
-            return json_response(request, {"error": str(exc)}, 422)
-        except SpanLoading as exc:
-            return json_response(request, {"status": "loading", "progress": exc.progress}, 202)
-        except Exception:  # noqa: BLE001 - a bug in one view must not take TensorBoard down
-            logger.exception("profscope: %s failed", request.path)
-            return json_response(request, {"error": "internal error; see TensorBoard's log"}, 500)
+        except Exception as exc:  # noqa: BLE001 - mapped to a status in _error_response
+            return _error_response(request, exc)
+
+    return app
+
+
+def download_route(handler: Callable[[wrappers.Request], tuple[bytes, str, str]]) -> Callable[..., Any]:
+    """Wrap ``handler(request) -> (body, content type, file name)`` into a download, same errors as JSON routes."""
+
+    @wrappers.Request.application
+    @functools.wraps(handler)
+    def app(request: wrappers.Request) -> wrappers.Response:
+        try:
+            body, content_type, filename = handler(request)
+        except Exception as exc:  # noqa: BLE001
+            return _error_response(request, exc)
+        safe_name = "".join(c if c.isalnum() or c in "._-" else "_" for c in filename) or "download"
+        return wrappers.Response(body, content_type=content_type, headers={
+            "Content-Disposition": f'attachment; filename="{safe_name}"', "X-Content-Type-Options": "nosniff",
+            "Cache-Control": "no-store"})
 
     return app
 

@@ -15,9 +15,9 @@ from tensorboard.plugins import base_plugin
 from werkzeug import wrappers
 
 from . import layout
-from .http import arg, choice, json_route
+from .http import arg, choice, download_route, json_route
 from .runs import RunManager
-from .views import kernels, operators, overview, summary
+from .views import kernels, modules, operators, overview, stacks, summary
 
 STATIC_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "static")
 
@@ -85,6 +85,9 @@ class ProfscopePlugin(base_plugin.TBPlugin):
             "/operators": json_route(self._operators_route),
             "/operators/detail": json_route(self._operator_detail_route),
             "/kernels": json_route(self._kernels_route),
+            "/flamegraph": json_route(self._flamegraph_route),
+            "/stacks/folded": download_route(self._folded_stacks_route),
+            "/modules": json_route(self._modules_route),
         }
 
     # Static files ---------------------------------------------------------------------------
@@ -152,3 +155,15 @@ class ProfscopePlugin(base_plugin.TBPlugin):
         model = self._resolve(request)
         group_by = choice(request, "group_by", kernels.GROUP_BY, "name")
         return model.memo(("kernels", group_by), lambda: kernels.kernels(model, group_by))
+
+    def _flamegraph_route(self, request: wrappers.Request) -> dict[str, Any]:
+        model = self._resolve(request)
+        weight = choice(request, "weight", stacks.WEIGHTS, "host")
+        return model.memo(("flamegraph", weight), lambda: stacks.flamegraph(model, weight))
+
+    def _folded_stacks_route(self, request: wrappers.Request) -> tuple[bytes, str, str]:
+        text = stacks.folded_stacks(self._resolve(request), choice(request, "weight", stacks.WEIGHTS, "host"))
+        return text.encode("utf-8"), "text/plain; charset=utf-8", "stacks.folded.txt"
+
+    def _modules_route(self, request: wrappers.Request) -> dict[str, Any]:
+        return modules.modules(self._resolve(request))

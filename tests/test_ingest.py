@@ -202,3 +202,13 @@ def test_back_to_back_and_zero_length(tmp_path: Path) -> None:
     assert by_name["b"] == (1, outer)  # a ended where b starts: siblings
     assert by_name["zero"] == (2, b)  # zero-length at b's start nests in b
     assert by_name["after"] == (0, -1)
+
+
+def test_overrunning_slice_is_not_a_child(tmp_path: Path) -> None:
+    # b starts inside a but ends after it: like torch's own tree, a is closed and b is top level.
+    events = [x("a", 0, 10), x("b", 5, 15), x("c", 6, 1), x("d", 30, 1)]
+    model = load_trace(str(write(tmp_path / "t.json", trace(events))))
+    rows = {model.strings[int(n)]: i for i, n in enumerate(model.slices.name)}
+    assert model.slices.depth[rows["b"]] == 0 and model.slices.parent[rows["b"]] == -1
+    assert model.slices.parent[rows["c"]] == rows["b"] and model.slices.depth[rows["c"]] == 1
+    assert model.slices.depth[rows["d"]] == 0

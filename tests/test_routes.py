@@ -162,3 +162,21 @@ def test_cpu_only_overview_has_cpu_categories_only(gpu_client) -> None:
     assert body["devices"] == []
     _, kernels_body = gpu_client.get("kernels", run="mlp", worker="worker0")
     assert kernels_body["rows"] == []
+
+
+def test_flamegraph_modules_and_folded_stacks_routes(gpu_client) -> None:
+    for weight in ("host", "device"):
+        status, body = gpu_client.get("flamegraph", run="resnet", worker="worker0", weight=weight)
+        assert status == 200
+        check(body, "FlameGraph")
+    status, body = gpu_client.get("modules", run="mlp", worker="worker0")
+    assert status == 200 and body["available"] is True
+    check(body, "Modules")
+    response = gpu_client.client.get("/data/plugin/profscope/stacks/folded",
+                                     query_string={"run": "mlp", "worker": "worker0"})
+    assert response.status_code == 200 and response.headers["Content-Type"].startswith("text/plain")
+    assert "attachment" in response.headers["Content-Disposition"]
+    lines = response.get_data(as_text=True).splitlines()
+    assert lines and all(line.rsplit(" ", 1)[1].isdigit() for line in lines)
+    response = gpu_client.client.get("/data/plugin/profscope/stacks/folded", query_string={"run": "x", "worker": "y"})
+    assert response.status_code == 404

@@ -34,7 +34,37 @@ def nesting(track: np.ndarray, start: np.ndarray, end: np.ndarray) -> tuple[np.n
     depth = rank - (ended - not_earlier_zero)
     depth = np.maximum(depth, 0)
     parent = _parents(track, depth)
+    # Slices that overrun their parent (a range that starts inside another and ends after it)
+    # break the arithmetic above. Those tracks are redone with the stack walk that torch's
+    # profiler uses for its own tree: an open slice that does not contain the next one is closed.
+    overrun = (parent >= 0) & (end > end[np.maximum(parent, 0)])
+    if overrun.any():
+        for t in np.unique(track[overrun]).tolist():
+            rows = np.flatnonzero(track == t)
+            d, p = _stack_walk(start[rows].tolist(), end[rows].tolist())
+            depth[rows] = d
+            parent[rows] = np.where(p >= 0, rows[np.maximum(p, 0)], -1)
     return depth.astype(np.int16), parent
+
+
+def _stack_walk(start: list[int], end: list[int]) -> tuple[np.ndarray, np.ndarray]:
+    """Depth and parent (local indices) by an explicit stack; one Python step per slice of the track."""
+    n = len(start)
+    depth = np.zeros(n, dtype=np.int64)
+    parent = np.full(n, -1, dtype=np.int64)
+    stack: list[int] = []
+    for i in range(n):
+        s_i, e_i = start[i], end[i]
+        while stack:
+            top = stack[-1]
+            if s_i >= end[top] and not (s_i == e_i == start[top] and end[top] > start[top]) or e_i > end[top]:
+                stack.pop()
+            else:
+                parent[i] = top
+                break
+        depth[i] = len(stack)
+        stack.append(i)
+    return depth, parent
 
 
 def _zero_length_from_here_at_same_start(start_key: np.ndarray, zero: np.ndarray) -> np.ndarray:

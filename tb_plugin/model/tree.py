@@ -92,7 +92,7 @@ def frame_chains(slices: SliceTable, is_frame: np.ndarray) -> tuple[np.ndarray, 
     for cid in range(1, len(parents)):  # one step per distinct stack, not per event
         key = (int(canonical[parents[cid]]), int(names[cid]))
         canonical[cid] = seen.setdefault(key, cid)
-    return canonical[chain], parents, names
+    return canonical[chain], canonical[parents], names
 
 
 def chain_frames(chain: int, chain_parent: np.ndarray, chain_name: np.ndarray) -> list[int]:
