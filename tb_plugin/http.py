@@ -88,12 +88,16 @@ def download_route(handler: Callable[[wrappers.Request], tuple[bytes, str, str]]
             body, content_type, filename = handler(request)
         except Exception as exc:  # noqa: BLE001
             return _error_response(request, exc)
-        safe_name = "".join(c if c.isalnum() or c in "._-" else "_" for c in filename) or "download"
         return wrappers.Response(body, content_type=content_type, headers={
-            "Content-Disposition": f'attachment; filename="{safe_name}"', "X-Content-Type-Options": "nosniff",
+            "Content-Disposition": f'attachment; filename="{safe_filename(filename)}"', "X-Content-Type-Options": "nosniff",
             "Cache-Control": "no-store"})
 
     return app
+
+
+def safe_filename(name: str) -> str:
+    """A file name fit for a Content-Disposition header (trace file names are untrusted)."""
+    return "".join(c if c.isalnum() or c in "._-" else "_" for c in name)[:200] or "download"
 
 
 def arg(request: wrappers.Request, name: str, default: Optional[str] = None, required: bool = False) -> Optional[str]:

@@ -15,9 +15,9 @@ from tensorboard.plugins import base_plugin
 from werkzeug import wrappers
 
 from . import layout
-from .http import arg, choice, download_route, json_route
+from .http import HttpError, arg, choice, download_route, json_response, json_route, safe_filename
 from .runs import RunManager
-from .views import kernels, modules, operators, overview, stacks, summary
+from .views import kernels, modules, operators, overview, stacks, summary, trace
 
 STATIC_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "static")
 
@@ -88,6 +88,13 @@ class ProfscopePlugin(base_plugin.TBPlugin):
             "/flamegraph": json_route(self._flamegraph_route),
             "/stacks/folded": download_route(self._folded_stacks_route),
             "/modules": json_route(self._modules_route),
+            "/trace/tracks": json_route(self._trace_tracks_route),
+            "/trace/slices": json_route(self._trace_slices_route),
+            "/trace/counters": json_route(self._trace_counters_route),
+            "/trace/event": json_route(self._trace_event_route),
+            "/trace/flows": json_route(self._trace_flows_route),
+            "/trace/search": json_route(self._trace_search_route),
+            "/trace/download": self._trace_download_route,
         }
 
     # Static files ---------------------------------------------------------------------------
@@ -167,3 +174,102 @@ class ProfscopePlugin(base_plugin.TBPlugin):
 
     def _modules_route(self, request: wrappers.Request) -> dict[str, Any]:
         return modules.modules(self._resolve(request))
+
+    # Trace viewer -------------------------------------------------------------------------
+
+    @staticmethod
+    def _float(request: wrappers.Request, name: str) -> Optional[float]:
+        value = request.args.get(name)
+        if value in (None, ""):
+            return None
+        try:
+            number = float(value)
+        except ValueError:
+            raise HttpError(400, f"{name} must be a number") from None
+        if number != number or number in (float("inf"), float("-inf")):
+            raise HttpError(400, f"{name} must be finite")
+        return number
+
+    @staticmethod
+    def _int(request: wrappers.Request, name: str, default: int, lo: int = 0, hi: int = 1 << 62) -> int:
+        value = request.args.get(name)
+        if value in (None, ""):
+            return default
+        try:
+            number = int(value)
+        except ValueError:
+            raise HttpError(400, f"{name} must be an integer") from None
+        if not lo <= number <= hi:
+            raise HttpError(400, f"{name} must be between {lo} and {hi}")
+        return number
+
+    def _trace_tracks_route(self, request: wrappers.Request) -> dict[str, Any]:
+        return trace.tracks(self._resolve(request))
+
+    def _trace_slices_route(self, request: wrappers.Request) -> dict[str, Any]:
+        model = self._resolve(request)
+        track_ids = [t for t in (request.args.get("tracks") or "").split(",") if t]
+        try:
+            return trace.slices(model, self._float(request, "start"), self._float(request, "end"),
+                                self._int(request, "width", 1000, 1, trace.MAX_WIDTH), track_ids or None)
+        except ValueError as exc:
+            raise HttpError(400, str(exc)) from None
+
+    def _trace_counters_route(self, request: wrappers.Request) -> dict[str, Any]:
+        model = self._resolve(request)
+        track_ids = [t for t in (request.args.get("tracks") or "").split(",") if t]
+        try:
+            return trace.counters(model, self._float(request, "start"), self._float(request, "end"),
+                                  self._int(request, "width", 1000, 1, trace.MAX_WIDTH), track_ids)
+        except ValueError as exc:
+            raise HttpError(400, str(exc)) from None
+
+    def _event_row_request(self, request: wrappers.Request) -> tuple[Any, int]:
+        model = self._resolve(request)
+        return model, self._int(request, "id", -1, 0)
+
+    def _trace_event_route(self, request: wrappers.Request) -> dict[str, Any]:
+        model, event_id = self._event_row_request(request)
+        try:
+            return trace.event(model, event_id)
+        except KeyError:
+            raise HttpError(404, f"no slice with id {event_id}") from None
+
+    def _trace_flows_route(self, request: wrappers.Request) -> dict[str, Any]:
+        model, event_id = self._event_row_request(request)
+        try:
+            detail = trace.event(model, event_id)
+        except KeyError:
+            raise HttpError(404, f"no slice with id {event_id}") from None
+        return {"id": event_id, "flows": detail["flows"], "launched_by": detail["launched_by"],
+                "launches": detail["launches"]}
+
+    def _trace_search_route(self, request: wrappers.Request) -> dict[str, Any]:
+        model = self._resolve(request)
+        return trace.search(model, arg(request, "q", required=True) or "", self._int(request, "offset", 0),
+                            self._int(request, "limit", trace.SEARCH_PAGE, 1, 1000))
+
+    @wrappers.Request.application
+    def _trace_download_route(self, request: wrappers.Request) -> wrappers.Response:
+        """The original trace file of the span (for Perfetto or chrome://tracing)."""
+        run, worker, span = request.args.get("run"), request.args.get("worker"), request.args.get("span")
+        source = self.manager.source_of(run or "", worker or "", span or "") if run and worker else None
+        if source is None and run and worker and not span:
+            spans = [s for s in self.manager.sources() if s.run == run and s.worker == worker]
+            source = spans[0] if len(spans) == 1 else None
+        if source is None:
+            return json_response(request, {"error": "unknown run, worker or span"}, 404)
+        # The path comes from discovery, never from the request.
+        try:
+            handle = open(source.path, "rb")
+        except OSError:
+            return json_response(request, {"error": "the trace file is no longer readable"}, 410)
+        filename = os.path.basename(source.path)
+        gz = filename.endswith(".gz")
+        from werkzeug.wsgi import wrap_file
+
+        return wrappers.Response(
+            wrap_file(request.environ, handle), direct_passthrough=True,
+            content_type="application/gzip" if gz else "application/json",
+            headers={"Content-Disposition": f'attachment; filename="{safe_filename(filename)}"',
+                     "X-Content-Type-Options": "nosniff", "Content-Length": str(os.path.getsize(source.path))})

@@ -392,6 +392,10 @@ class RunManager:
             state = self._spans.get((run, worker, span))
             return state.source if state else None
 
+    def sources(self) -> list[SpanSource]:
+        with self._lock:
+            return [state.source for state in self._spans.values()]
+
     def wait_until_settled(self, timeout: float = 60.0) -> bool:
         """For tests and the CLI: block until nothing is queued or loading (or timeout)."""
         deadline = time.monotonic() + timeout
