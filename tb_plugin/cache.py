@@ -29,7 +29,7 @@ from .ingest import load_trace
 from .model.trace_model import TABLE_TYPES, TraceModel, Track
 
 # Bump whenever the model's columns or their meaning change: old entries are then ignored.
-MODEL_FORMAT_VERSION = 1
+MODEL_FORMAT_VERSION = 2
 _MAGIC = b"PSCOPE01"
 _ALIGN = 64
 

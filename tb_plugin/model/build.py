@@ -145,10 +145,12 @@ def _describe_tracks(raw: RawColumns, tracks_info: list[tuple[int, int]], slices
             device = int(gpu_match.group(1))
         if device is None and is_gpu and pid_text.isdigit():
             device = int(pid_text)
+        if is_gpu and device is not None and "gpu" not in pname.lower():
+            pname = f"GPU {device}"  # device lanes are grouped by device, whatever the host process is called
         tracks.append(
             Track(
                 id=track_id, pid=pid_text, tid=tid_text, kind="gpu" if is_gpu else "cpu",
-                process_name=pname or (f"GPU {device}" if is_gpu and device is not None else f"process {pid_text}"),
+                process_name=pname or f"process {pid_text}",
                 thread_name=thread_name.get((pid, tid), "") or _default_thread_name(tid_text, is_gpu),
                 process_sort=process_sort.get(pid, int(pid_text) if pid_text.lstrip("-").isdigit() else 0),
                 thread_sort=thread_sort.get((pid, tid), int(tid_text) if tid_text.lstrip("-").isdigit() else 0),
