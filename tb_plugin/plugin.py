@@ -17,7 +17,7 @@ from werkzeug import wrappers
 from . import layout
 from .http import HttpError, arg, choice, download_route, json_response, json_route, safe_filename
 from .runs import RunManager
-from .views import kernels, modules, operators, overview, stacks, summary, trace
+from .views import kernels, memory, modules, operators, overview, stacks, summary, trace
 
 STATIC_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "static")
 
@@ -88,6 +88,7 @@ class ProfscopePlugin(base_plugin.TBPlugin):
             "/flamegraph": json_route(self._flamegraph_route),
             "/stacks/folded": download_route(self._folded_stacks_route),
             "/modules": json_route(self._modules_route),
+            "/memory": json_route(self._memory_route),
             "/trace/tracks": json_route(self._trace_tracks_route),
             "/trace/slices": json_route(self._trace_slices_route),
             "/trace/counters": json_route(self._trace_counters_route),
@@ -174,6 +175,13 @@ class ProfscopePlugin(base_plugin.TBPlugin):
 
     def _modules_route(self, request: wrappers.Request) -> dict[str, Any]:
         return modules.modules(self._resolve(request))
+
+    def _memory_route(self, request: wrappers.Request) -> dict[str, Any]:
+        model = self._resolve(request)
+        return memory.memory(
+            model, device=arg(request, "device"), start_us=self._float(request, "start"),
+            end_us=self._float(request, "end"), min_bytes=self._int(request, "min_bytes", 0),
+            name_filter=arg(request, "name") or "", limit=self._int(request, "limit", memory.EVENT_LIMIT, 1, 100000))
 
     # Trace viewer -------------------------------------------------------------------------
 

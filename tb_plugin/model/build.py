@@ -187,7 +187,7 @@ def _build_counters(raw: RawColumns, track_of: dict[str, np.ndarray]) -> Counter
     )
 
 
-def _slice_at(slices: SliceTable, track: np.ndarray, ts: np.ndarray) -> np.ndarray:
+def slice_at(slices: SliceTable, track: np.ndarray, ts: np.ndarray) -> np.ndarray:
     """Row of the innermost slice on ``track`` that contains ``ts`` (-1 if none)."""
     if len(slices) == 0 or len(ts) == 0:
         return np.full(len(ts), -1, dtype=np.int32)
@@ -220,7 +220,7 @@ def _build_flows(raw: RawColumns, track_of: dict[str, np.ndarray], slices: Slice
     ts = raw.column("flows", "ts", np.int64)
     track = track_of["flows"]
     raw.column("flows", "enclosing", bool)
-    bound = _slice_at(slices, track, ts)
+    bound = slice_at(slices, track, ts)
     key = (cat.astype(np.int64) << 32) | flow_id
     starts = np.flatnonzero(phase == FLOW_START)
     ends = np.flatnonzero(phase == FLOW_END)

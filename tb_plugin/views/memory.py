@@ -1,0 +1,252 @@
+"""Memory view: allocated/reserved over time per device, allocations, and who allocated what.
+
+Source: ``[memory]`` instant events (``profile_memory=True``): address, bytes (negative
+for a free), the allocator's totals after the event, device type and index. Each event
+belongs to the innermost slice on its thread that contains it, like torch's own
+``key_averages`` counts memory: an operator's self bytes are its own events (allocations
+minus frees), its total bytes include everything nested inside it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Optional
+
+import numpy as np
+
+from ..model import tree
+from ..model.build import slice_at
+from ..model.categories import SliceKinds
+from ..model.trace_model import TraceModel
+
+NS_PER_US = 1000.0
+DEVICE_TYPE_NAMES = {0: "CPU", 1: "GPU"}
+EVENT_LIMIT = 5000
+MAX_CURVE_POINTS = 20000
+HOW_TO_RECORD = ("This span has no memory events. Record them with "
+                 "torch.profiler.profile(profile_memory=True, record_shapes=True).")
+
+
+@dataclass(frozen=True)
+class MemoryEvents:
+    """The memory instants, in time order, with their owner slice and pairing."""
+
+    rows: np.ndarray  # instant rows
+    ts: np.ndarray
+    addr: np.ndarray
+    nbytes: np.ndarray
+    allocated: np.ndarray
+    reserved: np.ndarray
+    device_key: np.ndarray  # device_type * 65536 + (device_id + 1)
+    owner: np.ndarray  # slice row of the innermost enclosing slice (-1)
+    operator: np.ndarray  # slice row of the innermost enclosing operator (-1)
+    freed_at: np.ndarray  # for allocations: index (into these arrays) of the matching free, -1 if never
+
+
+def _device_key(device_type: np.ndarray, device_id: np.ndarray) -> np.ndarray:
+    return device_type.astype(np.int64) * 65536 + (device_id.astype(np.int64) + 1)
+
+
+def device_label(key: int) -> tuple[str, str]:
+    dtype, did = divmod(int(key), 65536)
+    did -= 1
+    name = DEVICE_TYPE_NAMES.get(dtype, f"device type {dtype}")
+    ident = name if dtype == 0 or did < 0 else f"{name} {did}"
+    return ident.lower().replace(" ", ""), ident
+
+
+def memory_events(model: TraceModel) -> MemoryEvents:
+    return model.memo("memory_events", lambda: _memory_events(model))
+
+
+def _memory_events(model: TraceModel) -> MemoryEvents:
+    inst = model.instants
+    rows = np.flatnonzero((inst.addr >= 0) | (inst.total_allocated >= 0))
+    rows = rows[np.lexsort((inst.event_id[rows], inst.ts[rows]))]
+    ts = inst.ts[rows]
+    owner = slice_at(model.slices, inst.track[rows], ts).astype(np.int64)
+    kinds = SliceKinds(model)
+    op_flag = kinds.operator
+    nearest_op = tree.nearest_ancestor_where(model.slices, op_flag)
+    has_owner = owner >= 0
+    operator = np.full(len(rows), -1, dtype=np.int64)
+    operator[has_owner] = np.where(op_flag[owner[has_owner]], owner[has_owner], nearest_op[owner[has_owner]])
+    device_key = _device_key(inst.device_type[rows], inst.device_id[rows])
+    nbytes = inst.bytes[rows]
+    addr = inst.addr[rows]
+    freed_at = _pair_frees(device_key, addr, nbytes)
+    return MemoryEvents(rows=rows, ts=ts, addr=addr, nbytes=nbytes, allocated=inst.total_allocated[rows],
+                        reserved=inst.total_reserved[rows], device_key=device_key, owner=owner, operator=operator,
+                        freed_at=freed_at)
+
+
+def _pair_frees(device_key: np.ndarray, addr: np.ndarray, nbytes: np.ndarray) -> np.ndarray:
+    """For each allocation, the next event at the same (device, address) if it is a free."""
+    n = len(addr)
+    freed_at = np.full(n, -1, dtype=np.int64)
+    if n == 0:
+        return freed_at
+    order = np.lexsort((np.arange(n), addr, device_key))  # time order kept within an address
+    same_next = np.r_[(device_key[order][1:] == device_key[order][:-1]) & (addr[order][1:] == addr[order][:-1]),
+                      False]
+    next_idx = np.r_[order[1:], -1]
+    is_alloc = nbytes[order] > 0
+    next_is_free = np.zeros(n, dtype=bool)
+    next_is_free[:-1] = nbytes[order][1:] < 0
+    pair = is_alloc & same_next & next_is_free
+    freed_at[order[pair]] = next_idx[pair]
+    return freed_at
+
+
+def _decimate(ts: np.ndarray, *series: np.ndarray, limit: int = MAX_CURVE_POINTS) -> list[np.ndarray]:
+    """Keep every point when few; else keep per bucket the points that hold its min and max."""
+    if len(ts) <= limit:
+        return [ts, *series]
+    buckets = np.linspace(0, len(ts), limit // 2 + 1).astype(np.int64)
+    keep = np.zeros(len(ts), dtype=bool)
+    keep[0] = keep[-1] = True
+    main = series[0]
+    for lo, hi in zip(buckets[:-1], buckets[1:]):  # one step per bucket, bounded by the limit
+        if hi > lo:
+            keep[lo + int(np.argmax(main[lo:hi]))] = True
+            keep[lo + int(np.argmin(main[lo:hi]))] = True
+    return [ts[keep], *(s[keep] for s in series)]
+
+
+def memory(model: TraceModel, device: Optional[str] = None, start_us: Optional[float] = None,
+           end_us: Optional[float] = None, min_bytes: int = 0, name_filter: str = "",
+           limit: int = EVENT_LIMIT) -> dict[str, Any]:
+    ev = memory_events(model)
+    if len(ev.rows) == 0:
+        return {"available": False, "hint": HOW_TO_RECORD, "devices": [], "curves": {}, "peak": {}, "events": [],
+                "by_operator": []}
+    capacities = {int(p.get("id", -1)): p.get("totalGlobalMem") for p in model.metadata.get("deviceProperties") or []
+                  if isinstance(p, dict)}
+    devices, curves, peaks = [], {}, {}
+    for key in np.unique(ev.device_key).tolist():
+        ident, label = device_label(key)
+        dtype, did = divmod(key, 65536)
+        sel = ev.device_key == key
+        ts, allocated, reserved = _decimate(ev.ts[sel], ev.allocated[sel], ev.reserved[sel])
+        peak_i = int(np.argmax(ev.allocated[sel]))
+        devices.append({"id": ident, "name": label, "capacity": capacities.get(did - 1) if dtype == 1 else None,
+                        "events": int(sel.sum())})
+        curves[ident] = {"time": (ts / NS_PER_US).tolist(), "allocated": allocated.tolist(),
+                         "reserved": reserved.tolist()}
+        peaks[ident] = {"allocated": int(ev.allocated[sel][peak_i]), "time": float(ev.ts[sel][peak_i]) / NS_PER_US,
+                        "reserved": int(ev.reserved[sel].max())}
+    chosen = [d["id"] for d in devices] if device in (None, "") else [device]
+    window = _window_mask(ev, model, start_us, end_us)
+    dev_mask = np.isin([device_label(k)[0] for k in ev.device_key.tolist()], chosen) if len(ev.rows) else window
+    selected = window & np.asarray(dev_mask, dtype=bool)
+    return {
+        "available": True,
+        "devices": devices,
+        "curves": curves,
+        "peak": peaks,
+        "events": allocation_table(model, ev, selected, min_bytes, name_filter, limit),
+        "by_operator": operator_stats(model, ev, selected),
+    }
+
+
+def _window_mask(ev: MemoryEvents, model: TraceModel, start_us: Optional[float], end_us: Optional[float]) -> np.ndarray:
+    lo = -np.inf if start_us is None else start_us * NS_PER_US
+    hi = np.inf if end_us is None else end_us * NS_PER_US
+    return (ev.ts >= lo) & (ev.ts <= hi)
+
+
+def allocation_table(model: TraceModel, ev: MemoryEvents, selected: np.ndarray, min_bytes: int, name_filter: str,
+                     limit: int) -> dict[str, Any]:
+    """Allocations (with their free when there is one), largest first."""
+    alloc = np.flatnonzero(selected & (ev.nbytes > 0) & (ev.nbytes >= min_bytes))
+    s = model.slices
+    op_name = np.where(ev.operator[alloc] >= 0, s.name[np.maximum(ev.operator[alloc], 0)], -1)
+    if name_filter:
+        match = model.string_ids_where(lambda t: name_filter.lower() in t.lower())
+        alloc = alloc[(op_name >= 0) & match[np.maximum(op_name, 0)]]
+        op_name = np.where(ev.operator[alloc] >= 0, s.name[np.maximum(ev.operator[alloc], 0)], -1)
+    order = np.argsort(-ev.nbytes[alloc], kind="stable")[:limit]
+    alloc, op_name = alloc[order], op_name[order]
+    freed = ev.freed_at[alloc]
+    free_ts = np.where(freed >= 0, ev.ts[np.maximum(freed, 0)], -1)
+    return {
+        "total": int(len(order)),
+        "columns": ["addr", "bytes", "operator", "device", "alloc_time", "free_time", "lifetime", "never_freed"],
+        "addr": ev.addr[alloc].tolist(),
+        "bytes": ev.nbytes[alloc].tolist(),
+        "operator": [model.strings[int(n)] if n >= 0 else "" for n in op_name.tolist()],
+        "device": [device_label(k)[1] for k in ev.device_key[alloc].tolist()],
+        "alloc_time": (ev.ts[alloc] / NS_PER_US).tolist(),
+        "free_time": [t / NS_PER_US if t >= 0 else None for t in free_ts.tolist()],
+        "lifetime": [(f - a) / NS_PER_US if f >= 0 else None for a, f in zip(ev.ts[alloc].tolist(), free_ts.tolist())],
+        "never_freed": (freed < 0).tolist(),
+    }
+
+
+def _live_at_peak(ev: MemoryEvents, selected: np.ndarray) -> np.ndarray:
+    """Per event: the bytes of an allocation still live at its device's peak (0 otherwise)."""
+    live = np.zeros(len(ev.ts), dtype=np.int64)
+    for key in np.unique(ev.device_key[selected]).tolist():
+        on_device = ev.device_key == key
+        peak_ts = ev.ts[on_device][int(np.argmax(ev.allocated[on_device]))]
+        freed = ev.freed_at
+        free_ts = np.where(freed >= 0, ev.ts[np.maximum(freed, 0)], np.iinfo(np.int64).max)
+        alive = on_device & (ev.nbytes > 0) & (ev.ts <= peak_ts) & (free_ts > peak_ts)
+        live[alive] = ev.nbytes[alive]
+    return live
+
+
+def operator_stats(model: TraceModel, ev: MemoryEvents, selected: np.ndarray) -> list[dict[str, Any]]:
+    """Per slice name: allocations, frees and bytes, self and including nested slices."""
+    s = model.slices
+    n = len(s)
+    sel = selected & (ev.owner >= 0)
+    owner = ev.owner[sel]
+    nbytes = ev.nbytes[sel]
+    is_alloc = nbytes > 0
+
+    def per_slice(weights: np.ndarray) -> np.ndarray:
+        out = np.zeros(n, dtype=np.int64)
+        np.add.at(out, owner, weights)
+        return out
+
+    self_net = per_slice(nbytes)
+    self_peak = per_slice(_live_at_peak(ev, selected)[sel])
+    self_alloc_bytes = per_slice(np.where(is_alloc, nbytes, 0))
+    self_allocs = per_slice(is_alloc.astype(np.int64))
+    self_frees = per_slice((~is_alloc).astype(np.int64))
+    total_net = tree.subtree_sum(s, self_net)
+    total_alloc_bytes = tree.subtree_sum(s, self_alloc_bytes)
+    total_peak = tree.subtree_sum(s, self_peak)
+    touched = tree.subtree_sum(s, self_allocs + self_frees) > 0
+    rows = np.flatnonzero(touched & SliceKinds(model).host_op)
+    if len(rows) == 0:
+        return []
+    names = s.name[rows]
+    unique, inverse, calls = np.unique(names, return_inverse=True, return_counts=True)
+    inverse = inverse.reshape(-1)
+
+    def agg(values: np.ndarray) -> np.ndarray:
+        return np.bincount(inverse, weights=values[rows].astype(np.float64), minlength=len(unique))
+
+    all_calls = np.bincount(s.name[SliceKinds(model).host_op], minlength=len(model.strings))
+    out = []
+    sums = {k: agg(v) for k, v in (("self_bytes", self_net), ("total_bytes", total_net),
+                                   ("self_alloc_bytes", self_alloc_bytes), ("total_alloc_bytes", total_alloc_bytes),
+                                   ("allocations", self_allocs), ("frees", self_frees),
+                                   ("self_peak_bytes", self_peak), ("total_peak_bytes", total_peak))}
+    for i, name_id in enumerate(unique.tolist()):
+        out.append({
+            "name": model.strings[name_id],
+            "calls": int(all_calls[name_id]),
+            "allocations": int(sums["allocations"][i]),
+            "frees": int(sums["frees"][i]),
+            "self_bytes": int(sums["self_bytes"][i]),
+            "total_bytes": int(sums["total_bytes"][i]),
+            "self_alloc_bytes": int(sums["self_alloc_bytes"][i]),
+            "total_alloc_bytes": int(sums["total_alloc_bytes"][i]),
+            "self_peak_bytes": int(sums["self_peak_bytes"][i]),
+            "total_peak_bytes": int(sums["total_peak_bytes"][i]),
+        })
+    out.sort(key=lambda r: -abs(r["total_bytes"]))
+    return out
