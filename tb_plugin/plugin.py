@@ -17,7 +17,8 @@ from werkzeug import wrappers
 from . import layout
 from .http import HttpError, arg, choice, download_route, json_response, json_route, safe_filename
 from .runs import RunManager
-from .views import kernels, memory, modules, operators, overview, stacks, summary, trace
+from .runs import SpanFailed, SpanLoading
+from .views import distributed, kernels, memory, modules, operators, overview, stacks, summary, trace
 
 STATIC_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "static")
 
@@ -48,6 +49,7 @@ class ProfscopePlugin(base_plugin.TBPlugin):
         self._max_workers = max_workers
         self._manager: Optional[RunManager] = None
         self._active = False
+        self._distributed_cache: dict[Any, Any] = {}
 
     @property
     def manager(self) -> RunManager:
@@ -89,6 +91,7 @@ class ProfscopePlugin(base_plugin.TBPlugin):
             "/stacks/folded": download_route(self._folded_stacks_route),
             "/modules": json_route(self._modules_route),
             "/memory": json_route(self._memory_route),
+            "/distributed": json_route(self._distributed_route),
             "/trace/tracks": json_route(self._trace_tracks_route),
             "/trace/slices": json_route(self._trace_slices_route),
             "/trace/counters": json_route(self._trace_counters_route),
@@ -182,6 +185,34 @@ class ProfscopePlugin(base_plugin.TBPlugin):
             model, device=arg(request, "device"), start_us=self._float(request, "start"),
             end_us=self._float(request, "end"), min_bytes=self._int(request, "min_bytes", 0),
             name_filter=arg(request, "name") or "", limit=self._int(request, "limit", memory.EVENT_LIMIT, 1, 100000))
+
+    def _distributed_route(self, request: wrappers.Request) -> dict[str, Any]:
+        """Run level: one span of every worker (the span at ``span_index`` in each worker's time order)."""
+        run = arg(request, "run", required=True) or ""
+        index = self._int(request, "span_index", 0, 0, 1 << 20)
+        workers = self.manager.workers_of(run)
+        ranks, failed, loading = [], [], []
+        for worker, spans in workers.items():
+            if index >= len(spans):
+                continue
+            try:
+                ranks.append((worker, self.manager.resolve(run, worker, spans[index])))
+            except SpanLoading as exc:
+                loading.append(exc.progress)
+            except SpanFailed as exc:
+                failed.append({"worker": worker, "error": str(exc)})
+        if loading:
+            raise SpanLoading(float(sum(loading) + len(ranks)) / (len(loading) + len(ranks)))
+        if not ranks and failed:
+            raise SpanFailed("; ".join(f"{f['worker']}: {f['error']}" for f in failed))
+        # Keyed by the models themselves: a reloaded span is a new model, so a stale answer is never reused.
+        key = (run, index, tuple((w, id(m)) for w, m in ranks))
+        if key not in self._distributed_cache:
+            self._distributed_cache = {key: (distributed.distributed(ranks), ranks)}  # keep one: runs are big
+        payload = dict(self._distributed_cache[key][0])
+        payload["span_index"] = index
+        payload["failed"] = failed
+        return payload
 
     # Trace viewer -------------------------------------------------------------------------
 

@@ -392,6 +392,17 @@ class RunManager:
             state = self._spans.get((run, worker, span))
             return state.source if state else None
 
+    def workers_of(self, run: str) -> dict[str, list[str]]:
+        """Worker → span names in time order, for one run; UnknownSpan when there is no such run."""
+        with self._lock:
+            keys = [k for k in self._spans if k[0] == run]
+        if not keys:
+            raise UnknownSpan(f"unknown run {run!r}")
+        workers: dict[str, list[str]] = {}
+        for _run, worker, span in keys:
+            workers.setdefault(worker, []).append(span)
+        return {w: sorted(spans, key=layout.span_sort_key) for w, spans in sorted(workers.items())}
+
     def sources(self) -> list[SpanSource]:
         with self._lock:
             return [state.source for state in self._spans.values()]

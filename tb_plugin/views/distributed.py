@@ -1,0 +1,256 @@
+"""Distributed view: per rank, computation vs communication and their overlap; collectives; stragglers.
+
+Per rank and step: computation is time with a non-collective kernel running (on CPU-only
+runs: host operators outside collectives), communication is time with a collective kernel
+running (CPU-only: host ranges of collective operators), overlap is both at once, other
+is the rest of the step. Collective instances are matched across ranks by name and order
+(the i-th all_reduce of every rank is one collective): a rank waits from its own start
+until the last rank has started, and the rest of its duration is transfer.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Optional
+
+import numpy as np
+
+from ..model import intervals
+from ..model.categories import SliceKinds
+from ..model.trace_model import TraceModel
+from .steps import find_steps
+
+NS_PER_US = 1000.0
+DTYPE_BYTES = {
+    "float": 4, "float32": 4, "Float": 4, "double": 8, "float64": 8, "Double": 8, "half": 2, "float16": 2,
+    "Half": 2, "bfloat16": 2, "BFloat16": 2, "int": 4, "int32": 4, "Int": 4, "long": 8, "int64": 8, "Long": 8,
+    "int8": 1, "Char": 1, "uint8": 1, "Byte": 1, "bool": 1, "Bool": 1, "short": 2, "int16": 2, "Short": 2,
+    "float8_e4m3fn": 1, "float8_e5m2": 1,
+}
+_KERNEL_COLLECTIVE = re.compile(r"nccl(?:Dev)?Kernel_([A-Za-z]+)|rccl\w*?_([A-Za-z]+)", re.IGNORECASE)
+_OP_COLLECTIVE = re.compile(r"^(?:nccl:|gloo:|c10d::|hccl:|xccl:)([A-Za-z_]+?)_?$", re.IGNORECASE)
+_RANK_IN_NAME = re.compile(r"(?:rank|worker)[-_]?(\d+)", re.IGNORECASE)
+
+
+def normalize_collective(name: str) -> str:
+    """'ncclDevKernel_AllReduce_Sum_f32_RING_LL', 'gloo:all_reduce', 'c10d::allreduce_' → 'allreduce'."""
+    m = _KERNEL_COLLECTIVE.search(name)
+    if m:
+        return (m.group(1) or m.group(2)).lower()
+    m = _OP_COLLECTIVE.match(name)
+    if m:
+        return m.group(1).replace("_", "").lower()
+    return name.replace("_", "").lower()
+
+
+@dataclass(frozen=True)
+class RankInstances:
+    """A rank's collective instances, in time order."""
+
+    name: list[str]
+    start: np.ndarray
+    end: np.ndarray
+    nbytes: np.ndarray  # -1 when unknown
+
+
+def rank_of(model: TraceModel, worker: str, fallback: int) -> int:
+    info = model.metadata.get("distributedInfo") or {}
+    if isinstance(info, dict) and isinstance(info.get("rank"), int):
+        return int(info["rank"])
+    m = _RANK_IN_NAME.search(worker)
+    return int(m.group(1)) if m else fallback
+
+
+def _message_bytes(model: TraceModel, row: int) -> int:
+    s = model.slices
+    nelems = int(s.in_msg_nelems[row])
+    dtype = model.strings[int(s.dtype[row])] if s.dtype[row] >= 0 else ""
+    if nelems < 0 or dtype not in DTYPE_BYTES:
+        return -1
+    return nelems * DTYPE_BYTES[dtype]
+
+
+def collective_instances(model: TraceModel) -> RankInstances:
+    return model.memo("collective_instances", lambda: _collective_instances(model))
+
+
+def _collective_instances(model: TraceModel) -> RankInstances:
+    s = model.slices
+    kinds = SliceKinds(model)
+    text = model.strings
+    # The record_param_comms (or other op with collective args) above each slice, for names and sizes.
+    with_args = (s.collective >= 0) | (s.in_msg_nelems >= 0)
+    from ..model.tree import nearest_ancestor_where
+
+    args_above = nearest_ancestor_where(s, with_args)
+    if kinds.collective_kernel.any():
+        rows = np.flatnonzero(kinds.collective_kernel)
+        owner_op = model.links.op[rows].astype(np.int64)
+    else:
+        # CPU-only (Gloo): the work ranges of the backend (gloo:/nccl: ops), else the c10d ops;
+        # outermost only, so a range and its nested helpers count once.
+        host = kinds.collective_op & kinds.on_host
+        named = model.string_ids_where(lambda t: bool(re.match(r"^(gloo|nccl|hccl|xccl):", t)))[s.name] & host
+        pick = named if named.any() else host
+        from ..model.tree import has_ancestor
+
+        rows = np.flatnonzero(pick & ~has_ancestor(s, pick))
+        owner_op = rows.astype(np.int64)
+    names, sizes = [], []
+    for row, op in zip(rows.tolist(), owner_op.tolist()):  # one step per collective call, not per event
+        source = op if op >= 0 and with_args[op] else (int(args_above[op]) if op >= 0 else -1)
+        if source >= 0 and s.collective[source] >= 0:
+            names.append(normalize_collective(text[int(s.collective[source])]))
+        else:
+            names.append(normalize_collective(text[int(s.name[row])]))
+        sizes.append(_message_bytes(model, source) if source >= 0 else -1)
+    order = np.argsort(s.start[rows], kind="stable")
+    return RankInstances(name=[names[i] for i in order], start=s.start[rows][order], end=s.end[rows][order],
+                         nbytes=np.asarray(sizes, dtype=np.int64)[order] if sizes else np.zeros(0, np.int64))
+
+
+def rank_breakdown(model: TraceModel) -> dict[str, float]:
+    """Mean per step of step time, computation, communication, overlap and other (ns)."""
+    def compute() -> dict[str, float]:
+        kinds = SliceKinds(model)
+        s = model.slices
+        steps = find_steps(model)
+        windows = (steps.start, steps.end)
+        if kinds.kernel.any():
+            comp_mask = kinds.kernel & ~kinds.collective_kernel
+            comm_mask = kinds.collective_kernel
+        else:
+            comm_mask = kinds.collective_op & kinds.on_host
+            comp_mask = kinds.host_op & ~kinds.step & ~kinds.collective_op
+        comp = intervals.merge(s.start[comp_mask], s.end[comp_mask])
+        comm = intervals.merge(s.start[comm_mask], s.end[comm_mask])
+        both = intervals.exclusive_breakdown(windows, [comp, comm])  # comp wins ties: [comp, comm only, rest]
+        comp_t = both[:, 0]
+        comm_only = both[:, 1]
+        comm_t = intervals.covered_length_in(windows, comm)
+        overlap = comm_t - comm_only
+        total = steps.durations
+        n = max(len(total), 1)
+        return {
+            "steps": float(len(total)),
+            "step_time": float(total.sum()) / n,
+            "compute": float(comp_t.sum()) / n,
+            "communication": float(comm_t.sum()) / n,
+            "overlap": float(overlap.sum()) / n,
+            "other": float((total - comp_t - comm_only).sum()) / n,
+        }
+
+    return model.memo("rank_breakdown", compute)
+
+
+def distributed(ranks: list[tuple[str, TraceModel]]) -> dict[str, Any]:
+    """``ranks``: (worker name, model) of every worker of a run, one span each."""
+    if len(ranks) < 2:
+        return {"available": False, "ranks": [], "collectives": [], "straggler": None,
+                "hint": "This run has a single worker: there is nothing distributed to show. Profile every rank of "
+                        "a distributed job into the same run (one worker per rank)."}
+    entries = []
+    for i, (worker, model) in enumerate(ranks):
+        info = model.metadata.get("distributedInfo") or {}
+        entries.append({"worker": worker, "rank": rank_of(model, worker, i),
+                        "world_size": info.get("world_size") if isinstance(info, dict) else None,
+                        "backend": info.get("backend") if isinstance(info, dict) else None,
+                        "model": model})
+    entries.sort(key=lambda e: (e["rank"], e["worker"]))
+    instances = [collective_instances(e["model"]) for e in entries]
+    wait, method = _waits(instances)
+    rank_rows = []
+    for e, inst, w in zip(entries, instances, wait):
+        b = rank_breakdown(e["model"])
+        total_comm = float((inst.end - inst.start).sum())
+        total_wait = float(w.sum())
+        # Per step, in the same unit as the breakdown: wait and transfer split the collective time.
+        share_wait = total_wait / total_comm if total_comm > 0 else 0.0
+        rank_rows.append({
+            "worker": e["worker"], "rank": e["rank"], "world_size": e["world_size"], "backend": e["backend"],
+            "steps": int(b["steps"]),
+            "step_time": b["step_time"] / NS_PER_US, "compute": b["compute"] / NS_PER_US,
+            "communication": b["communication"] / NS_PER_US, "overlap": b["overlap"] / NS_PER_US,
+            "other": b["other"] / NS_PER_US,
+            "wait": b["communication"] * share_wait / NS_PER_US,
+            "transfer": b["communication"] * (1 - share_wait) / NS_PER_US,
+            "collective_calls": len(inst.name),
+        })
+    return {
+        "available": True,
+        "wait_method": method,
+        "ranks": rank_rows,
+        "collectives": _collective_table(entries, instances, wait),
+        "straggler": _straggler(rank_rows),
+    }
+
+
+def _waits(instances: list[RankInstances]) -> tuple[list[np.ndarray], str]:
+    """Per rank and instance: time spent waiting for the last participant."""
+    waits = [np.zeros(len(inst.name), dtype=np.int64) for inst in instances]
+    names = sorted({n for inst in instances for n in inst.name})
+    for name in names:
+        per_rank = [np.flatnonzero(np.array(inst.name) == name) for inst in instances]
+        count = min(len(p) for p in per_rank)
+        if count == 0:
+            continue
+        starts = np.stack([inst.start[p[:count]] for inst, p in zip(instances, per_rank)])
+        ends = np.stack([inst.end[p[:count]] for inst, p in zip(instances, per_rank)])
+        last_arrival = starts.max(axis=0)
+        durations = ends - starts
+        wait = np.clip(last_arrival[None, :] - starts, 0, durations)
+        for r, p in enumerate(per_rank):
+            waits[r][p[:count]] = wait[r]
+    return waits, "aligned by collective order across ranks (the i-th call of a collective on every rank)"
+
+
+def _collective_table(entries: list[dict[str, Any]], instances: list[RankInstances],
+                      waits: list[np.ndarray]) -> list[dict[str, Any]]:
+    rows: dict[str, dict[str, Any]] = {}
+    for e, inst, wait in zip(entries, instances, waits):
+        for name in sorted(set(inst.name)):
+            sel = np.array([n == name for n in inst.name], dtype=bool)
+            dur = (inst.end - inst.start)[sel].astype(np.float64)
+            sizes = inst.nbytes[sel]
+            known = sizes >= 0
+            row = rows.setdefault(name, {"name": name, "calls": 0, "bytes": 0, "bytes_known": True, "total": 0.0,
+                                         "wait": 0.0, "per_rank": []})
+            row["calls"] += int(sel.sum())
+            row["bytes"] += int(sizes[known].sum())
+            row["bytes_known"] &= bool(known.all())
+            row["total"] += float(dur.sum()) / NS_PER_US
+            row["wait"] += float(wait[sel].sum()) / NS_PER_US
+            row["per_rank"].append({
+                "worker": e["worker"], "rank": e["rank"], "calls": int(sel.sum()),
+                "bytes": int(sizes[known].sum()) if known.any() else None,
+                "total": float(dur.sum()) / NS_PER_US, "mean": float(dur.mean()) / NS_PER_US,
+                "wait": float(wait[sel].sum()) / NS_PER_US,
+            })
+    out = []
+    for row in rows.values():
+        calls = max(row["calls"], 1)
+        transfer_us = row["total"] - row["wait"]
+        row["mean"] = row["total"] / calls
+        row["transfer"] = transfer_us
+        if not row["bytes_known"] or row["bytes"] == 0:
+            row["bytes"] = None  # unknown for some calls: a partial sum would mislead
+        # Effective bandwidth: bytes moved per second of transfer (waiting excluded).
+        row["bandwidth"] = row["bytes"] / (transfer_us / 1e6) if row["bytes"] and transfer_us > 0 else None
+        del row["bytes_known"]
+        out.append(row)
+    out.sort(key=lambda r: -r["total"])
+    return out
+
+
+def _straggler(rank_rows: list[dict[str, Any]]) -> Optional[dict[str, Any]]:
+    times = np.array([r["step_time"] for r in rank_rows], dtype=np.float64)
+    if len(times) < 2 or not np.isfinite(times).all():
+        return None
+    slowest = int(np.argmax(times))
+    others = np.delete(times, slowest)
+    reference = float(np.median(others))
+    excess = float(times[slowest] - reference)
+    return {"worker": rank_rows[slowest]["worker"], "rank": rank_rows[slowest]["rank"],
+            "step_time": float(times[slowest]), "median_of_others": reference, "excess": excess,
+            "excess_share": excess / reference if reference > 0 else None}

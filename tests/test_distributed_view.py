@@ -1,0 +1,135 @@
+"""Distributed view: real Gloo and NCCL ranks, a synthetic 64-rank run, exact hand-made cases."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from profscope.tb_plugin.ingest import load_trace
+from profscope.tb_plugin.views.distributed import collective_instances, distributed, normalize_collective
+from profscope.tb_plugin.views.overview import overview
+
+from conftest import REPO, copy_trace, shared_trace
+from handmade import trace, write, x
+
+GLOO = "torch213/ddp_gloo_2ranks"
+
+
+def _tracegen():
+    spec = importlib.util.spec_from_file_location("tracegen", REPO / "bench" / "tracegen.py")
+    module = importlib.util.module_from_spec(spec)
+    assert spec.loader is not None
+    sys.modules["tracegen"] = module  # dataclasses look their module up while the class is built
+    spec.loader.exec_module(module)
+    return module
+
+
+def _ranks(folder: str, pattern: str = "*.json.gz") -> list:
+    files = sorted(shared_trace(folder).glob(pattern))
+    return [(f.name.split(".")[0], load_trace(str(f))) for f in files]
+
+
+def test_gloo_ranks() -> None:
+    ranks = _ranks(GLOO, "rank*.pt.trace.json.gz")
+    result = distributed(ranks)
+    assert result["available"]
+    rows = result["ranks"]
+    assert [(r["worker"], r["rank"], r["world_size"], r["backend"]) for r in rows] == [
+        ("rank0", 0, 2, "gloo"), ("rank1", 1, 2, "gloo")]
+    for row, (_, model) in zip(rows, ranks):
+        assert row["step_time"] == pytest.approx(overview(model)["mean_step_time"])
+        assert row["compute"] + row["communication"] - row["overlap"] + row["other"] == pytest.approx(row["step_time"])
+        assert row["overlap"] <= min(row["compute"], row["communication"]) + 1e-6
+        assert row["wait"] + row["transfer"] == pytest.approx(row["communication"])
+        assert row["collective_calls"] == 9  # 3 steps x 3 DDP buckets
+    (allreduce,) = result["collectives"]
+    assert allreduce["name"] == "allreduce" and allreduce["calls"] == 18
+    assert allreduce["total"] == pytest.approx(sum(p["total"] for p in allreduce["per_rank"]))
+    slow = max(rows, key=lambda r: r["step_time"])
+    assert result["straggler"]["worker"] == slow["worker"]
+    assert result["straggler"]["excess"] == pytest.approx(
+        slow["step_time"] - min(r["step_time"] for r in rows))
+
+
+def test_nccl_ranks_and_message_sizes() -> None:
+    result = distributed(_ranks("hta/sampled_ws128_trace_filter"))
+    assert [r["world_size"] for r in result["ranks"]] == [128, 128]
+    assert {c["name"] for c in result["collectives"]}
+    # The full NCCL trace carries record_param_comms with sizes: elements x dtype size.
+    model = load_trace(str(shared_trace("hta/nccl_parser_config/nccl_data.json.gz")))
+    instances = collective_instances(model)
+    assert "allreduce" in instances.name and "broadcast" in instances.name
+    assert (instances.nbytes > 0).all()
+
+
+def test_normalized_collective_names() -> None:
+    assert normalize_collective("ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm*)") == "allreduce"
+    assert normalize_collective("ncclKernel_AllGather_RING_LL_Sum_int8_t(ncclWorkElem)") == "allgather"
+    assert normalize_collective("gloo:all_reduce") == "allreduce"
+    assert normalize_collective("c10d::allreduce_") == "allreduce"
+    assert normalize_collective("nccl:broadcast") == "broadcast"
+
+
+def _rank_trace(rank: int, step_us: float, comm_start: float, comm_dur: float) -> dict:
+    events = []
+    for step in range(2):
+        t = step * 1000.0
+        events += [
+            x(f"ProfilerStep#{step}", t, step_us, cat="user_annotation"),
+            x("aten::mm", t + 10, 100),
+            x("gloo:all_reduce", t + comm_start, comm_dur, tid=2),
+        ]
+    return trace(events, distributedInfo={"rank": rank, "world_size": 3, "backend": "gloo"})
+
+
+def test_handmade_wait_transfer_and_straggler(tmp_path: Path) -> None:
+    # Ranks reach the all_reduce at 200, 250 and 400 µs; the last one also has the longest step.
+    specs = [(0, 500, 200, 300), (1, 500, 250, 250), (2, 800, 400, 100)]
+    ranks = [(f"rank{r}", load_trace(str(write(tmp_path / f"r{r}.json", _rank_trace(r, s, c, d)))))
+             for r, s, c, d in specs]
+    result = distributed(ranks)
+    by_rank = {r["rank"]: r for r in result["ranks"]}
+    # Waits: until the last arrival at 400 → 200, 150 and 0 µs per call; 2 calls per rank, 2 steps.
+    assert by_rank[0]["wait"] == pytest.approx(200) and by_rank[0]["transfer"] == pytest.approx(100)
+    assert by_rank[1]["wait"] == pytest.approx(150) and by_rank[1]["transfer"] == pytest.approx(100)
+    assert by_rank[2]["wait"] == pytest.approx(0) and by_rank[2]["transfer"] == pytest.approx(100)
+    assert by_rank[0]["communication"] == pytest.approx(300)
+    assert by_rank[0]["compute"] == pytest.approx(100)  # aten::mm; the step range itself is not work
+    assert by_rank[0]["overlap"] == pytest.approx(0)
+    assert result["straggler"]["rank"] == 2
+    assert result["straggler"]["excess"] == pytest.approx(300)
+    (row,) = result["collectives"]
+    assert row["calls"] == 6 and row["wait"] == pytest.approx(2 * (200 + 150))
+
+
+def test_single_worker_has_nothing_distributed(tmp_path: Path) -> None:
+    model = load_trace(str(write(tmp_path / "t.json", trace([x("a", 0, 1)]))))
+    result = distributed([("worker0", model)])
+    assert result["available"] is False and "single worker" in result["hint"]
+
+
+def test_synthetic_64_ranks_through_the_route(tmp_path: Path, make_client) -> None:
+    logdir = tmp_path / "logdir"
+    seed = shared_trace(f"{GLOO}/rank0.1795303450949782497.pt.trace.json.gz")
+    _tracegen().write_multi_rank(seed, logdir / "ddp64", ranks=64, copies=1, gzip=True)
+    copy_trace(seed, logdir / "single")
+    for f in (logdir / "ddp64").iterdir():
+        os.utime(f, (1, 1))  # settled: not a file still being written
+    client = make_client(logdir)
+    client.settle(timeout=300)
+    status, body = client.get("distributed", run="ddp64")
+    assert status == 200, body
+    from test_routes import check
+
+    check(body, "Distributed")
+    assert len(body["ranks"]) == 64
+    assert sorted(r["rank"] for r in body["ranks"]) == list(range(64))
+    assert {r["world_size"] for r in body["ranks"]} == {64}
+    assert body["straggler"] is not None
+    status, single = client.get("distributed", run="single")
+    assert status == 200 and single["available"] is False
+    assert client.get("distributed", run="nope")[0] == 404
