@@ -97,6 +97,11 @@ class SliceKinds:
         return self._by_category(DEVICE_CATEGORIES)
 
     @cached_property
+    def device_work(self) -> np.ndarray:
+        """Kernels, copies and memsets: what an operator launches (device-side annotations excluded)."""
+        return self.kernel | self.memcpy | self.memset
+
+    @cached_property
     def kernel(self) -> np.ndarray:
         return self._by_category(KERNEL_CATEGORIES)
 

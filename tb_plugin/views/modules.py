@@ -28,7 +28,7 @@ def modules(model: TraceModel) -> dict[str, Any]:
 
 def _device_total(model: TraceModel, kinds: SliceKinds) -> np.ndarray:
     s = model.slices
-    rows = np.flatnonzero(kinds.device_activity & (model.links.op >= 0))
+    rows = np.flatnonzero(kinds.device_work & (model.links.op >= 0))
     launched = np.zeros(len(s), dtype=np.int64)
     np.add.at(launched, model.links.op[rows], s.dur[rows])
     return tree.subtree_sum(s, launched)

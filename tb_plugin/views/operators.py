@@ -50,8 +50,7 @@ def _operator_columns(model: TraceModel) -> OperatorColumns:
     kinds = SliceKinds(model)
     n = len(s)
     host_self = tree.self_time(s)
-    device_rows = np.flatnonzero(kinds.device_activity & (model.links.op >= 0) & ~kinds._by_category(
-        frozenset({"gpu_user_annotation"})))
+    device_rows = np.flatnonzero(kinds.device_work & (model.links.op >= 0))
     owner = model.links.op[device_rows]
     device_self = np.zeros(n, dtype=np.int64)
     np.add.at(device_self, owner, s.dur[device_rows])
@@ -203,7 +202,7 @@ def operator_detail(model: TraceModel, name: str, input_shape: Optional[str] = N
     flag[rows] = True
     within = flag | tree.has_ancestor(s, flag)
     kinds = SliceKinds(model)
-    dev = np.flatnonzero(kinds.device_activity & (model.links.op >= 0))
+    dev = np.flatnonzero(kinds.device_work & (model.links.op >= 0))
     dev = dev[within[model.links.op[dev]]]
     from .kernels import kernel_rows_by_name
 

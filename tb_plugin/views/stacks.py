@@ -46,7 +46,7 @@ def _call_tree(model: TraceModel, weight: str) -> CallTree:
         value = tree.self_time(s)[rows]
         inclusive = s.dur[rows]
     else:
-        device_rows = np.flatnonzero(kinds.device_activity & (model.links.op >= 0))
+        device_rows = np.flatnonzero(kinds.device_work & (model.links.op >= 0))
         launched = np.zeros(len(s), dtype=np.int64)
         np.add.at(launched, model.links.op[device_rows], s.dur[device_rows])
         value = launched[rows]
