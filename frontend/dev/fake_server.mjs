@@ -6,11 +6,13 @@
 //   /tb/               a TensorBoard-like host page: same-origin iframe data/plugin_entry.html with
 //                      <base href="plugin/profscope/"> exactly like TensorBoard's; /tb/?dark=1 marks dark mode
 // The "live/job" run loads over a few polls; "broken" failed to load (its message holds markup,
-// which must show as text).
+// which must show as text). Analysis routes (overview, operators, kernels, ...) come from
+// dev/fake_analysis.mjs.
 import { createServer } from "node:http";
 import { readFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { analysisRoute } from "./fake_analysis.mjs";
 
 const bundlePath = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..", "tb_plugin", "static", "index.js");
 const args = process.argv.slice(2);
@@ -63,6 +65,8 @@ function api(route, query, response) {
   if (run === undefined) return json(response, 404, { error: `unknown run '${query.get("run")}'` });
   if (run.status === "loading") return json(response, 202, { status: "loading", progress: run.progress });
   if (run.status === "error") return json(response, 422, { error: run.error });
+  const answer = analysisRoute(route, query, run);
+  if (answer !== null) return json(response, answer[0], answer[1]);
   return json(response, 404, { error: `the fake backend has no '${route}' route` });
 }
 

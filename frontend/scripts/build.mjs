@@ -28,7 +28,13 @@ const options = {
   legalComments: "none",
   charset: "utf8",
   logLevel: "info",
-  banner: { js: "// Profscope TensorBoard plugin frontend. Built from frontend/ by `npm run build`; do not edit." },
+  // uPlot's header is a plain comment that minification drops; its MIT notice is kept here.
+  banner: {
+    js: [
+      "// Profscope TensorBoard plugin frontend. Built from frontend/ by `npm run build`; do not edit.",
+      "// Bundles uPlot (https://github.com/leeoniya/uPlot), Copyright (c) 2025, Leon Sorokin, MIT licensed.",
+    ].join("\n"),
+  },
 };
 
 if (watch) {

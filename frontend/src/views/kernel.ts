@@ -1,8 +1,234 @@
-import { placeholderView } from "./placeholder";
+// Kernel: which GPU kernels cost most, their occupancy, and how much kernel time runs on
+// Tensor Cores. URL parameters: kernel.group_by, kernel.sort, kernel.filter.
+import { fetchKernels, isKernelGrouping, type KernelGrouping, type KernelRow, type KernelsData } from "../api/kernels";
+import { createBarList, createShareBar } from "../components/bars";
+import { el, replaceChildren } from "../components/dom";
+import { createErrorPanel } from "../components/error_panel";
+import { injectViewStyles } from "../components/view_styles";
+import { createTableControls, emptyNote, loadingNote, spanRefOf } from "../components/view_parts";
+import { createVirtualTable, type TableColumn, type VirtualTable } from "../components/virtual_table";
+import { shares, topN } from "../lib/chart_data";
+import { formatCount, formatPercent } from "../lib/format";
+import { formatFixed, formatMicrosNumber, formatTime, shortKernelName } from "../lib/metric_format";
+import { METRIC_DEFINITIONS as DEF } from "../lib/metrics";
+import { loadUntilReady } from "../lib/retry";
+import { formatSortParam, parseSortParam } from "../lib/table_model";
+import type { ViewContext, ViewDefinition } from "./types";
 
-export const kernelView = placeholderView(
-  "kernel",
-  "Kernel",
-  "span",
-  "Which GPU kernels cost most, with their occupancy and Tensor Core use.",
-);
+const GROUPINGS = [
+  { value: "name", label: "Kernel name" },
+  { value: "op_and_name", label: "Operator + kernel name" },
+] as const;
+
+const TOP_COUNT = 10;
+const KERNEL_COLOR = "#4e79a7";
+const TENSOR_CORE_COLOR = "#59a14f";
+const OTHER_COLOR = "#bab0ac";
+
+function micros(id: string, label: string, tipText: string, value: (row: KernelRow) => number): TableColumn<KernelRow> {
+  return { id, label, unit: "µs", tip: tipText, width: 92, align: "right", sortValue: value, text: (row) => formatMicrosNumber(value(row)) };
+}
+
+export function kernelColumns(groupBy: KernelGrouping): TableColumn<KernelRow>[] {
+  const columns: TableColumn<KernelRow>[] = [
+    {
+      id: "name",
+      label: "Kernel",
+      width: 190,
+      grow: 4,
+      firstDirection: "asc",
+      // Shown without "void " and the parameter list; the tooltip and the filter use the full name.
+      sortValue: (row) => shortKernelName(row.name),
+      text: (row) => shortKernelName(row.name),
+      cellTip: (row) => row.name,
+    },
+  ];
+  if (groupBy === "op_and_name") {
+    columns.push({
+      id: "op",
+      label: "Operator",
+      tip: DEF.kernelOp,
+      width: 150,
+      grow: 1,
+      firstDirection: "asc",
+      sortValue: (row) => row.op ?? "",
+      text: (row) => row.op ?? "",
+      cellTip: (row) => row.op,
+    });
+  }
+  columns.push(
+    { id: "calls", label: "Calls", tip: DEF.calls, width: 72, align: "right", sortValue: (row) => row.calls, text: (row) => formatCount(row.calls) },
+    micros("total", "Total", DEF.kernelTotal, (row) => row.total),
+    micros("mean", "Mean", DEF.kernelMean, (row) => row.mean),
+    micros("min", "Min", DEF.kernelMin, (row) => row.min),
+    micros("max", "Max", DEF.kernelMax, (row) => row.max),
+    {
+      id: "blocks_per_sm",
+      label: "Blocks/SM",
+      tip: DEF.blocksPerSm,
+      width: 90,
+      align: "right",
+      sortValue: (row) => row.blocksPerSm,
+      text: (row) => (row.blocksPerSm === null ? "—" : formatFixed(row.blocksPerSm, 2)),
+    },
+    {
+      id: "achieved_occupancy",
+      label: "Est. occupancy",
+      tip: DEF.kernelOccupancy,
+      width: 116,
+      align: "right",
+      sortValue: (row) => row.achievedOccupancy,
+      text: (row) => (row.achievedOccupancy === null ? "—" : formatPercent(row.achievedOccupancy)),
+    },
+    {
+      id: "tensor_cores",
+      label: "TC used",
+      tip: DEF.tensorCores,
+      width: 84,
+      align: "center",
+      sortValue: (row) => row.tensorCores,
+      text: (row) => (row.tensorCores ? "yes" : "no"),
+    },
+  );
+  return columns;
+}
+
+export function kernelRowKey(row: KernelRow): string {
+  return `${row.op ?? ""}\u0000${row.name}`;
+}
+
+function charts(data: KernelsData): HTMLElement {
+  const top = topN(data.rows, (row) => row.total, TOP_COUNT);
+  const fullName = (row: KernelRow): string => (data.groupBy === "op_and_name" && row.op !== null ? `${row.op} → ${row.name}` : row.name);
+  const label = (row: KernelRow): string =>
+    data.groupBy === "op_and_name" && row.op !== null ? `${row.op} → ${shortKernelName(row.name)}` : shortKernelName(row.name);
+  const [tcShare = 0, otherShare = 0] = shares([data.tensorCoreShare, 1 - data.tensorCoreShare]);
+  return el(
+    "div",
+    { className: "ps-row" },
+    createBarList(
+      top.map((row) => ({
+        label: label(row),
+        value: row.total,
+        valueText: formatTime(row.total),
+        tip: `${fullName(row)}\n${formatTime(row.total)} in ${formatCount(row.calls)} calls (${formatPercent(data.total > 0 ? row.total / data.total : Number.NaN)} of kernel time)`,
+      })),
+      {
+        title: `Top ${TOP_COUNT} kernels by total time`,
+        titleTip: DEF.kernelTotal,
+        testId: "top-kernels",
+        color: KERNEL_COLOR,
+        emptyText: "No kernel time recorded.",
+      },
+    ),
+    createShareBar(
+      [
+        { label: "Tensor Core kernels", share: tcShare, valueText: `${formatPercent(tcShare)} · ${formatTime(data.total * tcShare)}`, color: TENSOR_CORE_COLOR },
+        { label: "Other kernels", share: otherShare, valueText: `${formatPercent(otherShare)} · ${formatTime(data.total * otherShare)}`, color: OTHER_COLOR },
+      ],
+      `Tensor Core share of ${formatTime(data.total)} kernel time`,
+      `${DEF.tensorCoreShare} ${DEF.allKernelTime}`,
+      "tensor-core-share",
+    ),
+  );
+}
+
+function mountKernel(host: HTMLElement, ctx: ViewContext): void {
+  injectViewStyles(document);
+  const ref = spanRefOf(ctx.selection);
+  const page = el("div", { className: "ps-page", testId: "kernel-page" });
+  host.appendChild(page);
+  if (ref === null) return;
+
+  const param = ctx.param("group_by");
+  let groupBy: KernelGrouping = isKernelGrouping(param) ? param : "name";
+  let filter = ctx.param("filter") ?? "";
+  let table: VirtualTable<KernelRow> | null = null;
+  let total = 0;
+  let loadController: AbortController | null = null;
+
+  const chartsHost = el("div", {});
+  const tableHost = el("div", {});
+  const controls = createTableControls({
+    groupings: GROUPINGS,
+    groupBy,
+    noun: "rows",
+    testIdPrefix: "kernel",
+    filter,
+    onGroupBy: (next) => {
+      groupBy = next;
+      ctx.setParams({ group_by: next === "name" ? null : next });
+      load();
+    },
+    onFilter: (query) => {
+      filter = query;
+      ctx.setParams({ filter: query === "" ? null : query });
+      table?.setFilter(query);
+      if (table !== null) controls.setCount(table.visibleRows().length, total);
+    },
+  });
+  page.append(el("h2", {}, "GPU kernels"), controls.root, chartsHost, tableHost);
+
+  function show(data: KernelsData, signal: AbortSignal): void {
+    if (data.rows.length === 0) {
+      controls.root.hidden = true;
+      replaceChildren(chartsHost);
+      replaceChildren(
+        tableHost,
+        emptyNote(
+          "kernel-empty",
+          "This span has no GPU kernels",
+          "The trace records no kernel events: it is a CPU-only run, or the profiler did not record CUDA activity " +
+            "(ProfilerActivity.CUDA).",
+        ),
+      );
+      return;
+    }
+    controls.root.hidden = false;
+    total = data.rows.length;
+    const columns = kernelColumns(data.groupBy);
+    const sort = parseSortParam(ctx.param("sort"), columns.map((column) => column.id), { column: "total", direction: "desc" });
+    const created = createVirtualTable({
+      columns,
+      rowKey: kernelRowKey,
+      filterText: (row) => (row.op !== null ? `${row.name} ${row.op}` : row.name),
+      sort,
+      onSortChange: (next) => ctx.setParams({ sort: formatSortParam(next) }),
+      onActivate: (row) => created.setSelected(kernelRowKey(row)),
+      label: "GPU kernels",
+      testId: "kernel-table",
+      emptyText: "No kernel matches the filter.",
+      signal,
+    });
+    table = created;
+    created.setRows(data.rows);
+    created.setFilter(filter);
+    replaceChildren(chartsHost, charts(data));
+    replaceChildren(tableHost, created.root);
+    controls.setCount(created.visibleRows().length, total);
+  }
+
+  function load(): void {
+    loadController?.abort();
+    const controller = new AbortController();
+    loadController = controller;
+    ctx.signal.addEventListener("abort", () => controller.abort(), { once: true });
+    table = null;
+    replaceChildren(chartsHost);
+    replaceChildren(tableHost, loadingNote("the kernels", null, "kernel-loading"));
+    void loadUntilReady((signal) => fetchKernels(ctx.api, ref!, groupBy, signal), {
+      loading: (progress) => replaceChildren(tableHost, loadingNote("the kernels", progress, "kernel-loading")),
+      error: (message) => replaceChildren(tableHost, createErrorPanel("kernel-error", "The kernels could not be computed", message)),
+      ok: (data) => show(data, controller.signal),
+    }, controller.signal);
+  }
+
+  load();
+}
+
+export const kernelView: ViewDefinition = {
+  id: "kernel",
+  label: "Kernel",
+  scope: "span",
+  mount: mountKernel,
+};

@@ -1,9 +1,144 @@
-import { placeholderView } from "./placeholder";
+// Overview: where a step's time goes, how busy each GPU is, benchmark figures and
+// recommendations. The step marker (a record_function name that marks user steps) lives
+// in the URL as `overview.step_marker` and reloads the page's data in place.
+import { fetchOverview, type OverviewData } from "../api/overview";
+import type { SpanRef } from "../api/types";
+import { el, replaceChildren } from "../components/dom";
+import { createErrorPanel } from "../components/error_panel";
+import { injectViewStyles } from "../components/view_styles";
+import { keyValueList, loadingNote, metricLabel, spanRefOf } from "../components/view_parts";
+import { formatCount, spanLabel } from "../lib/format";
+import { formatTime } from "../lib/metric_format";
+import { METRIC_DEFINITIONS as DEF, STEP_SOURCE_TEXT } from "../lib/metrics";
+import { loadUntilReady } from "../lib/retry";
+import type { ViewContext, ViewDefinition } from "./types";
+import {
+  averagesSection,
+  benchmarkSection,
+  breakdownChartSection,
+  gpuSummarySection,
+  recommendationsSection,
+} from "./overview_sections";
 
-export const overviewView = placeholderView(
-  "overview",
-  "Overview",
-  "span",
-  "Where a step's time goes (kernel, memcpy, communication, data loading, CPU), GPU utilization per device, " +
-    "and recommendations drawn from the trace.",
-);
+const MARKER_PARAM = "step_marker";
+
+function markerForm(current: string, onApply: (marker: string) => void): HTMLElement {
+  const input = el("input", {
+    className: "ps-input",
+    testId: "step-marker-input",
+    attrs: { type: "text", placeholder: "ProfilerStep", spellcheck: "false", "aria-label": "Step marker" },
+  });
+  input.value = current;
+  const apply = el("button", { className: "ps-button", testId: "step-marker-apply", attrs: { type: "submit" } }, "Apply");
+  const reset = el("button", { className: "ps-button", attrs: { type: "button" } }, "Use ProfilerStep");
+  reset.hidden = current === "";
+  const form = el(
+    "form",
+    { className: "ps-marker-form", testId: "step-marker-form" },
+    el("label", {}, metricLabel("Step marker", DEF.stepMarker)),
+    input,
+    apply,
+    reset,
+  );
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    onApply(input.value.trim());
+  });
+  reset.addEventListener("click", () => onApply(""));
+  return form;
+}
+
+function configurationSection(
+  ctx: ViewContext,
+  ref: SpanRef,
+  data: OverviewData,
+  marker: string,
+  onMarker: (marker: string) => void,
+): HTMLElement {
+  const { worker, spanIndex } = ctx.selection;
+  const spanText = worker !== null ? spanLabel(spanIndex, worker.spans.length, ref.span) : ref.span;
+  const devices =
+    data.devices.length > 0
+      ? data.devices.map((device) => device.name).join(", ")
+      : data.hasDevice
+        ? "GPU activity without device properties"
+        : "CPU only";
+  const markerMissed =
+    marker !== "" && data.stepSource !== "user"
+      ? el(
+          "p",
+          { className: "ps-warn", testId: "step-marker-missed" },
+          `No range named "${marker}" was found in this span: ${STEP_SOURCE_TEXT[data.stepSource]}.`,
+        )
+      : null;
+  return el(
+    "section",
+    { className: "ps-section ps-panel", testId: "overview-config" },
+    el("h2", {}, "Configuration"),
+    el(
+      "div",
+      { className: "ps-config" },
+      keyValueList(
+        [
+          { label: "Run", value: ref.run },
+          { label: "Worker", value: ref.worker },
+          { label: "Span", value: spanText },
+          { label: "Devices", value: devices },
+        ],
+        "overview-selection",
+      ),
+      keyValueList([
+        { label: "Step source", tip: DEF.stepSource, value: STEP_SOURCE_TEXT[data.stepSource], testId: "step-source" },
+        { label: "Steps", tip: DEF.stepCount, value: formatCount(data.steps.length), testId: "step-count" },
+        { label: "Mean step time", tip: DEF.meanStepTime, value: formatTime(data.meanStepTime) },
+      ]),
+      el("div", {}, markerForm(marker, onMarker), markerMissed),
+    ),
+  );
+}
+
+function mountOverview(host: HTMLElement, ctx: ViewContext): void {
+  injectViewStyles(document);
+  const ref = spanRefOf(ctx.selection);
+  const page = el("div", { className: "ps-page", testId: "overview-page" });
+  host.appendChild(page);
+  if (ref === null) return;
+  let marker = ctx.param(MARKER_PARAM) ?? "";
+  /** Aborts the previous load (and its chart) when the marker changes. */
+  let current: AbortController | null = null;
+
+  function load(): void {
+    current?.abort();
+    const controller = new AbortController();
+    current = controller;
+    ctx.signal.addEventListener("abort", () => controller.abort(), { once: true });
+    const signal = controller.signal;
+    replaceChildren(page, loadingNote("the overview", null, "overview-loading"));
+    void loadUntilReady((s) => fetchOverview(ctx.api, ref!, marker, s), {
+      loading: (progress) => replaceChildren(page, loadingNote("the overview", progress, "overview-loading")),
+      error: (message) => replaceChildren(page, createErrorPanel("overview-error", "The overview could not be computed", message)),
+      ok: (data) =>
+        replaceChildren(
+          page,
+          configurationSection(ctx, ref!, data, marker, (next) => {
+            if (next === marker) return;
+            marker = next;
+            ctx.setParams({ [MARKER_PARAM]: next === "" ? null : next });
+            load();
+          }),
+          gpuSummarySection(data),
+          breakdownChartSection(data, signal),
+          el("div", { className: "ps-row" }, averagesSection(data), benchmarkSection(data)),
+          recommendationsSection(data),
+        ),
+    }, signal);
+  }
+  load();
+}
+
+export const overviewView: ViewDefinition = {
+  id: "overview",
+  label: "Overview",
+  scope: "span",
+  mount: mountOverview,
+};

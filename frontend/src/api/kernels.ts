@@ -1,0 +1,84 @@
+// The `kernels` route: GPU kernels grouped by name, or by (launching operator, name).
+// Times in µs, occupancy and shares 0..1.
+import type { ApiClient } from "./client";
+import {
+  booleanField,
+  isObject,
+  nullableNumberField,
+  nullableStringField,
+  numberField,
+  listField,
+  parsedResult,
+  stringField,
+} from "./json_fields";
+import type { ApiResult, SpanRef } from "./types";
+
+export const KERNEL_GROUPINGS = ["name", "op_and_name"] as const;
+export type KernelGrouping = (typeof KERNEL_GROUPINGS)[number];
+
+export function isKernelGrouping(value: string | null): value is KernelGrouping {
+  return (KERNEL_GROUPINGS as readonly (string | null)[]).includes(value);
+}
+
+export interface KernelRow {
+  readonly name: string;
+  /** The launching operator (group_by=op_and_name). */
+  readonly op: string | null;
+  readonly calls: number;
+  readonly total: number;
+  readonly mean: number;
+  readonly min: number;
+  readonly max: number;
+  /** Duration-weighted mean blocks per SM, when the trace records it. */
+  readonly blocksPerSm: number | null;
+  /** Duration-weighted mean of the profiler's estimate, 0..1. */
+  readonly achievedOccupancy: number | null;
+  readonly tensorCores: boolean;
+}
+
+export interface KernelsData {
+  readonly groupBy: KernelGrouping;
+  readonly rows: readonly KernelRow[];
+  /** Tensor Core kernel time / all kernel time. */
+  readonly tensorCoreShare: number;
+  /** All kernel time, µs. */
+  readonly total: number;
+}
+
+export function parseKernelRow(value: unknown): KernelRow | null {
+  if (!isObject(value) || typeof value["name"] !== "string") return null;
+  return {
+    name: value["name"],
+    op: nullableStringField(value, "op"),
+    calls: numberField(value, "calls"),
+    total: numberField(value, "total"),
+    mean: numberField(value, "mean"),
+    min: numberField(value, "min"),
+    max: numberField(value, "max"),
+    blocksPerSm: nullableNumberField(value, "blocks_per_sm"),
+    achievedOccupancy: nullableNumberField(value, "achieved_occupancy"),
+    tensorCores: booleanField(value, "tensor_cores"),
+  };
+}
+
+export function parseKernels(json: unknown): KernelsData {
+  if (!isObject(json) || !Array.isArray(json["rows"])) throw new Error("the kernels answer has no 'rows' list");
+  const groupBy = stringField(json, "group_by", "name");
+  const rows = listField(json, "rows", parseKernelRow);
+  const total = numberField(json, "total");
+  return {
+    groupBy: isKernelGrouping(groupBy) ? groupBy : "name",
+    rows,
+    tensorCoreShare: numberField(json, "tensor_core_share"),
+    total: Number.isFinite(total) ? total : rows.reduce((sum, row) => sum + (Number.isFinite(row.total) ? row.total : 0), 0),
+  };
+}
+
+export async function fetchKernels(
+  api: ApiClient,
+  ref: SpanRef,
+  groupBy: KernelGrouping,
+  signal?: AbortSignal,
+): Promise<ApiResult<KernelsData>> {
+  return parsedResult(await api.spanRoute("kernels", ref, { group_by: groupBy }, signal), "kernels", parseKernels);
+}

@@ -1,0 +1,311 @@
+// A sortable, filterable table that stays fast with any number of rows: rows have a fixed
+// height and only the ones in view (plus a few) are in the DOM, absolutely positioned in a
+// body as tall as all rows. Cells are text only. Sorting/filtering logic: lib/table_model.ts.
+import {
+  filterRows,
+  scrollToReveal,
+  sortRows,
+  visibleWindow,
+  type RowWindow,
+  type SortDirection,
+  type SortState,
+  type SortValue,
+} from "../lib/table_model";
+import { el } from "./dom";
+import { installTooltips, passiveTip } from "./tooltip";
+
+export interface TableColumn<T> {
+  readonly id: string;
+  readonly label: string;
+  /** Unit shown in the header, e.g. "µs". */
+  readonly unit?: string;
+  /** Header tooltip: what the column is and how it is computed. */
+  readonly tip?: string;
+  /** Minimum width, px; `grow` > 0 lets the column take a share of spare width. */
+  readonly width: number;
+  readonly grow?: number;
+  readonly align?: "left" | "right" | "center";
+  readonly sortValue: (row: T) => SortValue;
+  readonly text: (row: T) => string;
+  /** Tooltip of a cell (e.g. the full name when it is cut). */
+  readonly cellTip?: (row: T) => string | null;
+  /** Direction of the first click on the header (numbers: largest first). */
+  readonly firstDirection?: SortDirection;
+}
+
+export interface VirtualTableOptions<T> {
+  readonly columns: readonly TableColumn<T>[];
+  readonly rowKey: (row: T) => string;
+  /** Text the filter box searches in. */
+  readonly filterText: (row: T) => string;
+  readonly sort: SortState;
+  readonly onSortChange?: (sort: SortState) => void;
+  /** Click, Enter or Space on a row. */
+  readonly onActivate?: (row: T) => void;
+  readonly label: string;
+  readonly testId: string;
+  /** Shown instead of rows when the filter matches nothing. */
+  readonly emptyText?: string;
+  readonly rowHeight?: number;
+  /** Height of the scrolling area, px (the table is shorter when its rows are). */
+  readonly maxHeight?: number;
+  /** Aborting removes the table's observers. */
+  readonly signal?: AbortSignal;
+}
+
+export interface VirtualTable<T> {
+  readonly root: HTMLElement;
+  setRows(rows: readonly T[]): void;
+  setFilter(query: string): void;
+  setSort(sort: SortState): void;
+  setSelected(key: string | null): void;
+  /** The rows after filtering and sorting, in display order. */
+  visibleRows(): readonly T[];
+}
+
+interface RenderedRow {
+  readonly element: HTMLElement;
+  readonly cells: HTMLElement[];
+  index: number;
+  version: number;
+}
+
+const DEFAULT_ROW_HEIGHT = 28;
+const DEFAULT_MAX_HEIGHT = 520;
+
+function templateColumns<T>(columns: readonly TableColumn<T>[]): string {
+  return columns
+    .map((column) => ((column.grow ?? 0) > 0 ? `minmax(${column.width}px, ${column.grow}fr)` : `${column.width}px`))
+    .join(" ");
+}
+
+export function createVirtualTable<T>(options: VirtualTableOptions<T>): VirtualTable<T> {
+  const columns = options.columns;
+  const rowHeight = options.rowHeight ?? DEFAULT_ROW_HEIGHT;
+  let allRows: readonly T[] = [];
+  let shown: readonly T[] = [];
+  let query = "";
+  let sort = options.sort;
+  let selectedKey: string | null = null;
+  /** Bumped whenever `shown` changes, so recycled row elements know to refill their cells. */
+  let version = 0;
+  let frame: number | null = null;
+  let lastWindow: RowWindow = { start: 0, end: 0 };
+  const pool: RenderedRow[] = [];
+
+  const template = templateColumns(columns);
+  const minWidth = columns.reduce((sum, column) => sum + column.width, 0);
+  const headerButtons = new Map<string, HTMLElement>();
+  const header = el("div", { className: "ps-vtable-head", attrs: { role: "row" } });
+  header.style.gridTemplateColumns = template;
+  for (const column of columns) {
+    // Label (with the sort arrow) on one line, the unit under it, so every header has the same shape.
+    const button = el(
+      "button",
+      { className: `ps-vtable-sort ps-align-${column.align ?? "left"}`, attrs: { type: "button", "data-column": column.id } },
+      el(
+        "span",
+        { className: "ps-vtable-label" },
+        column.label,
+        el("span", { className: "ps-vtable-arrow", attrs: { "aria-hidden": "true" } }),
+      ),
+      el("span", { className: "ps-vtable-unit" }, column.unit ?? ""),
+    );
+    if (column.tip !== undefined) passiveTip(button, column.tip);
+    button.addEventListener("click", () => {
+      const direction: SortDirection =
+        sort.column === column.id ? (sort.direction === "asc" ? "desc" : "asc") : (column.firstDirection ?? "desc");
+      applySort({ column: column.id, direction });
+      options.onSortChange?.(sort);
+    });
+    const cell = el("div", { className: "ps-vtable-th", attrs: { role: "columnheader" } }, button);
+    headerButtons.set(column.id, cell);
+    header.appendChild(cell);
+  }
+
+  const body = el("div", { className: "ps-vtable-body", attrs: { role: "rowgroup" } });
+  const inner = el("div", { className: "ps-vtable-inner" }, header, body);
+  inner.style.minWidth = `${minWidth}px`;
+  const scroller = el("div", { className: "ps-vtable-scroll" }, inner);
+  scroller.style.maxHeight = `${options.maxHeight ?? DEFAULT_MAX_HEIGHT}px`;
+  const empty = el("div", { className: "ps-vtable-empty", hidden: true }, options.emptyText ?? "No rows match the filter.");
+  const root = el(
+    "div",
+    { className: "ps-vtable", testId: options.testId, attrs: { role: "table", "aria-label": options.label } },
+    scroller,
+    empty,
+  );
+
+  function updateHeader(): void {
+    for (const [id, cell] of headerButtons) {
+      const active = id === sort.column;
+      cell.setAttribute("aria-sort", active ? (sort.direction === "asc" ? "ascending" : "descending") : "none");
+      const arrow = cell.querySelector(".ps-vtable-arrow");
+      if (arrow !== null) arrow.textContent = active ? (sort.direction === "asc" ? " ▲" : " ▼") : "";
+    }
+  }
+
+  function recompute(): void {
+    const column = columns.find((candidate) => candidate.id === sort.column) ?? columns[0];
+    const filtered = filterRows(allRows, query, options.filterText);
+    shown = column === undefined ? filtered : sortRows(filtered, column.sortValue, sort.direction);
+    version += 1;
+    root.setAttribute("aria-rowcount", String(shown.length + 1));
+    root.dataset["rows"] = String(shown.length);
+    body.style.height = `${shown.length * rowHeight}px`;
+    empty.hidden = shown.length > 0 || allRows.length === 0;
+    updateHeader();
+    renderNow();
+  }
+
+  function applySort(next: SortState): void {
+    sort = next;
+    recompute();
+  }
+
+  function viewportHeight(): number {
+    // The sticky header covers the top of the scrolling area.
+    const height = scroller.clientHeight > 0 ? scroller.clientHeight : (options.maxHeight ?? DEFAULT_MAX_HEIGHT);
+    return Math.max(rowHeight, height - header.offsetHeight);
+  }
+
+  function makeRow(): RenderedRow {
+    const cells = columns.map((column) =>
+      el("div", { className: `ps-vtable-td ps-align-${column.align ?? "left"}`, attrs: { role: "cell" } }),
+    );
+    const element = el("div", { className: "ps-vtable-row", attrs: { role: "row", tabindex: "0" } }, ...cells);
+    element.style.gridTemplateColumns = template;
+    element.style.height = `${rowHeight}px`;
+    body.appendChild(element);
+    return { element, cells, index: -1, version: -1 };
+  }
+
+  function fill(rendered: RenderedRow, index: number): void {
+    const row = shown[index];
+    if (row === undefined) return;
+    rendered.index = index;
+    rendered.version = version;
+    rendered.element.dataset["index"] = String(index);
+    rendered.element.setAttribute("aria-rowindex", String(index + 2));
+    columns.forEach((column, columnIndex) => {
+      const cell = rendered.cells[columnIndex];
+      if (cell === undefined) return;
+      cell.textContent = column.text(row);
+      const cellTip = column.cellTip?.(row) ?? null;
+      if (cellTip !== null && cellTip !== "") cell.dataset["tip"] = cellTip;
+      else delete cell.dataset["tip"];
+    });
+  }
+
+  function renderNow(): void {
+    frame = null;
+    const window = visibleWindow(scroller.scrollTop, viewportHeight(), rowHeight, shown.length);
+    lastWindow = window;
+    const count = window.end - window.start;
+    while (pool.length < count) pool.push(makeRow());
+    pool.forEach((rendered, slot) => {
+      const index = window.start + slot;
+      if (slot >= count) {
+        rendered.element.hidden = true;
+        rendered.index = -1;
+        return;
+      }
+      rendered.element.hidden = false;
+      if (rendered.index !== index || rendered.version !== version) fill(rendered, index);
+      rendered.element.style.transform = `translateY(${index * rowHeight}px)`;
+      const row = shown[index];
+      const selected = row !== undefined && selectedKey !== null && options.rowKey(row) === selectedKey;
+      rendered.element.setAttribute("aria-selected", String(selected));
+    });
+  }
+
+  function scheduleRender(): void {
+    if (frame !== null) return;
+    frame = requestAnimationFrame(renderNow);
+  }
+
+  function rowIndexOf(target: EventTarget | null): number | null {
+    if (!(target instanceof Element)) return null;
+    const element = target.closest<HTMLElement>(".ps-vtable-row");
+    const index = Number(element?.dataset["index"]);
+    return element !== null && Number.isInteger(index) ? index : null;
+  }
+
+  function activate(index: number): void {
+    const row = shown[index];
+    if (row !== undefined) options.onActivate?.(row);
+  }
+
+  function focusRow(index: number): void {
+    if (index < 0 || index >= shown.length) return;
+    const reveal = scrollToReveal(index, scroller.scrollTop, viewportHeight(), rowHeight);
+    if (reveal !== null) scroller.scrollTop = reveal;
+    renderNow();
+    pool.find((rendered) => rendered.index === index && !rendered.element.hidden)?.element.focus({ preventScroll: true });
+  }
+
+  scroller.addEventListener("scroll", scheduleRender, { passive: true });
+  body.addEventListener("click", (event) => {
+    const index = rowIndexOf(event.target);
+    if (index !== null) activate(index);
+  });
+  body.addEventListener("keydown", (event) => {
+    const index = rowIndexOf(event.target);
+    if (index === null) return;
+    const page = Math.max(1, Math.floor(viewportHeight() / rowHeight) - 1);
+    const moves: Readonly<Record<string, number>> = {
+      ArrowDown: index + 1,
+      ArrowUp: index - 1,
+      PageDown: Math.min(shown.length - 1, index + page),
+      PageUp: Math.max(0, index - page),
+      Home: 0,
+      End: shown.length - 1,
+    };
+    const next = moves[event.key];
+    if (event.key === "Enter" || event.key === " ") activate(index);
+    else if (next !== undefined) focusRow(next);
+    else return;
+    event.preventDefault();
+  });
+
+  if (typeof ResizeObserver !== "undefined") {
+    const observer = new ResizeObserver(() => {
+      const window = visibleWindow(scroller.scrollTop, viewportHeight(), rowHeight, shown.length);
+      if (window.start !== lastWindow.start || window.end !== lastWindow.end) scheduleRender();
+    });
+    observer.observe(scroller);
+    options.signal?.addEventListener("abort", () => observer.disconnect(), { once: true });
+  }
+  options.signal?.addEventListener(
+    "abort",
+    () => {
+      if (frame !== null) cancelAnimationFrame(frame);
+      frame = null;
+    },
+    { once: true },
+  );
+
+  installTooltips(document);
+  updateHeader();
+  return {
+    root,
+    setRows(rows) {
+      allRows = rows;
+      recompute();
+    },
+    setFilter(next) {
+      if (next === query) return;
+      query = next;
+      scroller.scrollTop = 0;
+      recompute();
+    },
+    setSort(next) {
+      applySort(next);
+    },
+    setSelected(key) {
+      selectedKey = key;
+      renderNow();
+    },
+    visibleRows: () => shown,
+  };
+}

@@ -1,0 +1,208 @@
+// The parts of the Overview page, each built from the parsed `overview` answer.
+import type { DeviceSummary, OverviewData, Recommendation } from "../api/overview";
+import { createStackedColumnChart } from "../components/chart";
+import { el } from "../components/dom";
+import { keyValueList, metricLabel } from "../components/view_parts";
+import { stepAxisLabels } from "../lib/chart_data";
+import { formatBytes, formatCount, formatPercent } from "../lib/format";
+import {
+  evidenceLabel,
+  formatAxisDuration,
+  formatEvidenceValue,
+  formatMicros,
+  formatQuantity,
+  formatTime,
+  orDash,
+} from "../lib/metric_format";
+import { CATEGORY_INFO, METRIC_DEFINITIONS as DEF } from "../lib/metrics";
+
+function percentOrDash(value: number | null): string {
+  return orDash(value, (share) => formatPercent(share));
+}
+
+function deviceCard(device: DeviceSummary): HTMLElement {
+  return el(
+    "article",
+    { className: "ps-card", testId: "gpu-card", attrs: { "data-device": String(device.id) } },
+    el("h3", {}, `GPU ${device.id}: `, device.name),
+    keyValueList([
+      { label: "Name", tip: DEF.deviceName, value: device.name },
+      { label: "Memory", tip: DEF.deviceMemory, value: orDash(device.memory, formatBytes) },
+      { label: "Compute capability", tip: DEF.computeCapability, value: device.computeCapability ?? "—" },
+      { label: "SMs", tip: DEF.numSms, value: orDash(device.numSms, formatCount) },
+      { label: "GPU utilization", tip: DEF.utilization, value: percentOrDash(device.utilization), testId: "gpu-utilization" },
+      { label: "Est. SM efficiency", tip: DEF.smEfficiency, value: percentOrDash(device.smEfficiency) },
+      { label: "Est. achieved occupancy", tip: DEF.achievedOccupancy, value: percentOrDash(device.achievedOccupancy) },
+      { label: "Tensor Core share", tip: DEF.tensorCoreShare, value: percentOrDash(device.tensorCoreShare) },
+      { label: "Kernel time", tip: DEF.kernelTime, value: orDash(device.kernelTime, formatTime) },
+    ]),
+  );
+}
+
+export function gpuSummarySection(data: OverviewData): HTMLElement | null {
+  if (data.devices.length === 0) return null;
+  return el(
+    "section",
+    { className: "ps-section", testId: "gpu-summary" },
+    el("h2", {}, data.devices.length === 1 ? "GPU summary" : `GPU summary (${data.devices.length} GPUs)`),
+    el("div", { className: "ps-cards" }, ...data.devices.map(deviceCard)),
+  );
+}
+
+/** The stacked column chart of the steps, with a legend that reads out the hovered step. */
+export function breakdownChartSection(data: OverviewData, signal: AbortSignal): HTMLElement {
+  const legendTitle = el("p", { className: "ps-legend-title", testId: "breakdown-hover" });
+  const valueCells = new Map<string, HTMLElement>();
+  const legend = el(
+    "ul",
+    { className: "ps-legend", testId: "breakdown-legend" },
+    ...data.categories.map((category) => {
+      const info = CATEGORY_INFO[category];
+      const swatch = el("span", { className: "ps-swatch" });
+      swatch.style.background = info.color;
+      const value = el("span", { className: "ps-legend-value" });
+      valueCells.set(category, value);
+      return el("li", {}, swatch, metricLabel(info.label, info.definition), value);
+    }),
+  );
+
+  function showStep(index: number | null): void {
+    const step = index !== null ? data.steps[index] : undefined;
+    const total = step !== undefined ? step.dur : data.meanStepTime;
+    legendTitle.textContent =
+      step !== undefined ? `${step.name}: ${formatTime(step.dur)}` : `Mean per step: ${formatTime(data.meanStepTime)}`;
+    for (const category of data.categories) {
+      const value = (step !== undefined ? step.breakdown[category] : data.breakdown[category]) ?? Number.NaN;
+      const cell = valueCells.get(category);
+      if (cell !== undefined) cell.textContent = `${formatTime(value)} (${formatPercent(total > 0 ? value / total : Number.NaN)})`;
+    }
+  }
+  showStep(null);
+
+  const chart =
+    data.steps.length > 0
+      ? createStackedColumnChart({
+          columnLabels: stepAxisLabels(data.steps.map((step) => step.name)),
+          layers: data.categories.map((category) => ({
+            label: CATEGORY_INFO[category].label,
+            color: CATEGORY_INFO[category].color,
+            values: data.steps.map((step) => step.breakdown[category] ?? 0),
+          })),
+          valueFormat: formatAxisDuration,
+          xLabel: data.stepSource === "ProfilerStep" ? "ProfilerStep #" : "Step",
+          yLabel: "Step time",
+          ariaLabel: `Step time breakdown of ${data.steps.length} steps, stacked by category`,
+          testId: "breakdown-chart",
+          onHover: showStep,
+          signal,
+        })
+      : el("p", { className: "ps-muted" }, "No steps to chart.");
+  return el(
+    "section",
+    { className: "ps-section ps-panel", testId: "breakdown-section" },
+    el("h2", {}, metricLabel("Step time breakdown", DEF.stepTime)),
+    chart,
+    legendTitle,
+    legend,
+  );
+}
+
+/** Mean time per category and its share of the mean step time. */
+export function averagesSection(data: OverviewData): HTMLElement {
+  const mean = data.meanStepTime;
+  const rows = data.categories.map((category) => {
+    const info = CATEGORY_INFO[category];
+    const value = data.breakdown[category] ?? Number.NaN;
+    const share = mean > 0 ? value / mean : Number.NaN;
+    const swatch = el("span", { className: "ps-swatch" });
+    swatch.style.background = info.color;
+    const bar = el("span", {});
+    bar.style.width = `${Number.isFinite(share) ? Math.min(100, share * 100) : 0}%`;
+    bar.style.background = info.color;
+    return el(
+      "tr",
+      { attrs: { "data-category": category } },
+      el("td", {}, swatch, metricLabel(info.label, info.definition)),
+      el("td", { className: "ps-num", testId: `average-${category}` }, formatMicros(value)),
+      el(
+        "td",
+        { className: "ps-num", testId: `share-${category}` },
+        formatPercent(share),
+        el("span", { className: "ps-inline-bar", attrs: { "aria-hidden": "true" } }, bar),
+      ),
+    );
+  });
+  return el(
+    "section",
+    { className: "ps-section ps-panel", testId: "averages-section" },
+    el("h2", {}, "Average per step"),
+    el(
+      "table",
+      { className: "ps-table", testId: "averages-table" },
+      el(
+        "thead",
+        {},
+        el(
+          "tr",
+          {},
+          el("th", {}, "Category"),
+          el("th", { className: "ps-num" }, metricLabel("Mean per step", DEF.meanStepTime)),
+          el("th", { className: "ps-num" }, metricLabel("% of step time", DEF.share)),
+        ),
+      ),
+      el("tbody", {}, ...rows),
+      el(
+        "tfoot",
+        {},
+        el(
+          "tr",
+          {},
+          el("td", {}, metricLabel("Step time", DEF.meanStepTime)),
+          el("td", { className: "ps-num", testId: "average-step-time" }, formatMicros(mean)),
+          el("td", { className: "ps-num" }, formatPercent(mean > 0 ? 1 : Number.NaN)),
+        ),
+      ),
+    ),
+  );
+}
+
+export function benchmarkSection(data: OverviewData): HTMLElement | null {
+  const figures = data.benchmark;
+  if (figures === null) return null;
+  return el(
+    "section",
+    { className: "ps-section ps-panel", testId: "benchmark-section" },
+    el("h2", {}, "Benchmark"),
+    keyValueList([
+      { label: "Steps", tip: DEF.benchmarkSteps, value: formatCount(figures.steps) },
+      { label: "Mean step time", tip: DEF.meanStepTime, value: formatTime(figures.meanStepTime) },
+      { label: "Min step time", tip: DEF.minStepTime, value: formatTime(figures.minStepTime) },
+      { label: "Max step time", tip: DEF.maxStepTime, value: formatTime(figures.maxStepTime) },
+      { label: "Steps per second", tip: DEF.stepsPerSecond, value: formatQuantity(figures.stepsPerSecond) },
+      { label: "Reader cost", tip: DEF.readerCost, value: formatTime(figures.readerCost) },
+      { label: "DataLoader share", tip: DEF.dataloaderShare, value: formatPercent(figures.dataloaderShare) },
+      { label: "Batch size", tip: DEF.batchSize, value: orDash(figures.batchSize, formatCount) },
+      { label: "Samples per second", tip: DEF.samplesPerSecond, value: orDash(figures.samplesPerSecond, (v) => formatQuantity(v)) },
+    ]),
+  );
+}
+
+function recommendationItem(recommendation: Recommendation): HTMLElement {
+  const evidence = Object.entries(recommendation.evidence).map(([key, value]) =>
+    el("div", {}, el("dt", {}, evidenceLabel(key)), el("dd", {}, formatEvidenceValue(key, value))),
+  );
+  return el(
+    "li",
+    { className: "ps-reco", testId: "recommendation", attrs: { "data-id": recommendation.id } },
+    el("p", {}, recommendation.text),
+    evidence.length > 0 ? el("dl", { className: "ps-evidence" }, ...evidence) : null,
+  );
+}
+
+export function recommendationsSection(data: OverviewData): HTMLElement {
+  const body =
+    data.recommendations.length > 0
+      ? el("ul", { className: "ps-recos" }, ...data.recommendations.map(recommendationItem))
+      : el("p", { className: "ps-muted" }, "Nothing stands out in this span.");
+  return el("section", { className: "ps-section ps-panel", testId: "recommendations" }, el("h2", {}, "Recommendations"), body);
+}
