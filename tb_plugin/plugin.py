@@ -20,6 +20,8 @@ from .runs import RunManager
 from .runs import SpanFailed, SpanLoading
 from .views import distributed, kernels, memory, modules, operators, overview, stacks, summary, trace
 
+# is_active() waits this long at most for the first scan of the logdir (usually milliseconds).
+FIRST_SCAN_WAIT_SECONDS = 2.0
 STATIC_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "static")
 
 
@@ -63,13 +65,19 @@ class ProfscopePlugin(base_plugin.TBPlugin):
         return self._manager
 
     def is_active(self) -> bool:
-        """Cheap, sticky and never raising: true once a scan has found a run."""
+        """Cheap, sticky and never raising: true once the logdir has a trace file, complete or not.
+
+        Files still being written count too: TensorBoard asks once when its page loads, and a
+        job that is writing its first span must not leave the tab hidden.
+        """
         if self._active:
             return True
         if not self._logdir or "://" in self._logdir:
             return False
         try:
-            self._active = bool(self.manager.runs())
+            manager = self.manager
+            manager.wait_for_first_scan(FIRST_SCAN_WAIT_SECONDS)
+            self._active = bool(manager.runs()) or manager.pending_files() > 0
         except Exception:  # noqa: BLE001
             return False
         return self._active

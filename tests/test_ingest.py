@@ -212,3 +212,43 @@ def test_overrunning_slice_is_not_a_child(tmp_path: Path) -> None:
     assert model.slices.depth[rows["b"]] == 0 and model.slices.parent[rows["b"]] == -1
     assert model.slices.parent[rows["c"]] == rows["b"] and model.slices.depth[rows["c"]] == 1
     assert model.slices.depth[rows["d"]] == 0
+
+
+def _same_model(a, b) -> None:
+    # String ids depend on the order strings were first met; compare the strings themselves.
+    assert a.num_events == b.num_events and a.tracks == b.tracks
+    for name in ("event_id", "start", "dur", "depth", "parent", "external_id"):
+        assert np.array_equal(getattr(a.slices, name), getattr(b.slices, name)), name
+    for name in ("name", "input_dims", "cat"):
+        text_a = [a.strings[i] if i >= 0 else None for i in getattr(a.slices, name)]
+        text_b = [b.strings[i] if i >= 0 else None for i in getattr(b.slices, name)]
+        assert text_a == text_b, name
+    assert np.array_equal(a.flows.src, b.flows.src) and np.array_equal(a.counters.value, b.counters.value)
+
+
+def test_small_chunks_give_the_same_model(monkeypatch) -> None:
+    from profscope.tb_plugin.ingest import kineto
+
+    path = str(shared_trace("kineto_resnet50/resnet50_num_workers_0/worker0.1623143089861.pt.trace.json.gz"))
+    whole = load_trace(path)
+    monkeypatch.setattr(kineto, "CHUNK_BYTES", 4096)
+    chunked = load_trace(path)
+    assert chunked.stats["chunking"] == "guessed"
+    _same_model(whole, chunked)
+
+
+def test_a_wrong_guess_falls_back_to_exact_chunks(tmp_path: Path, monkeypatch) -> None:
+    from profscope.tb_plugin.ingest import kineto
+
+    # Arguments holding a list of objects look like event boundaries ("},\n{") to the guesser.
+    nested = [{"k": i} for i in range(50)]
+    events = [x(f"op{i}", i * 10, 5, args={"External id": i, "objs": nested}) for i in range(200)]
+    events.append({"ph": "C", "name": "mem", "pid": 1, "tid": 1, "ts": 3, "args": {"used": 7}})
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(trace(events), indent=1))
+    exact = load_trace(str(path))
+    monkeypatch.setattr(kineto, "CHUNK_BYTES", 300)
+    guessed = load_trace(str(path))
+    assert guessed.stats["chunking"] == "exact"
+    _same_model(exact, guessed)
+    assert list(guessed.counters.value) == [7.0]

@@ -180,3 +180,13 @@ def test_flamegraph_modules_and_folded_stacks_routes(gpu_client) -> None:
     assert lines and all(line.rsplit(" ", 1)[1].isdigit() for line in lines)
     response = gpu_client.client.get("/data/plugin/profscope/stacks/folded", query_string={"run": "x", "worker": "y"})
     assert response.status_code == 404
+
+
+def test_active_while_the_first_span_is_still_being_written(tmp_path: Path, make_client) -> None:
+    logdir = tmp_path / "live"
+    (logdir / "job").mkdir(parents=True)
+    (logdir / "job" / "worker0.5.pt.trace.json").write_text('{"traceEvents": [')  # being written right now
+    client = make_client(logdir)
+    assert client.plugin.is_active() is True
+    _, body = client.get("runs")
+    assert body["runs"] == [] and body["pending_files"] == 1

@@ -18,6 +18,7 @@ most one chunk of Python objects is alive at a time.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 from operator import attrgetter, itemgetter
 from typing import Any, Callable, Optional, Sequence, Union
@@ -132,6 +133,8 @@ _PHASE_COMPLETE, _PHASE_INSTANT, _PHASE_COUNTER, _PHASE_FLOW, _PHASE_META = rang
 _PHASE_CLASS = {"X": _PHASE_COMPLETE, "i": _PHASE_INSTANT, "I": _PHASE_INSTANT, "C": _PHASE_COUNTER,
                 "s": _PHASE_FLOW, "t": _PHASE_FLOW, "f": _PHASE_FLOW, "M": _PHASE_META}
 FLOW_START, FLOW_STEP, FLOW_END = 0, 1, 2
+# Operators that carry collective arguments ("Collective name", message sizes).
+_COLLECTIVE_ARGS_NAME = re.compile(r"^(record_param_comms$|nccl:|gloo:|c10d::|hccl:|xccl:)")
 _FLOW_PHASE = {"s": FLOW_START, "t": FLOW_STEP, "f": FLOW_END}
 
 
@@ -194,60 +197,108 @@ def us_to_ns(us: np.ndarray) -> np.ndarray:
     return whole.astype(np.int64) * 1000 + np.rint((us - whole) * 1000.0).astype(np.int64)
 
 
-def split_top_level(data: bytearray) -> tuple[list[Raw], dict[str, Any]]:
-    """Find the events (as raw byte ranges) and decode the small top-level metadata."""
+def _address(buffer: Any) -> int:
+    return int(np.frombuffer(buffer, dtype=np.uint8).ctypes.data) if len(buffer) else 0
+
+
+def _events_region(data: bytearray) -> tuple[int, int, dict[str, Any]]:
+    """Byte range inside the events array (after its '[', up to its ']') and the top-level metadata."""
     start = 0
     while start < len(data) and data[start] in b" \t\r\n\xef\xbb\xbf":
         start += 1
     if start >= len(data):
         raise TraceFormatError("the file is empty")
+    if data[start : start + 1] == b"[":  # a bare array of events
+        end = len(data)
+        while end > start and data[end - 1] in b" \t\r\n":
+            end -= 1
+        if end - start < 2 or data[end - 1 : end] != b"]":
+            raise TraceFormatError("invalid JSON: the array of events is not closed (truncated file?)")
+        return start + 1, end - 1, {}
+    if data[start : start + 1] != b"{":
+        raise TraceFormatError("not a JSON trace: it does not start with '{' or '['")
     try:
-        if data[start : start + 1] == b"[":
-            return _RAW_LIST.decode(data), {}
-        if data[start : start + 1] != b"{":
-            raise TraceFormatError("not a JSON trace: it does not start with '{' or '['")
         top = _RAW_OBJECT.decode(data)
     except msgspec.DecodeError as exc:
         raise TraceFormatError(f"invalid JSON: {exc}") from exc
     events_raw = top.pop("traceEvents", None)
     if events_raw is None:
         raise TraceFormatError("not a trace: the JSON object has no 'traceEvents'")
+    if bytes(memoryview(events_raw)[:1]) != b"[":
+        raise TraceFormatError("not a trace: 'traceEvents' is not a list")
     metadata: dict[str, Any] = {}
     for key, raw in top.items():
         if len(raw) <= 1 << 20:  # keep small top-level values; huge unknown blobs are skipped
             metadata[key] = msgspec.json.decode(raw)
+    offset = _address(events_raw) - _address(data)
+    return offset + 1, offset + len(events_raw) - 1, metadata
+
+
+# Between two events: a closing brace, a comma and the next opening brace. Strings cannot hold
+# raw newlines, so a match is either between events or inside a nested value; a chunk cut at the
+# wrong place cannot be balanced JSON, so its decode fails and the exact path takes over.
+_EVENT_SEPARATOR = re.compile(rb"\}\s*,\s*\{")
+CHUNK_BYTES = 8 << 20
+
+
+class _BadSplit(Exception):
+    """A guessed chunk boundary was not between two events."""
+
+
+def _guessed_chunks(data: bytearray, start: int, end: int, chunk_bytes: Optional[int] = None) -> list[tuple[int, int]]:
+    """Chunk byte ranges cut at separators found near every ``chunk_bytes``."""
+    chunk_bytes = chunk_bytes or CHUNK_BYTES
+    chunks: list[tuple[int, int]] = []
+    a = start
+    while a < end:
+        if a + chunk_bytes >= end:
+            chunks.append((a, end))
+            break
+        m = _EVENT_SEPARATOR.search(data, a + chunk_bytes, end)
+        if m is None:
+            chunks.append((a, end))
+            break
+        chunks.append((a, m.start() + 1))
+        a = m.end() - 1
+    return chunks
+
+
+def _exact_chunks(data: bytearray, start: int, end: int) -> list[tuple[int, int]]:
+    """Chunk byte ranges from every event's exact position (a full skim of the events)."""
     try:
-        events = _RAW_LIST.decode(events_raw)
+        raws = _RAW_LIST.decode(memoryview(data)[start - 1 : end + 1])
+    except msgspec.DecodeError as exc:
+        raise TraceFormatError(f"invalid JSON: {exc}") from exc
     except msgspec.ValidationError as exc:
         raise TraceFormatError(f"not a trace: 'traceEvents' is not a list ({exc})") from exc
-    return events, metadata
+    base = _address(data)
+    chunks = []
+    for first in range(0, len(raws), CHUNK_EVENTS):
+        last = min(first + CHUNK_EVENTS, len(raws)) - 1
+        chunks.append((_address(raws[first]) - base, _address(raws[last]) - base + len(raws[last])))
+    return chunks
 
 
-def _address(buffer: Any) -> int:
-    return int(np.frombuffer(buffer, dtype=np.uint8).ctypes.data) if len(buffer) else 0
+def _with_brackets(data: bytearray, a: int, b: int, decode: Callable[[memoryview], Any]) -> Any:
+    """Decode data[a:b] (events separated by commas) as a JSON array, in place, without a copy.
 
-
-def _decode_chunk(data: bytearray, base: int, first: Raw, last: Raw) -> list[Any]:
-    """Decode the events from ``first`` to ``last`` (inclusive) in place, without copying them.
-
-    The byte before the first event (a comma, a bracket or white space) and the byte after
-    the last one are overwritten with ``[`` and ``]`` for the decode, then restored.
+    The byte before ``a`` (a comma, the array's bracket or white space) and the byte at ``b``
+    are overwritten with ``[`` and ``]`` for the decode, then restored.
     """
-    begin = _address(first) - base - 1
-    end = _address(last) - base + len(last)
-    saved = (data[begin], data[end])
-    data[begin] = 0x5B  # [
-    data[end] = 0x5D  # ]
-    view = memoryview(data)[begin : end + 1]
+    saved = (data[a - 1], data[b])
+    data[a - 1] = 0x5B  # [
+    data[b] = 0x5D  # ]
     try:
-        try:
-            return _STRICT_DECODER.decode(view)
-        except msgspec.ValidationError:
-            return _lenient_events(_LENIENT_DECODER.decode(view))
-    except msgspec.DecodeError as exc:
-        raise TraceFormatError(f"invalid event: {exc}") from exc
+        return decode(memoryview(data)[a - 1 : b + 1])
     finally:
-        data[begin], data[end] = saved
+        data[a - 1], data[b] = saved
+
+
+def _decode_events(view: memoryview) -> list[Any]:
+    try:
+        return _STRICT_DECODER.decode(view)
+    except msgspec.ValidationError:
+        return _lenient_events(_LENIENT_DECODER.decode(view))
 
 
 def _lenient_events(events: list[_LenientEvent]) -> list[_Event]:
@@ -318,21 +369,40 @@ class _ChunkReader:
         self.raw_strings = RawJsonStrings(strings)
         self.scalars = ScalarKeys(strings)
         self.phases = StringTable()
+        self.bindings = StringTable()
+        self.string_flow_ids = StringTable()
         self.last_phase_class = np.zeros(0, dtype=np.int8)
         self.phase_counts: dict[str, int] = {}
         self.category_counts: dict[str, int] = {}
-        # Lookup tables indexed by category string id, grown as new categories appear.
-        self._device_cat = np.zeros(0, dtype=bool)
-        self._operator_cat = np.zeros(0, dtype=bool)
-        self._python_cat = np.zeros(0, dtype=bool)
+        # Per category string id: which argument group its slices carry (decided once per category).
+        self._category_kind: dict[int, int] = {}
+        # Operator names whose slices can carry collective arguments (decided once per name).
+        self._collective_name: dict[int, bool] = {}
 
-    def _category_tables(self) -> None:
-        strings = self.out.strings.strings
-        if len(self._device_cat) == len(strings):
-            return
-        self._device_cat = np.fromiter((s in DEVICE_CATEGORIES for s in strings), dtype=bool, count=len(strings))
-        self._operator_cat = np.fromiter((s in OPERATOR_CATEGORIES for s in strings), dtype=bool, count=len(strings))
-        self._python_cat = np.fromiter((s == "python_function" for s in strings), dtype=bool, count=len(strings))
+    def _kinds_of(self, cats: np.ndarray) -> np.ndarray:
+        """Per slice: 0 other, 1 operator (shapes, stacks), 2 Python frame, 3 device activity."""
+        unique, inverse = np.unique(cats, return_inverse=True)
+        table = np.empty(len(unique), dtype=np.int8)
+        for i, cat_id in enumerate(unique.tolist()):  # one step per distinct category of the chunk
+            kind = self._category_kind.get(cat_id)
+            if kind is None:
+                text = self.out.strings.strings[cat_id]
+                kind = (3 if text in DEVICE_CATEGORIES else 2 if text in ("python_function", "Python")
+                        else 1 if text in OPERATOR_CATEGORIES else 0)
+                self._category_kind[cat_id] = kind
+            table[i] = kind
+        return table[inverse.reshape(-1)]
+
+    def _collective_names(self, names: np.ndarray) -> np.ndarray:
+        unique, inverse = np.unique(names, return_inverse=True)
+        table = np.empty(len(unique), dtype=bool)
+        for i, name_id in enumerate(unique.tolist()):
+            flag = self._collective_name.get(name_id)
+            if flag is None:
+                flag = bool(_COLLECTIVE_ARGS_NAME.match(self.out.strings.strings[name_id]))
+                self._collective_name[name_id] = flag
+            table[i] = flag
+        return table[inverse.reshape(-1)]
 
     def read(self, events: list[Any], first_event_id: int) -> None:
         n = len(events)
@@ -349,7 +419,6 @@ class _ChunkReader:
         pids = self.scalars.ids(map(_get_pid, events), n)
         tids = self.scalars.ids(map(_get_tid, events), n)
         ts = us_to_ns(_floats(events, _get_ts))
-        self._category_tables()
         for cat_id, count in zip(*np.unique(cats, return_counts=True)):
             text = strings.strings[int(cat_id)]
             self.category_counts[text] = self.category_counts.get(text, 0) + int(count)
@@ -362,7 +431,7 @@ class _ChunkReader:
             self._read_instants(_take(events, rows), rows, event_id, names, cats, pids, tids, ts)
         rows = np.flatnonzero(phase_class == _PHASE_FLOW)
         if len(rows):
-            self._read_flows(_take(events, rows), rows, cats, pids, tids, ts)
+            self._read_flows(_take(events, rows), rows, cats, pids, tids, ts, phase_ids)
         for row in np.flatnonzero(phase_class == _PHASE_META).tolist():
             ev = events[row]
             self.out.meta_events.append((ev.name, int(pids[row]), int(tids[row]), ev.args))
@@ -373,34 +442,41 @@ class _ChunkReader:
         args = list(map(_get_args, evs))
         dur = us_to_ns(_floats(evs, _get_dur))
         external_id = _ints(args, attrgetter("external_id"))
-        external_id_2021 = _ints(args, attrgetter("external_id_2021"))
-        external_id = np.where(external_id >= 0, external_id, external_id_2021)
+        missing = np.flatnonzero(external_id < 0)
+        if len(missing):  # the 2021 format spells it "external id" on runtime calls and kernels
+            external_id[missing] = _ints(_take(args, missing), attrgetter("external_id_2021"))
         cat = cats[rows]
+        kind = self._kinds_of(cat)
         columns: dict[str, np.ndarray] = dict(
             event_id=event_id[rows], pid=pids[rows], tid=tids[rows], start=ts[rows], dur=np.maximum(dur, 0),
             name=names[rows], cat=cat, external_id=external_id, correlation=_ints(args, attrgetter("correlation")),
         )
-        # Operator arguments, only for operator-like slices (most of a trace).
-        op_rows = np.flatnonzero(self._operator_cat[cat] & ~self._python_cat[cat])
+        # Operator arguments, only for operator-like slices.
+        op_rows = np.flatnonzero(kind == 1)
         op_args = _take(args, op_rows)
         self._sparse(columns, n, op_rows, {
             "input_dims": (np.int32, NO_STRING, self.raw_strings.ids(map(attrgetter("input_dims"), op_args), len(op_args))),
             "input_type": (np.int32, NO_STRING, self.raw_strings.ids(map(attrgetter("input_type"), op_args), len(op_args))),
             "call_stack": (np.int32, NO_STRING, self.opt_strings.ids(map(attrgetter("call_stack"), op_args), len(op_args))),
             "sequence": (np.int64, -1, _ints(op_args, attrgetter("sequence"))),
-            "collective": (np.int32, NO_STRING, self.opt_strings.ids(map(attrgetter("collective"), op_args), len(op_args))),
-            "in_msg_nelems": (np.int64, -1, _ints(op_args, attrgetter("in_msg_nelems"))),
-            "out_msg_nelems": (np.int64, -1, _ints(op_args, attrgetter("out_msg_nelems"))),
-            "dtype": (np.int32, NO_STRING, self.opt_strings.ids(map(attrgetter("dtype"), op_args), len(op_args))),
-            "group_size": (np.int32, -1, _ints(op_args, attrgetter("group_size"))),
         })
-        py_rows = np.flatnonzero(self._python_cat[cat])
+        # Collective arguments: only operators named like a collective carry them (record_param_comms, ...).
+        coll_rows = op_rows[self._collective_names(names[rows][op_rows])] if len(op_rows) else op_rows
+        coll_args = _take(args, coll_rows)
+        self._sparse(columns, n, coll_rows, {
+            "collective": (np.int32, NO_STRING, self.opt_strings.ids(map(attrgetter("collective"), coll_args), len(coll_args))),
+            "in_msg_nelems": (np.int64, -1, _ints(coll_args, attrgetter("in_msg_nelems"))),
+            "out_msg_nelems": (np.int64, -1, _ints(coll_args, attrgetter("out_msg_nelems"))),
+            "dtype": (np.int32, NO_STRING, self.opt_strings.ids(map(attrgetter("dtype"), coll_args), len(coll_args))),
+            "group_size": (np.int32, -1, _ints(coll_args, attrgetter("group_size"))),
+        })
+        py_rows = np.flatnonzero(kind == 2)
         py_args = _take(args, py_rows)
         self._sparse(columns, n, py_rows, {
             "python_id": (np.int64, -1, _optional_ints(py_args, attrgetter("python_id"))),
             "python_parent_id": (np.int64, -1, _optional_ints(py_args, attrgetter("python_parent_id"))),
         })
-        dev_rows = np.flatnonzero(self._device_cat[cat])
+        dev_rows = np.flatnonzero(kind == 3)
         dev_args = _take(args, dev_rows)
         self._sparse(columns, n, dev_rows, {
             "device": (np.int32, -1, _ints(dev_args, attrgetter("device"))),
@@ -434,14 +510,24 @@ class _ChunkReader:
         )
 
     def _read_flows(self, evs: Sequence[Any], rows: np.ndarray, cats: np.ndarray, pids: np.ndarray,
-                    tids: np.ndarray, ts: np.ndarray) -> None:
+                    tids: np.ndarray, ts: np.ndarray, phase_ids: np.ndarray) -> None:
         n = len(evs)
+        phase_of = np.array([_FLOW_PHASE.get(p, -1) for p in self.phases.strings], dtype=np.int8)
+        binding = self.bindings.ids(map(attrgetter("bp"), evs), n)
+        enclosing_id = self.bindings.get("e", -2)
         self.out.add(
-            "flows", flow_id=self.scalars.ids(map(attrgetter("id"), evs), n),
-            phase=np.fromiter((_FLOW_PHASE[e.ph] for e in evs), dtype=np.int8, count=n),
-            enclosing=np.fromiter((e.bp == "e" for e in evs), dtype=bool, count=n),
+            "flows", flow_id=self._flow_ids(evs), phase=phase_of[phase_ids[rows]], enclosing=binding == enclosing_id,
             cat=cats[rows], pid=pids[rows], tid=tids[rows], ts=ts[rows],
         )
+
+    def _flow_ids(self, evs: Sequence[Any]) -> np.ndarray:
+        """Flow ids are integers in Kineto; other writers use strings, numbered here (negative)."""
+        try:
+            return np.fromiter(map(attrgetter("id"), evs), dtype=np.int64, count=len(evs))
+        except (TypeError, ValueError, OverflowError):
+            return np.fromiter(
+                (v if isinstance(v, int) and -(2**62) < v < 2**62 else -2 - self.string_flow_ids[str(v)]
+                 for v in map(attrgetter("id"), evs)), dtype=np.int64, count=len(evs))
 
 
 def _read_counters(raw_events: list[Raw], rows: np.ndarray, out: RawColumns, ts: np.ndarray, pids: np.ndarray,
@@ -470,34 +556,48 @@ def _read_counters(raw_events: list[Raw], rows: np.ndarray, out: RawColumns, ts:
 
 def read_kineto(data: bytearray, progress: Optional[Callable[[float], None]] = None) -> RawColumns:
     """Decode a Chrome-trace JSON document (already decompressed) into raw columns."""
-    raw_events, metadata = split_top_level(data)
+    start, end, metadata = _events_region(data)
+    try:
+        return _read_chunks(data, _guessed_chunks(data, start, end), metadata, progress, guessed=True)
+    except _BadSplit:
+        return _read_chunks(data, _exact_chunks(data, start, end), metadata, progress, guessed=False)
+
+
+def _read_chunks(data: bytearray, chunks: list[tuple[int, int]], metadata: dict[str, Any],
+                 progress: Optional[Callable[[float], None]], guessed: bool) -> RawColumns:
     out = RawColumns(strings=StringTable(), metadata=metadata, stats={})
     reader = _ChunkReader(out)
-    base = _address(data)
-    total = len(raw_events)
-    for first in range(0, total, CHUNK_EVENTS):
-        last = min(first + CHUNK_EVENTS, total) - 1
-        events = _decode_chunk(data, base, raw_events[first], raw_events[last])
-        if len(events) != last - first + 1:
-            raise TraceFormatError("internal error: chunk boundaries do not match the events")
+    total_bytes = max(sum(b - a for a, b in chunks), 1)
+    done_bytes = 0
+    first = 0
+    for a, b in chunks:
+        try:
+            events = _with_brackets(data, a, b, _decode_events)
+        except msgspec.DecodeError as exc:
+            if guessed:
+                raise _BadSplit() from exc
+            raise TraceFormatError(f"invalid event: {exc}") from exc
         reader.read(events, first)
         rows = np.flatnonzero(reader.last_phase_class == _PHASE_COUNTER)
         if len(rows):
-            sub = raw_events[first : last + 1]
+            raw_events = _with_brackets(data, a, b, _RAW_LIST.decode)
             ts = us_to_ns(_floats(events, _get_ts))
             pids = reader.scalars.ids(map(_get_pid, events), len(events))
             names = out.strings.ids(map(_get_name, events), len(events))
-            _read_counters(sub, rows, out, ts, pids, names, first)
+            _read_counters(raw_events, rows, out, ts, pids, names, first)
+        first += len(events)
         del events
+        done_bytes += b - a
         if progress:
-            progress((last + 1) / max(total, 1))
-    out.num_events = total
+            progress(done_bytes / total_bytes)
+    out.num_events = first
     unknown_categories = {c: n for c, n in reader.category_counts.items() if c and c not in KNOWN_CATEGORIES}
     out.stats = {
-        "events": total,
+        "events": first,
         "phases": reader.phase_counts,
         "categories": reader.category_counts,
         "unknown_categories": unknown_categories,
         "skipped_phases": {p: n for p, n in reader.phase_counts.items() if p not in _PHASE_CLASS},
+        "chunking": "guessed" if guessed else "exact",
     }
     return out

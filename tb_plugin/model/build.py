@@ -219,9 +219,12 @@ def _build_flows(raw: RawColumns, track_of: dict[str, np.ndarray], slices: Slice
     cat = raw.column("flows", "cat", np.int32)
     ts = raw.column("flows", "ts", np.int64)
     track = track_of["flows"]
-    raw.column("flows", "enclosing", bool)
+    raw.column("flows", "enclosing", bool)  # read to free it: binding uses the innermost slice at ts
     bound = slice_at(slices, track, ts)
-    key = (cat.astype(np.int64) << 32) | flow_id
+    if len(flow_id):
+        key = np.unique(np.stack([cat.astype(np.int64), flow_id], axis=1), axis=0, return_inverse=True)[1].reshape(-1)
+    else:
+        key = flow_id
     starts = np.flatnonzero(phase == FLOW_START)
     ends = np.flatnonzero(phase == FLOW_END)
     # For each end, the start with the same key (the last one seen, if ids were reused).

@@ -29,11 +29,13 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from dataclasses import dataclass
+from collections.abc import Generator, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterator, Optional
+from typing import TYPE_CHECKING, Callable
 
 import pytest
+
+from .harness import BROKEN_RUN, NESTED_RUN, TORCH_RUN, TensorBoardServer
 
 if TYPE_CHECKING:
     from selenium.webdriver.remote.webdriver import WebDriver
@@ -63,10 +65,9 @@ CHROMIUM_ARGUMENTS = (
 
 # Which real traces make up the test logdir: run folder → (source folder, file-name glob).
 RUN_SOURCES: dict[str, tuple[str, str]] = {
-    "mlp": ("torch213/mlp_train_sched", "*.pt.trace.json.gz"),
-    "group/resnet": ("kineto_resnet50/resnet50_num_workers_0", "*.pt.trace.json.gz"),
+    TORCH_RUN: ("torch213/mlp_train_sched", "*.pt.trace.json.gz"),
+    NESTED_RUN: ("kineto_resnet50/resnet50_num_workers_0", "*.pt.trace.json.gz"),
 }
-BROKEN_RUN = "broken"
 BROKEN_FILE = "worker0.1.pt.trace.json.gz"
 
 
@@ -108,43 +109,21 @@ def e2e_logdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
         run_folder.mkdir(parents=True)
         for source in sources:
             # Copies, not symlinks: a plugin may rightly refuse links that leave the logdir.
-            shutil.copyfile(source, run_folder / source.name)
+            # copy2 keeps the modification time: these are finished runs, not files that a
+            # live job is still writing (which the plugin rightly waits for).
+            shutil.copy2(source, run_folder / source.name)
     broken_folder = logdir / BROKEN_RUN
     broken_folder.mkdir()
-    first_mlp_trace = sorted((SHARED_TRACES / RUN_SOURCES["mlp"][0]).glob(RUN_SOURCES["mlp"][1]))[0]
-    (broken_folder / BROKEN_FILE).write_bytes(_truncated_gzip(first_mlp_trace, 4096))
+    first_mlp_trace = sorted((SHARED_TRACES / RUN_SOURCES[TORCH_RUN][0]).glob(RUN_SOURCES[TORCH_RUN][1]))[0]
+    broken_file = broken_folder / BROKEN_FILE
+    broken_file.write_bytes(_truncated_gzip(first_mlp_trace, 4096))
+    # Old enough to count as complete: the file is broken for good, not half-written.
+    stat = first_mlp_trace.stat()
+    os.utime(broken_file, ns=(stat.st_atime_ns, stat.st_mtime_ns))
     return logdir
 
 
 # --- TensorBoard -----------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class TensorBoardServer:
-    process: subprocess.Popen[bytes]
-    port: int
-    logdir: Path
-    cache_dir: Path
-    log_path: Path
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    def plugin_url(self) -> str:
-        """The address a person opens to see Profscope's tab."""
-        return f"{self.url}/#profscope"
-
-    def get_json(self, route: str, timeout_s: float = 30.0) -> object:
-        with urllib.request.urlopen(f"{self.url}{route}", timeout=timeout_s) as response:
-            return json.loads(response.read())
-
-    def log_tail(self, max_chars: int = 20_000) -> str:
-        try:
-            text = self.log_path.read_text(errors="replace")
-        except OSError as error:
-            return f"(no TensorBoard log: {error})"
-        return text[-max_chars:]
 
 
 def _free_loopback_port() -> int:
@@ -174,7 +153,7 @@ def _stop(process: subprocess.Popen[bytes]) -> None:
         pass
 
 
-def _wait_until_serving(process: subprocess.Popen[bytes], port: int, log_path: Path) -> Optional[str]:
+def _wait_until_serving(process: subprocess.Popen[bytes], port: int, log_path: Path) -> str | None:
     """None once ``/data/plugins_listing`` answers; else why TensorBoard is not serving."""
     deadline = time.monotonic() + SERVER_START_TIMEOUT_S
     listing = f"http://127.0.0.1:{port}/data/plugins_listing"
@@ -193,9 +172,7 @@ def _wait_until_serving(process: subprocess.Popen[bytes], port: int, log_path: P
 
 
 @pytest.fixture(scope="session")
-def tensorboard_server(
-    e2e_logdir: Path, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[TensorBoardServer]:
+def tensorboard_server(e2e_logdir: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[TensorBoardServer]:
     work = tmp_path_factory.mktemp("tensorboard")
     cache_dir = work / "profscope-cache"
     cache_dir.mkdir()
@@ -233,7 +210,7 @@ def tensorboard_server(
 
 
 @pytest.fixture
-def browser(tmp_path: Path) -> Iterator["WebDriver"]:
+def browser(tmp_path: Path) -> Iterator[WebDriver]:
     if not (CHROMIUM.is_file() and CHROMEDRIVER.is_file()):
         _missing_prerequisite(
             f"{CHROMIUM} or {CHROMEDRIVER} is missing (Debian packages chromium, chromium-driver; "
@@ -267,7 +244,7 @@ def _screenshot_name(test_name: str, label: str) -> str:
     return f"{safe}.png"
 
 
-def _save_screenshot(driver: "WebDriver", folder: Path, test_name: str, label: str) -> Path:
+def _save_screenshot(driver: WebDriver, folder: Path, test_name: str, label: str) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / _screenshot_name(test_name, label)
     # Screenshots are taken of the top-level page, whichever frame the test is in.
@@ -282,9 +259,7 @@ def _save_screenshot(driver: "WebDriver", folder: Path, test_name: str, label: s
 
 
 @pytest.fixture
-def screenshot(
-    browser: "WebDriver", tmp_path: Path, request: pytest.FixtureRequest
-) -> Callable[[str], Path]:
+def screenshot(browser: WebDriver, tmp_path: Path, request: pytest.FixtureRequest) -> Callable[[str], Path]:
     """``screenshot("label")`` saves the page as PNG and returns its path.
 
     It switches the driver back to the top-level page; switch into the plugin frame again
@@ -300,12 +275,18 @@ def screenshot(
 # --- what a failure reports --------------------------------------------------------------
 
 
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
-    outcome = yield
-    report: pytest.TestReport = outcome.get_result()
-    if report.when != "call" or not report.failed:
-        return
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    report = yield
+    if report.when == "call" and report.failed:
+        _describe_failure(item, report)
+    return report
+
+
+def _describe_failure(item: pytest.Item, report: pytest.TestReport) -> None:
+    """Adds TensorBoard's log, a screenshot and the browser console to a failed test's report."""
     funcargs = getattr(item, "funcargs", {})
     server = funcargs.get("tensorboard_server")
     if isinstance(server, TensorBoardServer):
@@ -315,9 +296,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     if driver is not None and isinstance(tmp_path, Path):
         try:
             shot = _save_screenshot(driver, tmp_path / "screenshots", item.name, "FAILED")
-            console = "\n".join(
-                f"{entry.get('level')} {entry.get('message')}" for entry in driver.get_log("browser")
-            )
+            console = "\n".join(f"{entry.get('level')} {entry.get('message')}" for entry in driver.get_log("browser"))
             report.sections.append(("browser", f"screenshot: {shot}\nconsole:\n{console or '(empty)'}"))
         except Exception as error:  # the browser itself may be what broke
             report.sections.append(("browser", f"could not capture the page: {error!r}"))
