@@ -84,6 +84,12 @@ def test_torch_steps_are_host_ranges_only() -> None:
     assert np.all(np.diff(model.steps.start) > 0)
 
 
+def test_call_stack_argument_is_text(tmp_path: Path) -> None:
+    events = [x("aten::mm", 0, 5, args={"Call stack": "a.py(1): f;b.py(2): g"})]
+    model = load_trace(str(write(tmp_path / "t.json", trace(events))))
+    assert model.strings[model.slices.call_stack[0]] == "a.py(1): f;b.py(2): g"
+
+
 def test_gpu_side_step_annotations_are_not_steps(tmp_path: Path) -> None:
     events = [
         x("ProfilerStep#1", 0, 100, cat="user_annotation"),

@@ -51,7 +51,8 @@ class OptionalStrings(dict):  # type: ignore[type-arg]
 class RawJsonStrings(dict):  # type: ignore[type-arg]
     """Raw JSON fragments (e.g. ``Input Dims``) interned as compact JSON text; an empty fragment is absent.
 
-    Each distinct fragment is re-encoded once, so ``[8, 1, 1]`` and ``[8,1,1]`` are one string.
+    Each distinct fragment is re-encoded once, so ``[8, 1, 1]`` and ``[8,1,1]`` are one string;
+    a JSON string fragment is interned as the string itself.
     """
 
     def __init__(self, table: StringTable) -> None:
@@ -60,7 +61,8 @@ class RawJsonStrings(dict):  # type: ignore[type-arg]
 
     def __missing__(self, fragment: bytes) -> int:
         try:
-            text = msgspec.json.encode(msgspec.json.decode(fragment)).decode("utf-8")
+            value = msgspec.json.decode(fragment)
+            text = value if isinstance(value, str) else msgspec.json.encode(value).decode("utf-8")
         except (msgspec.DecodeError, UnicodeDecodeError):
             text = fragment.decode("utf-8", "replace")
         new_id = self._table[text]

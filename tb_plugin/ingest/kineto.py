@@ -46,7 +46,7 @@ class _Args(msgspec.Struct, frozen=True, gc=False):
     correlation: int = -1
     input_dims: Raw = msgspec.field(default=_EMPTY_RAW, name="Input Dims")
     input_type: Raw = msgspec.field(default=_EMPTY_RAW, name="Input type")
-    call_stack: str = msgspec.field(default="", name="Call stack")
+    call_stack: Raw = msgspec.field(default=_EMPTY_RAW, name="Call stack")  # long: kept raw, interned once
     sequence: int = msgspec.field(default=-1, name="Sequence number")
     # Root python frames have a null parent id.
     python_id: Optional[int] = msgspec.field(default=-1, name="Python id")
@@ -201,8 +201,12 @@ def _address(buffer: Any) -> int:
     return int(np.frombuffer(buffer, dtype=np.uint8).ctypes.data) if len(buffer) else 0
 
 
-def _events_region(data: bytearray) -> tuple[int, int, dict[str, Any]]:
-    """Byte range inside the events array (after its '[', up to its ']') and the top-level metadata."""
+def _events_region(data: bytearray, quick: bool = True) -> tuple[int, int, dict[str, Any]]:
+    """Byte range inside the events array (after its '[', up to its ']') and the top-level metadata.
+
+    ``quick`` first tries to find the array without reading through it (see
+    ``_events_region_by_key``); the caller retries with ``quick=False`` if that guess fails.
+    """
     start = 0
     while start < len(data) and data[start] in b" \t\r\n\xef\xbb\xbf":
         start += 1
@@ -217,6 +221,9 @@ def _events_region(data: bytearray) -> tuple[int, int, dict[str, Any]]:
         return start + 1, end - 1, {}
     if data[start : start + 1] != b"{":
         raise TraceFormatError("not a JSON trace: it does not start with '{' or '['")
+    found = _events_region_by_key(data, start) if quick else None
+    if found is not None:
+        return found
     try:
         top = _RAW_OBJECT.decode(data)
     except msgspec.DecodeError as exc:
@@ -232,6 +239,48 @@ def _events_region(data: bytearray) -> tuple[int, int, dict[str, Any]]:
             metadata[key] = msgspec.json.decode(raw)
     offset = _address(events_raw) - _address(data)
     return offset + 1, offset + len(events_raw) - 1, metadata
+
+
+_EVENTS_KEY = re.compile(rb'"traceEvents"\s*:\s*\[')
+_EVENTS_END = re.compile(rb"\]\s*(,|\})")
+
+
+def _events_region_by_key(data: bytearray, start: int) -> Optional[tuple[int, int, dict[str, Any]]]:
+    """Find the events array without reading through it: the ``"traceEvents"`` key, and its
+    closing bracket searched back from the end. Everything around it must decode as the rest
+    of the top-level object, else None (and the caller reads the whole document instead).
+    The array's own content is validated when its chunks are decoded."""
+    head = _EVENTS_KEY.search(data, start, min(len(data), start + (64 << 20)))
+    if head is None:
+        return None
+    before = bytes(memoryview(data)[start : head.start()]).rstrip()
+    events_start = head.end()
+    metadata: dict[str, Any] = {}
+    try:
+        if before != b"{":
+            if not before.endswith(b","):
+                return None
+            metadata.update(msgspec.json.decode(before[:-1] + b"}"))
+        # The array ends at the last ']' whose tail closes the object (other keys may follow).
+        search_from = max(events_start, len(data) - (64 << 20))
+        tail_start = None
+        for m in _EVENTS_END.finditer(data, search_from):
+            tail_start = m.start()
+        while tail_start is not None:
+            tail = bytes(memoryview(data)[tail_start + 1 :]).strip()
+            try:
+                rest = msgspec.json.decode(b"{" + tail[1:]) if tail.startswith(b",") else (
+                    {} if tail == b"}" else None)
+            except msgspec.DecodeError:
+                rest = None
+            if isinstance(rest, dict):
+                metadata.update(rest)
+                return events_start, tail_start, metadata
+            earlier = data.rfind(b"]", search_from, tail_start)
+            tail_start = earlier if earlier >= events_start else None
+    except (msgspec.DecodeError, TypeError, ValueError):
+        return None
+    return None
 
 
 # Between two events: a closing brace, a comma and the next opening brace. Strings cannot hold
@@ -357,6 +406,21 @@ _get_dur = attrgetter("dur")
 _get_pid = attrgetter("pid")
 _get_tid = attrgetter("tid")
 _get_args = attrgetter("args")
+_get_identity = attrgetter("ph", "name", "cat", "pid", "tid")
+
+
+class _KeyTable(dict):  # type: ignore[type-arg]
+    """Hashable key → id in first-seen order (like StringTable, for tuples)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.strings: list[Any] = []
+
+    def __missing__(self, key: Any) -> int:
+        new_id = len(self.strings)
+        self.strings.append(key)
+        self[key] = new_id
+        return new_id
 
 
 class _ChunkReader:
@@ -369,6 +433,8 @@ class _ChunkReader:
         self.raw_strings = RawJsonStrings(strings)
         self.scalars = ScalarKeys(strings)
         self.phases = StringTable()
+        self.identities = _KeyTable()
+        self._identity_table: tuple[np.ndarray, ...] = tuple(np.zeros(0, dtype=np.int32) for _ in range(5))
         self.bindings = StringTable()
         self.string_flow_ids = StringTable()
         self.last_phase_class = np.zeros(0, dtype=np.int8)
@@ -404,9 +470,28 @@ class _ChunkReader:
             table[i] = flag
         return table[inverse.reshape(-1)]
 
+    def _identity_parts(self, identities: np.ndarray) -> tuple[np.ndarray, ...]:
+        """(phase, name, category, pid, tid) ids of each identity id, from per-identity tables."""
+        keys = self.identities.strings
+        done = len(self._identity_table[0])
+        if done < len(keys):  # new identities since the last chunk: intern their parts once
+            strings = self.out.strings
+            fresh = keys[done:]
+            new = (
+                [self.phases[k[0]] for k in fresh], [strings[k[1]] for k in fresh], [strings[k[2]] for k in fresh],
+                [self.scalars[k[3]] for k in fresh], [self.scalars[k[4]] for k in fresh],
+            )
+            self._identity_table = tuple(
+                np.concatenate([old, np.asarray(part, dtype=np.int32)]) for old, part in zip(self._identity_table, new)
+            )
+        return tuple(table[identities] for table in self._identity_table)
+
     def read(self, events: list[Any], first_event_id: int) -> None:
         n = len(events)
-        phase_ids = self.phases.ids(map(_get_ph, events), n)
+        # (ph, name, cat, pid, tid) repeat a lot: one lookup of the 5-tuple instead of five.
+        identities = np.fromiter(map(self.identities.__getitem__, map(_get_identity, events)), dtype=np.int64,
+                                 count=n)
+        phase_ids, names, cats, pids, tids = self._identity_parts(identities)
         for phase_id, count in zip(*np.unique(phase_ids, return_counts=True)):
             ph = self.phases.strings[int(phase_id)]
             self.phase_counts[ph] = self.phase_counts.get(ph, 0) + int(count)
@@ -414,10 +499,6 @@ class _ChunkReader:
         self.last_phase_class = phase_class
         event_id = np.arange(first_event_id, first_event_id + n, dtype=np.int64)
         strings = self.out.strings
-        names = strings.ids(map(_get_name, events), n)
-        cats = strings.ids(map(_get_cat, events), n)
-        pids = self.scalars.ids(map(_get_pid, events), n)
-        tids = self.scalars.ids(map(_get_tid, events), n)
         ts = us_to_ns(_floats(events, _get_ts))
         for cat_id, count in zip(*np.unique(cats, return_counts=True)):
             text = strings.strings[int(cat_id)]
@@ -457,7 +538,7 @@ class _ChunkReader:
         self._sparse(columns, n, op_rows, {
             "input_dims": (np.int32, NO_STRING, self.raw_strings.ids(map(attrgetter("input_dims"), op_args), len(op_args))),
             "input_type": (np.int32, NO_STRING, self.raw_strings.ids(map(attrgetter("input_type"), op_args), len(op_args))),
-            "call_stack": (np.int32, NO_STRING, self.opt_strings.ids(map(attrgetter("call_stack"), op_args), len(op_args))),
+            "call_stack": (np.int32, NO_STRING, self.raw_strings.ids(map(attrgetter("call_stack"), op_args), len(op_args))),
             "sequence": (np.int64, -1, _ints(op_args, attrgetter("sequence"))),
         })
         # Collective arguments: only operators named like a collective carry them (record_param_comms, ...).
@@ -560,6 +641,8 @@ def read_kineto(data: bytearray, progress: Optional[Callable[[float], None]] = N
     try:
         return _read_chunks(data, _guessed_chunks(data, start, end), metadata, progress, guessed=True)
     except _BadSplit:
+        # A guessed boundary (a chunk cut or the array's end) was wrong: read the document exactly.
+        start, end, metadata = _events_region(data, quick=False)
         return _read_chunks(data, _exact_chunks(data, start, end), metadata, progress, guessed=False)
 
 
