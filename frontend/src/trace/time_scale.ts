@@ -146,18 +146,31 @@ export function niceStep(minimum: number): number {
   return 10 * power;
 }
 
-/** The unit tick labels use for a step: the largest unit the step is at least one of. */
-export function unitForStep(step: number): TimeUnit {
+/** The largest unit that `magnitude` (µs) is at least one of: 81 ms → ms. */
+export function unitForMagnitude(magnitude: number): TimeUnit {
   for (const unit of UNITS) {
-    if (step >= unit.us * (1 - 1e-9)) return unit;
+    if (Math.abs(magnitude) >= unit.us * (1 - 1e-9)) return unit;
   }
   return UNITS[UNITS.length - 1] as TimeUnit;
+}
+
+/** Labels keep at most this many decimals; beyond, they switch to a smaller unit. */
+const MAX_LABEL_DECIMALS = 4;
+
+/**
+ * The unit of tick labels: the one of the largest offset shown (so labels read "81.5 ms",
+ * not "81500 µs"), or smaller when the step would need too many decimals in it.
+ */
+export function unitForTicks(magnitude: number, step: number): TimeUnit {
+  let index = UNITS.indexOf(unitForMagnitude(Math.max(Math.abs(magnitude), step)));
+  while (index < UNITS.length - 1 && decimalsFor(step, UNITS[index] as TimeUnit) > MAX_LABEL_DECIMALS) index += 1;
+  return UNITS[index] as TimeUnit;
 }
 
 /** Decimals that tell two ticks `step` apart in `unit` (step 0.5 ms → 1). */
 export function decimalsFor(step: number, unit: TimeUnit): number {
   const inUnit = step / unit.us;
-  return Math.max(0, Math.min(6, -Math.floor(Math.log10(inUnit) + 1e-9)));
+  return Math.max(0, Math.min(9, -Math.floor(Math.log10(inUnit) + 1e-9)));
 }
 
 /** A tick label: the offset from the span start in the step's unit ("120 ms", "1.5 s"). */
@@ -175,7 +188,7 @@ export function formatTick(time: number, unit: TimeUnit, decimals: number): stri
 export function timeTicks(view: Viewport, width: number, minSpacingPx = 80): Ticks {
   const duration = viewDuration(view);
   const step = niceStep(width > 0 && duration > 0 ? (duration * minSpacingPx) / width : duration);
-  const unit = unitForStep(step);
+  const unit = unitForTicks(Math.max(Math.abs(view.start), Math.abs(view.end)), step);
   const decimals = decimalsFor(step, unit);
   const ticks: Tick[] = [];
   const first = Math.ceil(view.start / step - 1e-9);

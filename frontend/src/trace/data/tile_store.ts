@@ -23,6 +23,15 @@ export interface TileStoreOptions {
   readonly capacity?: number;
   /** Wait before asking again while the backend answers 202 (still loading the span). */
   readonly retryMs?: number;
+  /**
+   * While a cached tile still covers the view, a new request waits until the view has wanted
+   * the same tile for this long: a fast zoom or pan through many windows asks only for the
+   * one it stops at, and the backend's CPU stays with the browser meanwhile. A view nothing
+   * covers asks at once.
+   */
+  readonly debounceMs?: number;
+  /** Replaced in tests. */
+  readonly now?: () => number;
   /** Replaced in tests. */
   readonly setTimer?: (callback: () => void, ms: number) => unknown;
   readonly clearTimer?: (handle: unknown) => void;
@@ -45,6 +54,10 @@ export class TileStore<T> {
   private inFlight: InFlight | null = null;
   private failedKey: string | null = null;
   private retryTimer: unknown = null;
+  private debounceTimer: unknown = null;
+  /** The tile the view has wanted since `waitingSince` (debounce). */
+  private waitingKey: string | null = null;
+  private waitingSince = 0;
   private disposed = false;
   /** Why the last request failed (null after a success). */
   error: string | null = null;
@@ -55,6 +68,8 @@ export class TileStore<T> {
 
   private readonly capacity: number;
   private readonly retryMs: number;
+  private readonly debounceMs: number;
+  private readonly now: () => number;
   private readonly setTimer: (callback: () => void, ms: number) => unknown;
   private readonly clearTimer: (handle: unknown) => void;
 
@@ -67,12 +82,14 @@ export class TileStore<T> {
   ) {
     this.capacity = options.capacity ?? 24;
     this.retryMs = options.retryMs ?? 1000;
+    this.debounceMs = options.debounceMs ?? 0;
+    this.now = options.now ?? (() => performance.now());
     this.setTimer = options.setTimer ?? ((callback, ms) => setTimeout(callback, ms));
     this.clearTimer = options.clearTimer ?? ((handle) => clearTimeout(handle as ReturnType<typeof setTimeout>));
   }
 
   get loading(): boolean {
-    return this.inFlight !== null || this.retryTimer !== null;
+    return this.inFlight !== null || this.retryTimer !== null || this.waitingKey !== null;
   }
 
   /** Makes sure a tile serving `view` (drawn `widthPx` wide) is here or on its way. */
@@ -82,21 +99,53 @@ export class TileStore<T> {
     const tracksKey = sorted.join(",");
     const resolution = resolutionNs(view.end - view.start, widthPx);
     for (const tile of this.cache.values()) {
-      if (tile.tracks.join(",") === tracksKey && windowServes(tile.window, view, resolution, this.spanNs)) return;
+      if (tile.tracks.join(",") === tracksKey && windowServes(tile.window, view, resolution, this.spanNs)) {
+        this.waitingKey = null;
+        return;
+      }
     }
     const pending = this.inFlight;
     if (pending !== null && pending.tracksKey === tracksKey && windowServes(pending.window, view, resolution, this.spanNs)) {
+      this.waitingKey = null;
       return;
     }
     if (this.retryTimer !== null) return; // waiting for the backend to finish loading
     const window = paddedWindow(view, widthPx, this.spanNs);
     const key = tileKey(window, sorted);
     if (key === this.failedKey) return; // do not hammer a request that failed; a new view asks anew
+    if (this.debounceMs > 0 && this.covers(view)) {
+      const now = this.now();
+      if (this.waitingKey !== key) {
+        this.waitingKey = key;
+        this.waitingSince = now;
+      }
+      const remaining = this.debounceMs - (now - this.waitingSince);
+      if (remaining > 0) {
+        this.wakeAfter(remaining);
+        return;
+      }
+    }
+    this.waitingKey = null;
     if (pending !== null) {
       pending.controller.abort();
       this.stats.aborted += 1;
     }
     this.start(key, window, sorted, tracksKey);
+  }
+
+  /** True when a cached tile covers all of the view (at any resolution). */
+  private covers(view: Viewport): boolean {
+    for (const tile of this.cache.values()) if (coverage(tile.window, view) >= 0.999) return true;
+    return false;
+  }
+
+  /** Asks for a frame after `ms`, so a debounced request is made even if nothing else moves. */
+  private wakeAfter(ms: number): void {
+    if (this.debounceTimer !== null) return;
+    this.debounceTimer = this.setTimer(() => {
+      this.debounceTimer = null;
+      this.onChange();
+    }, Math.max(1, ms));
   }
 
   private start(key: string, window: TileWindow, tracks: readonly string[], tracksKey: string): void {
@@ -190,7 +239,9 @@ export class TileStore<T> {
     this.disposed = true;
     this.clear();
     if (this.retryTimer !== null) this.clearTimer(this.retryTimer);
+    if (this.debounceTimer !== null) this.clearTimer(this.debounceTimer);
     this.retryTimer = null;
+    this.debounceTimer = null;
   }
 
   /** Tiles held (for tests). */

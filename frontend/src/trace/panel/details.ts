@@ -1,0 +1,168 @@
+// The side panel of the selected slice: its fields, arguments, stack and ancestors, and the
+// events it links to (launching operator, launch call, launched kernels, flows) as "jump to"
+// buttons. Trace strings go in as text only (the shell's `el`).
+import type { EventBrief, EventDetail } from "../../api/trace";
+import { el, replaceChildren } from "../../components/dom";
+import { formatDuration } from "../../lib/format";
+
+export interface DetailsCallbacks {
+  jumpTo(brief: EventBrief): void;
+  zoomToSelected(): void;
+  close(): void;
+}
+
+const microsFormat = new Intl.NumberFormat("en-US", { maximumFractionDigits: 3 });
+
+/** "1,234.5 µs": exact enough to compare two events. */
+export function preciseMicros(us: number): string {
+  return Number.isFinite(us) ? `${microsFormat.format(us)} µs` : "—";
+}
+
+/** A start time as an offset from the span start: "152.470 ms". */
+export function offsetLabel(offsetUs: number): string {
+  if (!Number.isFinite(offsetUs)) return "—";
+  if (Math.abs(offsetUs) >= 1e6) return `${(offsetUs / 1e6).toFixed(6)} s`;
+  if (Math.abs(offsetUs) >= 1e3) return `${(offsetUs / 1e3).toFixed(3)} ms`;
+  return `${offsetUs.toFixed(3)} µs`;
+}
+
+function durationLabel(us: number): string {
+  const short = formatDuration(us);
+  return us >= 1000 ? `${short} (${preciseMicros(us)})` : short;
+}
+
+export class DetailsPanel {
+  readonly root = el("aside", { className: "ps-trace-details", testId: "trace-details", hidden: true });
+
+  constructor(
+    private readonly callbacks: DetailsCallbacks,
+    /** Span start, trace µs: times are shown as offsets from it. */
+    private readonly spanStart: number,
+  ) {}
+
+  private header(title: string, testId: string): HTMLElement {
+    const close = el("button", { className: "ps-trace-icon-button", testId: "trace-details-close", attrs: { type: "button", title: "Close (Esc)" } }, "×");
+    close.addEventListener("click", () => this.callbacks.close());
+    return el("header", { className: "ps-trace-details-header" }, el("h3", { testId }, title), close);
+  }
+
+  showLoading(name: string): void {
+    this.root.hidden = false;
+    this.root.dataset["state"] = "loading";
+    replaceChildren(this.root, this.header(name || "Loading…", "trace-details-name"), el("p", { className: "ps-trace-muted" }, "Loading the event…"));
+  }
+
+  showError(message: string): void {
+    this.root.hidden = false;
+    this.root.dataset["state"] = "error";
+    replaceChildren(
+      this.root,
+      this.header("Cannot show this event", "trace-details-name"),
+      el("p", { className: "ps-trace-error", testId: "trace-details-error" }, message),
+    );
+  }
+
+  hide(): void {
+    this.root.hidden = true;
+    this.root.dataset["state"] = "empty";
+    replaceChildren(this.root);
+  }
+
+  show(detail: EventDetail): void {
+    this.root.hidden = false;
+    this.root.dataset["state"] = "ready";
+    this.root.dataset["eventId"] = String(detail.id);
+    const zoom = el("button", { className: "ps-trace-button", testId: "trace-details-zoom", attrs: { type: "button" } }, "Zoom to slice");
+    zoom.addEventListener("click", () => this.callbacks.zoomToSelected());
+    const fields: [string, string, string?][] = [
+      ["Category", detail.cat || "—"],
+      ["Track", [detail.process, detail.thread].filter((part) => part).join(" · ") || detail.track],
+      ["Start", offsetLabel(detail.start - this.spanStart), `trace time ${preciseMicros(detail.start)}`],
+      ["Duration", durationLabel(detail.dur)],
+      ["End", offsetLabel(detail.end - this.spanStart)],
+      ["Depth", String(detail.depth)],
+      ["Event id", String(detail.id)],
+    ];
+    const list = el("dl", { className: "ps-trace-fields" });
+    for (const [term, value, title] of fields) {
+      list.appendChild(el("dt", {}, term));
+      list.appendChild(el("dd", title !== undefined ? { attrs: { title } } : {}, value));
+    }
+    replaceChildren(
+      this.root,
+      this.header(detail.name, "trace-details-name"),
+      list,
+      el("div", { className: "ps-trace-details-actions" }, zoom),
+      this.links(detail),
+      this.argsTable(detail),
+      this.stack(detail),
+      this.ancestors(detail),
+    );
+  }
+
+  private jumpButton(brief: EventBrief, testId: string, prefix = ""): HTMLElement {
+    const button = el(
+      "button",
+      { className: "ps-trace-link", testId, attrs: { type: "button", title: `Jump to ${brief.name}`, "data-event-id": String(brief.id) } },
+      el("span", { className: "ps-trace-link-name" }, prefix + brief.name),
+      el("span", { className: "ps-trace-muted" }, ` · ${formatDuration(brief.dur)}`),
+    );
+    button.addEventListener("click", () => this.callbacks.jumpTo(brief));
+    return button;
+  }
+
+  private section(title: string, testId: string, ...children: (Node | null)[]): HTMLElement {
+    return el("section", { className: "ps-trace-section", testId }, el("h4", {}, title), ...children);
+  }
+
+  private links(detail: EventDetail): HTMLElement | null {
+    const parts: HTMLElement[] = [];
+    if (detail.operator !== null) {
+      const row = el("div", { className: "ps-trace-link-row", testId: "trace-details-operator" }, el("span", { className: "ps-trace-link-label" }, "Operator"));
+      row.appendChild(this.jumpButton(detail.operator, "trace-jump-operator"));
+      parts.push(row);
+    }
+    if (detail.launchedBy !== null) {
+      const row = el("div", { className: "ps-trace-link-row", testId: "trace-details-launched-by" }, el("span", { className: "ps-trace-link-label" }, "Launched by"));
+      row.appendChild(this.jumpButton(detail.launchedBy, "trace-jump-launched-by"));
+      parts.push(row);
+    }
+    if (detail.launches.length > 0) {
+      const row = el("div", { className: "ps-trace-link-row", testId: "trace-details-launches" }, el("span", { className: "ps-trace-link-label" }, `Launches (${detail.launches.length})`));
+      for (const brief of detail.launches) row.appendChild(this.jumpButton(brief, "trace-jump-launch"));
+      parts.push(row);
+    }
+    if (detail.flows.length > 0) {
+      const row = el("div", { className: "ps-trace-link-row", testId: "trace-details-flows" }, el("span", { className: "ps-trace-link-label" }, `Flows (${detail.flows.length})`));
+      for (const flow of detail.flows) {
+        const arrow = flow.direction === "out" ? "→ " : "← ";
+        const button = this.jumpButton(flow.other, "trace-jump-flow", arrow);
+        button.title = `${flow.direction === "out" ? "To" : "From"} ${flow.other.name}${flow.cat ? ` (${flow.cat})` : ""}`;
+        row.appendChild(button);
+      }
+      parts.push(row);
+    }
+    return parts.length > 0 ? this.section("Linked events", "trace-details-links", ...parts) : null;
+  }
+
+  private argsTable(detail: EventDetail): HTMLElement | null {
+    if (detail.args.length === 0) return null;
+    const body = el("tbody");
+    for (const [key, value] of detail.args) body.appendChild(el("tr", {}, el("th", { attrs: { scope: "row" } }, key), el("td", {}, value)));
+    return this.section("Arguments", "trace-details-args", el("table", { className: "ps-trace-args" }, body));
+  }
+
+  private stack(detail: EventDetail): HTMLElement | null {
+    if (detail.stack.length === 0) return null;
+    const list = el("ol", { className: "ps-trace-stack" });
+    for (const frame of detail.stack) list.appendChild(el("li", {}, frame));
+    return this.section("Stack", "trace-details-stack", list);
+  }
+
+  private ancestors(detail: EventDetail): HTMLElement | null {
+    if (detail.ancestors.length === 0) return null;
+    const list = el("div", { className: "ps-trace-ancestors" });
+    for (const brief of detail.ancestors) list.appendChild(this.jumpButton(brief, "trace-jump-ancestor"));
+    return this.section(`Ancestors (${detail.ancestors.length})`, "trace-details-ancestors", list);
+  }
+}

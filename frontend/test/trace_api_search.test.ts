@@ -1,0 +1,180 @@
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import { ApiClient, type FetchLike } from "../src/api/client";
+import {
+  argText,
+  fetchSlices,
+  parseCounters,
+  parseEventDetail,
+  parseSearchPage,
+  parseTracks,
+  traceDownloadUrl,
+  type EventBrief,
+  type SearchPage,
+} from "../src/api/trace";
+import type { ApiResult } from "../src/api/types";
+import { pageOffsetOf, searchCounter, TraceSearch, wrapIndex, type SearchState } from "../src/trace/search";
+import { formatTraceTime, initialView } from "../src/trace/viewer";
+import { eventIdParam, numberParam } from "../src/views/trace";
+
+const REF = { run: "group/resnet", worker: "worker0", span: "1623143089861" };
+
+describe("trace API answers", () => {
+  test("tracks: order kept, duplicates and malformed entries dropped, depth bounded", () => {
+    const data = parseTracks({
+      start: 10,
+      end: 20,
+      tracks: [
+        { id: "s1", name: "thread 1", kind: "cpu", group: "python", max_depth: 7, pid: "1", tid: "1", device: null },
+        { id: "s1", name: "again" },
+        { name: "no id" },
+        { id: "s3", name: "stream 7", kind: "gpu", group: "GPU 0", max_depth: 1e9 },
+        { id: "c:mem:1:0", name: "GPU 0 memory", kind: "counter", group: "Memory", unit: "bytes", series: ["allocated", "reserved"], max_depth: 0 },
+      ],
+    });
+    assert.deepEqual(data.tracks.map((track) => track.id), ["s1", "s3", "c:mem:1:0"]);
+    assert.equal(data.tracks[1]?.maxDepth, 255);
+    assert.equal(data.tracks[2]?.unit, "bytes");
+    assert.throws(() => parseTracks({ start: 5, end: 5, tracks: [] }));
+    assert.throws(() => parseTracks({ tracks: "no" }));
+  });
+
+  test("counters: series by name with typed columns", () => {
+    const data = parseCounters({
+      start: 0, end: 10, resolution: 2,
+      tracks: [{ id: "c:gpu_util:0", series: { utilization: { time: [0, 2], mean: [0.5, 1], min: [0, 1], max: [1, 1] } } }, { id: 3 }],
+    });
+    assert.equal(data.tracks.length, 1);
+    const series = data.tracks[0]?.series.get("utilization");
+    assert.ok(series instanceof Object && series.mean instanceof Float64Array);
+    assert.deepEqual([...(series?.mean ?? [])], [0.5, 1]);
+  });
+
+  test("event details: links, flows, args as text; hostile values stay text", () => {
+    const brief = { id: 775, name: "aten::cudnn_convolution", track: "s1", start: 1623142623540591.0, dur: 150, depth: 4 };
+    const detail = parseEventDetail({
+      id: 36749, name: "<img src=x onerror=alert(1)>", cat: "Kernel", track: "s3", start: 1623142623541433.0, dur: 650, depth: 0,
+      end: 1623142623542083.0, thread: "stream 7", process: "GPU 0", kind: "gpu",
+      args: { "External id": 777, grid: "[1568,1,1]", nested: { a: [1, 2] } },
+      stack: ["a.py(1): f", 7], ancestors: [brief, { bad: true }],
+      flows: [{ cat: "async", direction: "in", other: { ...brief, id: 36751, name: "cudaLaunchKernel" } }, { direction: "out" }],
+      launched_by: { ...brief, id: 36751, name: "cudaLaunchKernel" }, operator: brief, launches: [],
+    });
+    assert.equal(detail.name, "<img src=x onerror=alert(1)>");
+    assert.deepEqual(detail.args, [["External id", "777"], ["grid", "[1568,1,1]"], ["nested", '{"a":[1,2]}']]);
+    assert.deepEqual(detail.stack, ["a.py(1): f"]);
+    assert.equal(detail.ancestors.length, 1);
+    assert.equal(detail.flows.length, 1);
+    assert.equal(detail.flows[0]?.direction, "in");
+    assert.equal(detail.operator?.name, "aten::cudnn_convolution");
+    assert.equal(detail.launchedBy?.id, 36751);
+    assert.throws(() => parseEventDetail({ name: "no id" }));
+    assert.equal(argText("plain"), "plain");
+  });
+
+  test("search pages", () => {
+    const page = parseSearchPage({ query: "sgemm", total: 390, offset: 100, matches: [{ id: 1, name: "a", track: "s3", start: 5, dur: 1, depth: 0 }] });
+    assert.equal(page.total, 390);
+    assert.equal(page.matches[0]?.track, "s3");
+  });
+
+  test("windows and downloads go to the span's routes", async () => {
+    const seen: string[] = [];
+    const fetchImpl: FetchLike = async (url) => {
+      seen.push(url);
+      return new Response(JSON.stringify({ start: 1, end: 2, resolution: 1, names: [], tracks: [] }), { status: 200 });
+    };
+    const api = new ApiClient("http://h/data/plugin/profscope/", fetchImpl);
+    const result = await fetchSlices(api, REF, { start: 1623142623460016.2, end: 1623142624633484, width: 2000, tracks: ["s1", "s3"] });
+    assert.equal(result.kind, "ok");
+    const url = new URL(seen[0] ?? "");
+    assert.equal(url.pathname, "/data/plugin/profscope/trace/slices");
+    assert.equal(url.searchParams.get("start"), "1623142623460016.2");
+    assert.equal(url.searchParams.get("tracks"), "s1,s3");
+    assert.equal(url.searchParams.get("run"), "group/resnet");
+    assert.equal(
+      traceDownloadUrl(api, REF),
+      "http://h/data/plugin/profscope/trace/download?run=group%2Fresnet&worker=worker0&span=1623143089861",
+    );
+  });
+});
+
+describe("URL parameters", () => {
+  test("trace times round-trip through the URL", () => {
+    assert.equal(formatTraceTime(1623142623460016.2), "1623142623460016.2");
+    assert.equal(formatTraceTime(81416.80000001), "81416.8");
+    assert.equal(numberParam("1623142623460016.2"), 1623142623460016.2);
+    assert.equal(numberParam("abc"), null);
+    assert.equal(numberParam(""), null);
+    assert.equal(eventIdParam("36749"), 36749);
+    assert.equal(eventIdParam("-1"), null);
+    assert.equal(eventIdParam("1.5"), null);
+  });
+
+  test("the first window comes from the URL when valid, else the whole span", () => {
+    const start = 1623142623460016.2;
+    const end = 1623142624633484.0;
+    const view = initialView(start, end, start + 1000, start + 3000);
+    assert.ok(Math.abs(view.start - 1000) < 0.25 && Math.abs(view.end - 3000) < 0.25);
+    assert.deepEqual(initialView(start, end, null, null), { start: 0, end: end - start });
+    assert.deepEqual(initialView(start, end, start + 3000, start + 1000), { start: 0, end: end - start });
+    const outside = initialView(start, end, start - 5000, start + 1000);
+    assert.equal(outside.start, 0);
+  });
+});
+
+function brief(id: number): EventBrief {
+  return { id, name: `m${id}`, track: "s1", start: id, dur: 1, depth: 0 };
+}
+
+describe("search", () => {
+  test("indexes wrap and pages are found", () => {
+    assert.equal(wrapIndex(0, -1, 5), 4);
+    assert.equal(wrapIndex(4, 1, 5), 0);
+    assert.equal(wrapIndex(0, 1, 0), -1);
+    assert.equal(pageOffsetOf(0), 0);
+    assert.equal(pageOffsetOf(250), 200);
+  });
+
+  test("walks through all matches, fetching the page that holds the next", async () => {
+    const total = 150;
+    const asked: number[] = [];
+    const jumps: number[] = [];
+    const states: SearchState[] = [];
+    const search = new TraceSearch(
+      async (query, offset, limit): Promise<ApiResult<SearchPage>> => {
+        asked.push(offset);
+        const matches = [];
+        for (let i = offset; i < Math.min(total, offset + limit); i++) matches.push(brief(i));
+        return { kind: "ok", data: { query, total, offset, matches } };
+      },
+      (state, jump) => {
+        states.push(state);
+        if (jump && state.current !== null) jumps.push(state.current.id);
+      },
+    );
+    await search.search("  m ");
+    assert.equal(search.state.query, "m");
+    assert.equal(searchCounter(search.state), "1 / 150");
+    await search.step(-1, "m"); // wraps to the last match, on the second page
+    assert.equal(search.state.index, 149);
+    assert.deepEqual(asked, [0, 100]);
+    await search.step(1, "m"); // back to the first: page 0 is cached
+    assert.deepEqual(asked, [0, 100]);
+    assert.deepEqual(jumps, [0, 149, 0]);
+    await search.step(1, "other"); // a new query starts over
+    assert.deepEqual(asked, [0, 100, 0]);
+    await search.search("");
+    assert.equal(searchCounter(search.state), "");
+    assert.ok(states.some((state) => state.status === "searching"));
+  });
+
+  test("no matches and errors are said, not thrown", async () => {
+    const empty = new TraceSearch(async (query, offset) => ({ kind: "ok", data: { query, total: 0, offset, matches: [] } }), () => undefined);
+    await empty.search("zzz");
+    assert.equal(searchCounter(empty.state), "no matches");
+    const failing = new TraceSearch(async () => ({ kind: "error", status: 500, message: "boom" }), () => undefined);
+    await failing.search("x");
+    assert.equal(searchCounter(failing.state), "boom");
+  });
+});
