@@ -62,13 +62,11 @@ pytest: venv-test system-deps frontend
 	if [ "$$status" -eq 5 ]; then echo "make test: pytest collected no tests" >&2; exit 1; fi; \
 	exit "$$status"
 
-bench-smoke: venv-test
-	@if [ -f bench/bench_ingest.py ]; then \
-	    echo "bench: smoke run"; \
-	    $(VENV_PYTHON) bench/bench_ingest.py --sizes 20 --repeat 1; \
-	else \
-	    echo "bench: bench/bench_ingest.py not found; skipped"; \
-	fi
+bench-smoke: venv-test system-deps frontend
+	@echo "bench: ingest smoke run"
+	$(VENV_PYTHON) bench/bench_ingest.py --sizes 20 --repeat 1
+	@echo "bench: trace viewer smoke run"
+	$(VENV_PYTHON) bench/bench_trace_frontend.py --events 200000
 
 frontend-test: frontend
 	@for script in test typecheck; do \
