@@ -98,7 +98,7 @@ setup(
             "selenium==4.38.0",
             "psutil==7.2.2",
             "pyyaml==6.0.3",
-            "openapi-schema-validator==0.6.3",
+            "jsonschema==4.26.0",
         ],
     },
     entry_points={

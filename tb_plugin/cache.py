@@ -121,42 +121,24 @@ def _track_to_json(track: Track) -> dict[str, Any]:
     return dataclasses.asdict(track)
 
 
-def write_model(path: str, model: TraceModel) -> None:
-    """Write ``model`` to ``path`` atomically (temp file + rename)."""
-    arrays: list[tuple[str, np.ndarray]] = []
-    for table_name in TABLE_TYPES:
-        table = getattr(model, table_name)
-        for f in dataclasses.fields(table):
-            arrays.append((f"{table_name}.{f.name}", np.ascontiguousarray(getattr(table, f.name))))
+def write_arrays(path: str, header: dict[str, Any], arrays: dict[str, np.ndarray]) -> None:
+    """Write a JSON header and named arrays (each 64-byte aligned) to ``path`` atomically."""
+    ordered = [(name, np.ascontiguousarray(array)) for name, array in arrays.items()]
     directory: dict[str, Any] = {}
     offset = 0
-    for name, array in arrays:
+    for name, array in ordered:
         offset = (offset + _ALIGN - 1) // _ALIGN * _ALIGN
         directory[name] = {"dtype": array.dtype.str, "shape": list(array.shape), "offset": offset}
         offset += array.nbytes
-    header = msgspec.json.encode(
-        {
-            "format": MODEL_FORMAT_VERSION,
-            "strings": model.strings,
-            "tracks": [_track_to_json(t) for t in model.tracks],
-            "metadata": model.metadata,
-            "stats": model.stats,
-            "framework": model.framework,
-            "num_events": model.num_events,
-            "start": model.start,
-            "end": model.end,
-            "arrays": directory,
-        }
-    )
-    data_start = (len(_MAGIC) + 8 + len(header) + _ALIGN - 1) // _ALIGN * _ALIGN
-    folder = os.path.dirname(path)
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=folder)
+    encoded = msgspec.json.encode({**header, "format": MODEL_FORMAT_VERSION, "arrays": directory})
+    data_start = (len(_MAGIC) + 8 + len(encoded) + _ALIGN - 1) // _ALIGN * _ALIGN
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=os.path.dirname(path) or ".")
     try:
         with os.fdopen(fd, "wb") as out:
             out.write(_MAGIC)
-            out.write(struct.pack("<Q", len(header)))
-            out.write(header)
-            for name, array in arrays:
+            out.write(struct.pack("<Q", len(encoded)))
+            out.write(encoded)
+            for name, array in ordered:
                 out.seek(data_start + directory[name]["offset"])
                 out.write(memoryview(array).cast("B") if array.nbytes else b"")
             out.truncate(data_start + offset)
@@ -169,27 +151,52 @@ def write_model(path: str, model: TraceModel) -> None:
         raise
 
 
-def read_model(path: str) -> TraceModel:
-    """Memory-map a model written by ``write_model``."""
+def read_arrays(path: str) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    """The header and memory-mapped arrays of a file written by ``write_arrays``."""
     with open(path, "rb") as f:
         if f.read(len(_MAGIC)) != _MAGIC:
-            raise ValueError("not a Profscope model file")
+            raise ValueError("not a Profscope cache file")
         (header_len,) = struct.unpack("<Q", f.read(8))
         size = os.fstat(f.fileno()).st_size
         if header_len > size:
-            raise ValueError("damaged model file")
+            raise ValueError("damaged cache file")
         header = msgspec.json.decode(f.read(header_len))
         if header.get("format") != MODEL_FORMAT_VERSION:
-            raise ValueError("model format version mismatch")
+            raise ValueError("cache format version mismatch")
         mapped = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) if size else b""
     data_start = (len(_MAGIC) + 8 + header_len + _ALIGN - 1) // _ALIGN * _ALIGN
     arrays: dict[str, np.ndarray] = {}
-    for name, info in header["arrays"].items():
+    for name, info in header.pop("arrays").items():
         dtype = np.dtype(info["dtype"])
         count = int(np.prod(info["shape"])) if info["shape"] else 1
         arrays[name] = np.frombuffer(mapped, dtype=dtype, count=count, offset=data_start + info["offset"]).reshape(
-            info["shape"]
-        )
+            info["shape"])
+    return header, arrays
+
+
+def write_model(path: str, model: TraceModel) -> None:
+    """Write ``model`` to ``path`` atomically (temp file + rename)."""
+    arrays = {
+        f"{table_name}.{f.name}": getattr(getattr(model, table_name), f.name)
+        for table_name in TABLE_TYPES
+        for f in dataclasses.fields(getattr(model, table_name))
+    }
+    header = {
+        "strings": model.strings,
+        "tracks": [_track_to_json(t) for t in model.tracks],
+        "metadata": model.metadata,
+        "stats": model.stats,
+        "framework": model.framework,
+        "num_events": model.num_events,
+        "start": model.start,
+        "end": model.end,
+    }
+    write_arrays(path, header, arrays)
+
+
+def read_model(path: str) -> TraceModel:
+    """Memory-map a model written by ``write_model``."""
+    header, arrays = read_arrays(path)
     tables = {
         table_name: table_type(
             **{f.name: arrays[f"{table_name}.{f.name}"] for f in dataclasses.fields(table_type)}
@@ -205,5 +212,11 @@ def read_model(path: str) -> TraceModel:
         num_events=header["num_events"],
         start=header["start"],
         end=header["end"],
+        cache_path=path,
         **tables,
     )
+
+
+def derived_path(model: TraceModel, name: str) -> Optional[str]:
+    """Where a derived structure of a cached model (e.g. the trace index) is kept, if the model is cached."""
+    return f"{model.cache_path}.{name}" if model.cache_path else None

@@ -18,7 +18,9 @@ from . import layout
 from .http import HttpError, arg, choice, download_route, json_response, json_route, safe_filename
 from .runs import RunManager
 from .runs import SpanFailed, SpanLoading
+from .runs import UnknownSpan
 from .views import distributed, kernels, memory, modules, operators, overview, stacks, summary, trace
+from .views import compare, run_table
 
 # is_active() waits this long at most for the first scan of the logdir (usually milliseconds).
 FIRST_SCAN_WAIT_SECONDS = 2.0
@@ -100,6 +102,8 @@ class ProfscopePlugin(base_plugin.TBPlugin):
             "/modules": json_route(self._modules_route),
             "/memory": json_route(self._memory_route),
             "/distributed": json_route(self._distributed_route),
+            "/compare": json_route(self._compare_route),
+            "/runs/table": json_route(self._runs_table_route),
             "/trace/tracks": json_route(self._trace_tracks_route),
             "/trace/slices": json_route(self._trace_slices_route),
             "/trace/counters": json_route(self._trace_counters_route),
@@ -221,6 +225,69 @@ class ProfscopePlugin(base_plugin.TBPlugin):
         payload["span_index"] = index
         payload["failed"] = failed
         return payload
+
+    # Compare and the run table ----------------------------------------------------------
+
+    def _span_name(self, run: str, worker: str, span: Optional[str]) -> str:
+        """The span's name; when omitted, the worker's only span (resolve has checked there is one)."""
+        if span:
+            return span
+        spans = self.manager.workers_of(run).get(worker, [])
+        return spans[0] if len(spans) == 1 else ""
+
+    def _batch_size_of(self, run: str, worker: str, span: str) -> Optional[int]:
+        source = self.manager.source_of(run, worker, span)
+        value = (source.manifest or {}).get("batch_size") if source else None
+        # The overview route passes the manifest's value as is; so does this, so both share one memo entry.
+        return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+    def _compare_route(self, request: wrappers.Request) -> dict[str, Any]:
+        """Two spans side by side; each side named by ``<side>_run``, ``<side>_worker``, ``<side>_span``."""
+        group_by = choice(request, "group_by", compare.GROUP_BY, "name")
+        sides: dict[str, compare.CompareSide] = {}
+        loading: list[float] = []
+        for prefix, label in (("base", "baseline"), ("exp", "experiment")):
+            run = arg(request, f"{prefix}_run", required=True) or ""
+            worker = arg(request, f"{prefix}_worker", required=True) or ""
+            span = arg(request, f"{prefix}_span")
+            try:
+                model = self.manager.resolve(run, worker, span)
+            except UnknownSpan as exc:
+                raise UnknownSpan(f"{label}: {exc}") from None
+            except SpanFailed as exc:
+                raise SpanFailed(f"{label}: {exc}") from None
+            except SpanLoading as exc:
+                loading.append(exc.progress)
+                continue
+            name = self._span_name(run, worker, span)
+            sides[prefix] = compare.CompareSide(run, worker, name, model, self._batch_size_of(run, worker, name))
+        if loading:
+            # Both sides count: a ready side is done.
+            raise SpanLoading((sum(loading) + len(sides)) / (len(loading) + len(sides)))
+        return compare.compare(sides["base"], sides["exp"], group_by)
+
+    def _runs_table_route(self, request: wrappers.Request) -> dict[str, Any]:
+        """Every known span with its headline numbers. Never loads a span: uses the models already loaded."""
+        spans: list[run_table.TableSpan] = []
+        for run in self.manager.runs():
+            for worker in run["workers"]:
+                for index, info in enumerate(worker.get("span_info", [])):
+                    name, status = info["name"], info["status"]
+                    source = self.manager.source_of(run["name"], worker["name"], name)
+                    model, error, progress = None, info.get("error"), info.get("progress")
+                    if status == "ready":
+                        try:
+                            model = self.manager.resolve(run["name"], worker["name"], name)
+                        except SpanLoading as exc:  # reloaded since the listing (the file changed)
+                            status, progress = "loading", exc.progress
+                        except (SpanFailed, UnknownSpan) as exc:
+                            status, error = "error", str(exc)
+                    spans.append(run_table.TableSpan(
+                        run=run["name"], worker=worker["name"], span=name, span_index=index, status=status,
+                        model=model, progress=progress, error=error,
+                        framework=source.framework if source else None,
+                        manifest=dict(info.get("manifest") or {})))
+        return run_table.run_table(spans)
 
     # Trace viewer -------------------------------------------------------------------------
 

@@ -92,6 +92,17 @@ def _parse_into_cache(path: str, cache_dir: str, identity: SourceIdentity, slot:
     return None
 
 
+def _derive_in_cache(model_path: str) -> None:
+    """Build the structures views derive from a cached model (the trace index) and store them beside it."""
+    from .cache import read_model
+    from .views.trace_index import trace_index
+
+    try:
+        trace_index(read_model(model_path))
+    except Exception:  # noqa: BLE001 - only an optimisation: the view builds it on demand otherwise
+        logger.debug("profscope: deriving %s failed", model_path, exc_info=True)
+
+
 # --- plugin process side -------------------------------------------------------------
 
 
@@ -249,6 +260,14 @@ class RunManager:
         self._in_flight[future] = key
         future.add_done_callback(lambda f: self._wake.set())
 
+    def _derive_later(self, model: TraceModel) -> None:
+        """Queue the derived structures of a freshly parsed model behind the parses (lowest priority)."""
+        if model.cache_path and self._pool is not None:
+            try:
+                self._pool.submit(_derive_in_cache, model.cache_path)
+            except (RuntimeError, futures.process.BrokenProcessPool):
+                pass
+
     def _load_in_thread(self, key: tuple[str, str, str], state: _SpanState) -> None:
         from .ingest import TraceLoadError, load_trace
 
@@ -289,6 +308,7 @@ class RunManager:
                     state.status, state.error = "error", "the parsed model could not be read back from the cache"
                 else:
                     state.status, state.model = "ready", model
+                    self._derive_later(model)
 
     # Queries (request threads) -----------------------------------------------------------
 

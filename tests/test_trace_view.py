@@ -150,3 +150,24 @@ def test_trace_routes(tmp_path: Path, make_client) -> None:
     assert gzip.decompress(response.get_data()).lstrip()[:1] == b"{"
     assert client.client.get("/data/plugin/profscope/trace/download",
                              query_string={"run": "../etc", "worker": "x"}).status_code == 404
+
+
+def test_index_is_kept_beside_the_cached_model(tmp_path: Path, monkeypatch) -> None:
+    from profscope.tb_plugin.cache import ModelCache, read_model
+    from profscope.tb_plugin.views import trace_index as module
+
+    source = copy_trace(shared_trace(RESNET), tmp_path / "run")
+    cache = ModelCache(str(tmp_path / "cache"))
+    model = cache.load_or_build(str(source))
+    first = module.trace_index(model)
+    sidecar = Path(model.cache_path + "." + module.INDEX_SUFFIX)
+    assert sidecar.exists()
+
+    def no_build(model):
+        raise AssertionError("rebuilt although stored")
+
+    monkeypatch.setattr(module, "build_index", no_build)
+    again = module.trace_index(read_model(model.cache_path))
+    assert [lvl.resolution for lvl in again.levels] == [lvl.resolution for lvl in first.levels]
+    for a, b in zip(first.levels, again.levels):
+        assert np.array_equal(a.start, b.start) and np.array_equal(a.count, b.count)

@@ -185,6 +185,8 @@ class TraceModel:
     # Time range of the span (ns), over all timed events.
     start: int = 0
     end: int = 0
+    # The cache file this model was read from, when it was: derived structures are kept beside it.
+    cache_path: Optional[str] = field(default=None, repr=False, compare=False)
     _string_ids: dict[str, int] = field(default_factory=dict, repr=False, compare=False)
     _memo: dict[Any, Any] = field(default_factory=dict, repr=False, compare=False)
 

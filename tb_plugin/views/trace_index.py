@@ -14,12 +14,16 @@ exactly one block.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
-from typing import Optional
+from typing import Any, Optional
 
 import numpy as np
 
+from ..cache import derived_path, read_arrays, write_arrays
 from ..model.trace_model import TraceModel
+
+INDEX_SUFFIX = "lod"
 
 LEVEL_FACTOR = 4
 BASE_RESOLUTION_NS = 1_000  # level 1 merges what is shorter than 1 µs
@@ -54,7 +58,41 @@ class TraceIndex:
 
 
 def trace_index(model: TraceModel) -> TraceIndex:
-    return model.memo("trace_index", lambda: build_index(model))
+    """The model's index: read from beside its cache file, else built (and stored there)."""
+    return model.memo("trace_index", lambda: _load_or_build(model))
+
+
+def _load_or_build(model: TraceModel) -> TraceIndex:
+    path = derived_path(model, INDEX_SUFFIX)
+    if path and os.path.exists(path):
+        try:
+            return index_from_arrays(*read_arrays(path))
+        except (OSError, ValueError, KeyError, TypeError):
+            pass  # damaged or stale: rebuild below
+    index = build_index(model)
+    if path:
+        try:
+            write_arrays(path, *index_to_arrays(index))
+        except OSError:
+            pass  # a read-only or full cache only costs a rebuild next time
+    return index
+
+
+def index_to_arrays(index: TraceIndex) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    arrays = {"lanes_track": index.lanes_track, "lanes_depth": index.lanes_depth}
+    for i, level in enumerate(index.levels):
+        for name in ("lane", "start", "end", "count", "row", "reach", "lane_offsets"):
+            arrays[f"{i}.{name}"] = getattr(level, name)
+    return {"levels": [level.resolution for level in index.levels]}, arrays
+
+
+def index_from_arrays(header: dict[str, Any], arrays: dict[str, np.ndarray]) -> TraceIndex:
+    levels = [
+        Level(resolution, *(arrays[f"{i}.{name}"] for name in ("lane", "start", "end", "count", "row", "reach",
+                                                               "lane_offsets")))
+        for i, resolution in enumerate(header["levels"])
+    ]
+    return TraceIndex(lanes_track=arrays["lanes_track"], lanes_depth=arrays["lanes_depth"], levels=levels)
 
 
 def _level(resolution: int, lane: np.ndarray, start: np.ndarray, end: np.ndarray, count: np.ndarray,

@@ -1,0 +1,274 @@
+"""Compare: two spans side by side — step breakdown, operators and kernels, sorted by impact.
+
+The two spans (baseline and experiment) may come from any runs, workers and spans, even
+from different hardware. Nothing is recomputed here: each side's numbers are the answers
+of the overview, operator and kernel views (memoized on the model under the same keys as
+those routes, so opening Compare after the other views costs only the join).
+
+Definitions (also in ``api/openapi.yaml``):
+
+* ``delta`` = experiment − baseline; ``ratio`` = experiment / baseline (null when the
+  baseline is 0). Below 1 means the experiment is faster.
+* Operators are joined by name (``group_by=name``) or by name and input shapes
+  (``group_by=input_shape``); kernels by name. A row present on one side only has the
+  other side ``null`` and counts as zero in ``delta``.
+* Impact on step time: a row's time per step on each side is its span total divided by
+  that span's number of steps — for operators the device total time when the side's
+  operators launched device work, else the host total time; for kernels the total time.
+  ``impact`` = experiment per step − baseline per step (µs, negative when the experiment
+  is faster), so spans with different step counts compare per step. Rows are sorted by
+  the absolute impact, largest first.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Optional
+
+from ..model.trace_model import TraceModel
+from . import kernels as kernels_view
+from . import operators as operators_view
+from . import overview as overview_view
+
+GROUP_BY = ("name", "input_shape")
+OPERATOR_DELTA_FIELDS = ("calls", "host_self", "host_total", "device_self", "device_total")
+KERNEL_DELTA_FIELDS = ("calls", "total")
+
+
+@dataclass(frozen=True)
+class CompareSide:
+    """One side of a comparison: which span it is, and its loaded model."""
+
+    run: str
+    worker: str
+    span: str
+    model: TraceModel
+    # The manifest's batch size (writer spans), part of the overview's memo key.
+    batch_size: Optional[int] = None
+
+
+def span_overview(model: TraceModel, batch_size: Optional[int] = None) -> dict[str, Any]:
+    """The overview answer, memoized under the overview route's key (default step marker)."""
+    return model.memo(("overview", None, batch_size),
+                      lambda: overview_view.overview(model, marker=None, batch_size=batch_size))
+
+
+def span_operators(model: TraceModel, group_by: str) -> dict[str, Any]:
+    return model.memo(("operators", group_by), lambda: operators_view.operators(model, group_by))
+
+
+def span_kernels(model: TraceModel) -> dict[str, Any]:
+    return model.memo(("kernels", "name"), lambda: kernels_view.kernels(model, "name"))
+
+
+def ratio(exp: Optional[float], base: Optional[float]) -> Optional[float]:
+    """exp / base, or None when either is missing or the base is zero."""
+    if exp is None or base is None or base == 0:
+        return None
+    return float(exp) / float(base)
+
+
+def _side_info(side: CompareSide, overview: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "run": side.run,
+        "worker": side.worker,
+        "span": side.span,
+        "framework": side.model.framework,
+        "devices": [device["name"] for device in overview["devices"]],
+        "has_device": bool(overview["has_device"]),
+        "steps": len(overview["steps"]),
+        "step_source": overview["step_source"],
+        "mean_step_time": overview["mean_step_time"],
+    }
+
+
+def _breakdown(base: dict[str, Any], exp: dict[str, Any]) -> dict[str, Any]:
+    b, e = base["breakdown"], exp["breakdown"]
+    categories = overview_view.CATEGORIES
+    return {
+        "base": {c: b[c] for c in categories},
+        "exp": {c: e[c] for c in categories},
+        "delta": {c: e[c] - b[c] for c in categories},
+        "ratio": {c: ratio(e[c], b[c]) for c in categories},
+    }
+
+
+def _delta(base_row: Optional[dict[str, Any]], exp_row: Optional[dict[str, Any]],
+           fields: tuple[str, ...]) -> dict[str, float]:
+    return {f: float((exp_row[f] if exp_row else 0) - (base_row[f] if base_row else 0)) for f in fields}
+
+
+def _side_of(base_row: Optional[dict[str, Any]], exp_row: Optional[dict[str, Any]]) -> str:
+    return "both" if base_row and exp_row else "base" if base_row else "exp"
+
+
+def _join(base_rows: list[dict[str, Any]], exp_rows: list[dict[str, Any]], key_fields: tuple[str, ...]
+          ) -> list[tuple[tuple[str, ...], Optional[dict[str, Any]], Optional[dict[str, Any]]]]:
+    """(key, baseline row or None, experiment row or None) per key of either side, baseline order first."""
+    def key(row: dict[str, Any]) -> tuple[str, ...]:
+        return tuple(str(row.get(f, "")) for f in key_fields)
+
+    base_by_key = {key(r): r for r in base_rows}
+    exp_by_key = {key(r): r for r in exp_rows}
+    keys = list(base_by_key) + [k for k in exp_by_key if k not in base_by_key]
+    return [(k, base_by_key.get(k), exp_by_key.get(k)) for k in keys]
+
+
+def _per_step(value: Optional[float], steps: int) -> Optional[float]:
+    return None if value is None else float(value) / max(steps, 1)
+
+
+def compare_operators(base_ops: dict[str, Any], exp_ops: dict[str, Any], base_steps: int, exp_steps: int,
+                      group_by: str = "name") -> list[dict[str, Any]]:
+    """Operator rows of both sides joined by name (and input shape), sorted by absolute impact."""
+    key_fields = ("name", "input_shape") if group_by == "input_shape" else ("name",)
+    base_measure = "device_total" if base_ops.get("has_device") else "host_total"
+    exp_measure = "device_total" if exp_ops.get("has_device") else "host_total"
+    rows = []
+    for key, base_row, exp_row in _join(base_ops["rows"], exp_ops["rows"], key_fields):
+        base_time = _per_step(base_row[base_measure], base_steps) if base_row else None
+        exp_time = _per_step(exp_row[exp_measure], exp_steps) if exp_row else None
+        row: dict[str, Any] = {"name": key[0]}
+        if group_by == "input_shape":
+            row["input_shape"] = key[1]
+        row.update({
+            "side": _side_of(base_row, exp_row),
+            "base": base_row,
+            "exp": exp_row,
+            "delta": _delta(base_row, exp_row, OPERATOR_DELTA_FIELDS),
+            "per_step": {"base": base_time, "exp": exp_time},
+            "impact": (exp_time or 0.0) - (base_time or 0.0),
+            "ratio": ratio(exp_time, base_time),
+        })
+        rows.append(row)
+    rows.sort(key=lambda r: -abs(r["impact"]))
+    return rows
+
+
+def compare_kernels(base_kernels: dict[str, Any], exp_kernels: dict[str, Any], base_steps: int,
+                    exp_steps: int) -> list[dict[str, Any]]:
+    """Kernel rows of both sides joined by name, sorted by absolute impact (total time per step)."""
+    rows = []
+    for key, base_row, exp_row in _join(base_kernels["rows"], exp_kernels["rows"], ("name",)):
+        base_time = _per_step(base_row["total"], base_steps) if base_row else None
+        exp_time = _per_step(exp_row["total"], exp_steps) if exp_row else None
+        delta: dict[str, Optional[float]] = dict(_delta(base_row, exp_row, KERNEL_DELTA_FIELDS))
+        delta["mean"] = float(exp_row["mean"] - base_row["mean"]) if base_row and exp_row else None
+        rows.append({
+            "name": key[0],
+            "side": _side_of(base_row, exp_row),
+            "base": base_row,
+            "exp": exp_row,
+            "delta": delta,
+            "per_step": {"base": base_time, "exp": exp_time},
+            "impact": (exp_time or 0.0) - (base_time or 0.0),
+            "ratio": ratio(exp_time, base_time),
+        })
+    rows.sort(key=lambda r: -abs(r["impact"]))
+    return rows
+
+
+def _device_text(info: dict[str, Any]) -> str:
+    if info["devices"]:
+        return ", ".join(info["devices"])
+    return "GPU activity without device properties" if info["has_device"] else "CPU only"
+
+
+def _notes(base: dict[str, Any], exp: dict[str, Any], base_ops: dict[str, Any], exp_ops: dict[str, Any],
+           kernel_rows: list[dict[str, Any]], same_span: bool, group_by: str) -> list[dict[str, Any]]:
+    """What a reader must know before trusting the deltas."""
+    notes: list[dict[str, Any]] = []
+    if same_span:
+        notes.append({"id": "same_span", "text": "The baseline and the experiment are the same span: every delta is 0."})
+    if base["steps"] != exp["steps"]:
+        notes.append({
+            "id": "step_counts_differ",
+            "text": f"The baseline has {base['steps']} step(s) and the experiment {exp['steps']}: operator and kernel "
+                    "times are compared per step (span total / number of steps).",
+            "evidence": {"base_steps": base["steps"], "exp_steps": exp["steps"]},
+        })
+    if base["step_source"] != exp["step_source"]:
+        notes.append({
+            "id": "step_sources_differ",
+            "text": f"Steps were found differently (baseline: {base['step_source']}, experiment: {exp['step_source']}): "
+                    "step times may not measure the same thing.",
+        })
+    devices_differ = base["devices"] != exp["devices"] or base["has_device"] != exp["has_device"]
+    if devices_differ:
+        notes.append({
+            "id": "devices_differ",
+            "text": f"Different devices: baseline {_device_text(base)}, experiment {_device_text(exp)}.",
+        })
+    if bool(base_ops.get("has_device")) != bool(exp_ops.get("has_device")):
+        gpu_side = "baseline" if base_ops.get("has_device") else "experiment"
+        notes.append({
+            "id": "impact_measures_differ",
+            "text": f"Only the {gpu_side}'s operators launched device work: operator impact compares its device time "
+                    "with the other side's host time.",
+        })
+    base_names = sum(1 for r in kernel_rows if r["base"] is not None)
+    exp_names = sum(1 for r in kernel_rows if r["exp"] is not None)
+    base_only = [r for r in kernel_rows if r["side"] == "base"]
+    exp_only = [r for r in kernel_rows if r["side"] == "exp"]
+    if base_names and exp_names and (base_only or exp_only):
+        base_total = sum(r["base"]["total"] for r in kernel_rows if r["base"] is not None)
+        exp_total = sum(r["exp"]["total"] for r in kernel_rows if r["exp"] is not None)
+        unmatched_time = sum(r["base"]["total"] for r in base_only) + sum(r["exp"]["total"] for r in exp_only)
+        unmatched_share = unmatched_time / (base_total + exp_total) if base_total + exp_total > 0 else 0.0
+        why = ("the devices differ, and kernel names depend on the GPU and its libraries" if devices_differ
+               else "different library versions or settings launch different kernels")
+        notes.append({
+            "id": "unmatched_kernels",
+            "text": f"{len(base_only)} of {base_names} baseline kernels and {len(exp_only)} of {exp_names} experiment "
+                    f"kernels have no kernel of the same name on the other side ({unmatched_share:.0%} of kernel time). "
+                    f"Likely {why}: read the operator table, which compares by operator.",
+            "evidence": {"base_unmatched": len(base_only), "base_kernels": base_names,
+                         "exp_unmatched": len(exp_only), "exp_kernels": exp_names,
+                         "unmatched_time_share": unmatched_share},
+        })
+    elif bool(base_names) != bool(exp_names):
+        gpu_side = "baseline" if base_names else "experiment"
+        notes.append({
+            "id": "kernels_one_side",
+            "text": f"Only the {gpu_side} ran GPU kernels: the kernel table lists them on that side only.",
+        })
+    if group_by == "input_shape":
+        for label, ops in (("baseline", base_ops), ("experiment", exp_ops)):
+            if ops["rows"] and all(not row.get("input_shape") for row in ops["rows"]):
+                notes.append({
+                    "id": "no_input_shapes",
+                    "text": f"The {label} recorded no input shapes (record_shapes=False): its operators match only "
+                            "rows without shapes.",
+                })
+    return notes
+
+
+def compare(base: CompareSide, exp: CompareSide, group_by: str = "name") -> dict[str, Any]:
+    """The ``compare`` route's answer (see the module docstring for the definitions)."""
+    if group_by not in GROUP_BY:
+        raise ValueError(f"group_by must be one of {GROUP_BY}")
+    base_overview = span_overview(base.model, base.batch_size)
+    exp_overview = span_overview(exp.model, exp.batch_size)
+    base_info, exp_info = _side_info(base, base_overview), _side_info(exp, exp_overview)
+    base_ops, exp_ops = span_operators(base.model, group_by), span_operators(exp.model, group_by)
+    base_steps, exp_steps = base_info["steps"], exp_info["steps"]
+    kernel_rows = compare_kernels(span_kernels(base.model), span_kernels(exp.model), base_steps, exp_steps)
+    categories = [c for c in overview_view.CATEGORIES
+                  if c in base_overview.get("categories", ()) or c in exp_overview.get("categories", ())]
+    same_span = (base.run, base.worker, base.span) == (exp.run, exp.worker, exp.span)
+    return {
+        "base": base_info,
+        "exp": exp_info,
+        "group_by": group_by,
+        "categories": categories,
+        "breakdown": _breakdown(base_overview, exp_overview),
+        "step_time": {
+            "base": base_info["mean_step_time"],
+            "exp": exp_info["mean_step_time"],
+            "delta": exp_info["mean_step_time"] - base_info["mean_step_time"],
+            "ratio": ratio(exp_info["mean_step_time"], base_info["mean_step_time"]),
+        },
+        "operators": compare_operators(base_ops, exp_ops, base_steps, exp_steps, group_by),
+        "kernels": kernel_rows,
+        "notes": _notes(base_info, exp_info, base_ops, exp_ops, kernel_rows, same_span, group_by),
+    }
