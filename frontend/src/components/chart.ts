@@ -8,7 +8,7 @@ import { el } from "./dom";
 
 const STYLE_ELEMENT_ID = "profscope-uplot-styles";
 
-function injectChartStyles(doc: Document): void {
+export function injectChartStyles(doc: Document): void {
   if (doc.getElementById(STYLE_ELEMENT_ID) !== null) return;
   const style = doc.createElement("style");
   style.id = STYLE_ELEMENT_ID;
@@ -17,7 +17,7 @@ function injectChartStyles(doc: Document): void {
 }
 
 /** A theme colour from the shell's CSS variables, read at draw time so theme switches apply. */
-function cssColor(name: string, fallback: string): string {
+export function cssColor(name: string, fallback: string): string {
   const value = getComputedStyle(document.documentElement).getPropertyValue(name).trim();
   return value !== "" ? value : fallback;
 }

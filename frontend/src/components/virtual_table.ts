@@ -29,6 +29,8 @@ export interface TableColumn<T> {
   readonly text: (row: T) => string;
   /** Tooltip of a cell (e.g. the full name when it is cut). */
   readonly cellTip?: (row: T) => string | null;
+  /** Extra class of a cell (e.g. a badge look for a flag); the text stays plain text. */
+  readonly cellClass?: (row: T) => string | null;
   /** Direction of the first click on the header (numbers: largest first). */
   readonly firstDirection?: SortDirection;
 }
@@ -191,6 +193,10 @@ export function createVirtualTable<T>(options: VirtualTableOptions<T>): VirtualT
       const cell = rendered.cells[columnIndex];
       if (cell === undefined) return;
       cell.textContent = column.text(row);
+      if (column.cellClass !== undefined) {
+        const extra = column.cellClass(row);
+        cell.className = `ps-vtable-td ps-align-${column.align ?? "left"}${extra !== null && extra !== "" ? ` ${extra}` : ""}`;
+      }
       const cellTip = column.cellTip?.(row) ?? null;
       if (cellTip !== null && cellTip !== "") cell.dataset["tip"] = cellTip;
       else delete cell.dataset["tip"];

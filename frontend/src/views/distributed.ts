@@ -1,8 +1,133 @@
-import { placeholderView } from "./placeholder";
+// Distributed (run level: one span of every worker): computation, communication and their
+// overlap per rank, waiting vs transfer, the collectives, and which rank is the straggler.
+// URL parameters: distributed.span_index, distributed.sort.
+import { fetchDistributed, type DistributedData, type RankRow } from "../api/distributed";
+import { injectAnalysisStyles } from "../components/analysis_styles";
+import { el, replaceChildren } from "../components/dom";
+import { createErrorPanel } from "../components/error_panel";
+import { emptyNote, loadingNote, metricLabel } from "../components/view_parts";
+import { injectViewStyles } from "../components/view_styles";
+import { createVirtualTable } from "../components/virtual_table";
+import { DISTRIBUTED_DEFINITIONS as DEF } from "../lib/analysis_definitions";
+import { parseSpanIndex, spanIndexCount, stragglerSentence } from "../lib/distributed_model";
+import { formatCount } from "../lib/format";
+import { loadUntilReady } from "../lib/retry";
+import { formatSortParam, parseSortParam } from "../lib/table_model";
+import { collectivesTable, rankColumns, stepBars, waitBars } from "./distributed_parts";
+import type { ViewContext, ViewDefinition } from "./types";
 
-export const distributedView = placeholderView(
-  "distributed",
-  "Distributed",
-  "run",
-  "Compute, communication and overlap per rank, the collectives, and which rank is the straggler.",
-);
+function stragglerCallout(data: DistributedData): HTMLElement | null {
+  const straggler = data.straggler;
+  if (straggler === null) return null;
+  return el(
+    "section",
+    { className: "ps-callout", testId: "distributed-straggler", attrs: { "data-worker": straggler.worker, "data-rank": String(straggler.rank) } },
+    el("p", { className: "ps-callout-main", testId: "distributed-straggler-text" }, stragglerSentence(straggler, data.ranks.length)),
+    el("p", { className: "ps-note" }, metricLabel("How the straggler is found", DEF.straggler)),
+  );
+}
+
+function failedNote(data: DistributedData): HTMLElement | null {
+  if (data.failed.length === 0) return null;
+  return el(
+    "div",
+    { className: "ps-warn", testId: "distributed-failed" },
+    el("p", {}, `${formatCount(data.failed.length)} worker(s) could not be loaded and are left out:`),
+    el("ul", {}, ...data.failed.map((failed) => el("li", {}, `${failed.worker}: ${failed.error}`))),
+  );
+}
+
+function mountDistributed(host: HTMLElement, ctx: ViewContext): void {
+  injectViewStyles(document);
+  injectAnalysisStyles(document);
+  const run = ctx.selection.run;
+  const page = el("div", { className: "ps-page", testId: "distributed-page" });
+  host.appendChild(page);
+  if (run === null) return;
+
+  const spanCount = spanIndexCount(run);
+  let spanIndex = parseSpanIndex(ctx.param("span_index"), spanCount);
+  const spanPicker = el("select", { className: "ps-select", testId: "distributed-span-index", attrs: { "aria-label": "Span index" } });
+  for (let index = 0; index < Math.max(spanCount, 1); index += 1) {
+    spanPicker.appendChild(new Option(`span ${index + 1} of ${Math.max(spanCount, 1)}`, String(index)));
+  }
+  spanPicker.value = String(spanIndex);
+  spanPicker.disabled = spanCount < 2;
+  const controls = el(
+    "div",
+    { className: "ps-controls" },
+    el("label", {}, "Span of every worker", spanPicker),
+    el("span", { className: "ps-note" }, `Run ${run.name}: ${formatCount(run.workers.length)} worker(s), one span of each compared.`),
+  );
+  const body = el("div", { className: "ps-page" });
+  page.append(el("h2", {}, "Distributed"), controls, body);
+
+  let loadController: AbortController | null = null;
+  spanPicker.addEventListener("change", () => {
+    spanIndex = parseSpanIndex(spanPicker.value, spanCount);
+    ctx.setParams({ span_index: spanIndex === 0 ? null : String(spanIndex) });
+    load();
+  });
+
+  function show(data: DistributedData, signal: AbortSignal): void {
+    if (!data.available || data.ranks.length === 0) {
+      replaceChildren(
+        body,
+        failedNote(data),
+        emptyNote("distributed-unavailable", "Nothing distributed to show", data.hint ?? "This run has fewer than two workers with this span."),
+      );
+      return;
+    }
+    const stragglerWorker = data.straggler?.worker ?? null;
+    const columns = rankColumns();
+    const table = createVirtualTable<RankRow>({
+      columns,
+      rowKey: (row) => row.worker,
+      filterText: (row) => row.worker,
+      sort: parseSortParam(ctx.param("sort"), columns.map((column) => column.id), { column: "rank", direction: "asc" }),
+      onSortChange: (next) => ctx.setParams({ sort: formatSortParam(next) }),
+      onActivate: (row) => table.setSelected(row.worker),
+      label: "Ranks",
+      testId: "distributed-rank-table",
+      maxHeight: 360,
+      signal,
+    });
+    table.setRows(data.ranks);
+    if (stragglerWorker !== null) table.setSelected(stragglerWorker);
+    replaceChildren(
+      body,
+      failedNote(data),
+      stragglerCallout(data),
+      el("div", { className: "ps-row" }, stepBars(data.ranks, stragglerWorker), waitBars(data.ranks, stragglerWorker)),
+      data.waitMethod !== null ? el("p", { className: "ps-note" }, `Wait: collectives ${data.waitMethod}.`) : null,
+      el("section", {}, el("h3", {}, "Ranks (mean per step)"), table.root),
+      el("section", {}, el("h3", {}, "Collectives (over the span, every rank)"), collectivesTable(data.collectives)),
+    );
+  }
+
+  function load(): void {
+    loadController?.abort();
+    const controller = new AbortController();
+    loadController = controller;
+    ctx.signal.addEventListener("abort", () => controller.abort(), { once: true });
+    replaceChildren(body, loadingNote("every worker's span", null, "distributed-loading"));
+    void loadUntilReady(
+      (signal) => fetchDistributed(ctx.api, run!.name, spanIndex, signal),
+      {
+        loading: (progress) => replaceChildren(body, loadingNote("every worker's span", progress, "distributed-loading")),
+        error: (message) => replaceChildren(body, createErrorPanel("distributed-error", "The distributed view could not be computed", message)),
+        ok: (data) => show(data, controller.signal),
+      },
+      controller.signal,
+    );
+  }
+
+  load();
+}
+
+export const distributedView: ViewDefinition = {
+  id: "distributed",
+  label: "Distributed",
+  scope: "run",
+  mount: mountDistributed,
+};

@@ -4,8 +4,10 @@ import { compareView } from "./compare";
 import { distributedView } from "./distributed";
 import { kernelView } from "./kernel";
 import { memoryView } from "./memory";
+import { modulesView } from "./modules";
 import { operatorView } from "./operator";
 import { overviewView } from "./overview";
+import { stacksView } from "./stacks";
 import { traceView } from "./trace";
 import type { ViewDefinition } from "./types";
 
@@ -13,6 +15,8 @@ export const VIEWS: readonly ViewDefinition[] = [
   overviewView,
   operatorView,
   kernelView,
+  stacksView,
+  modulesView,
   memoryView,
   traceView,
   distributedView,

@@ -1,0 +1,80 @@
+// How the numbers of the Memory, Distributed, Call stacks and Modules views are computed:
+// the texts of their tooltips (like metrics.ts for the other views). Pure data.
+
+export const MEMORY_DEFINITIONS = {
+  allocated:
+    "Allocated: bytes held by live tensors on the device, as the allocator reports after each [memory] event " +
+    "(Total Allocated).",
+  reserved:
+    "Reserved: bytes the caching allocator holds from the device, allocated or not (Total Reserved; CUDA only).",
+  peak: "Peak allocated: the highest allocated value of the device in the span, and when it was reached.",
+  peakReserved: "Peak reserved: the highest reserved value of the device in the span.",
+  capacity: "Device memory (deviceProperties.totalGlobalMem).",
+  events: "Memory events ([memory] instants: allocations and frees) recorded for the device.",
+  address: "Address of the block the allocator returned.",
+  size: "Size of the allocation.",
+  operator: "The innermost operator running on the allocating thread when the allocation happened.",
+  allocTime: "When the block was allocated, from the start of the span.",
+  freeTime: "When the block was freed (the next event at the same address on the device), from the start of the span.",
+  lifetime: "Free time minus allocation time.",
+  neverFreed: "Never freed: the span ends before a free of this block is recorded (still live, or freed later).",
+  opCalls: "Calls of the operator in the span (all of them, allocating or not).",
+  allocations: "Allocations made by the operator itself (not by operators nested in it).",
+  frees: "Frees made by the operator itself.",
+  selfBytes: "Self bytes: bytes the operator allocated minus bytes it freed, its own events only.",
+  totalBytes: "Total bytes: like self bytes, including every operator nested inside it.",
+  selfAllocBytes: "Self allocated: bytes the operator allocated itself (frees not subtracted).",
+  totalAllocBytes: "Total allocated: bytes allocated by the operator and every operator nested inside it.",
+  selfPeakBytes:
+    "Peak self: bytes the operator allocated itself that are still live when the device reaches its peak — " +
+    "its share of the peak. The self column adds up to what the listed operators hold at the peak.",
+  totalPeakBytes: "Peak total: like peak self, including allocations of operators nested inside it.",
+} as const;
+
+export const DISTRIBUTED_DEFINITIONS = {
+  stepTime: "Step time: mean duration of the rank's steps in the chosen span.",
+  compute:
+    "Computation: time a non-collective kernel runs (on CPU-only runs: a host operator outside collectives), " +
+    "mean per step, overlap included.",
+  communication:
+    "Communication: time a collective runs (NCCL kernels; on CPU-only runs the host ranges of collective operators), " +
+    "mean per step, overlap included.",
+  overlap: "Overlap: time computation and communication run at once, mean per step.",
+  other: "Other: the rest of the step (neither computation nor communication).",
+  wait:
+    "Wait: the part of the communication spent waiting for the last rank to arrive. Collectives are matched across " +
+    "ranks by name and order (the i-th call of a collective on every rank is one collective).",
+  transfer: "Transfer: communication time minus wait — time data actually moves.",
+  collectiveCalls: "Collective calls of the rank in the span.",
+  calls: "Calls of the collective, over every rank.",
+  messageSize: "Mean message size: bytes over calls (from the collective's arguments; unknown when not recorded).",
+  total: "Total duration of the collective's calls, over every rank.",
+  mean: "Mean duration per call.",
+  collectiveWait: "Time the calls spent waiting for the last rank, over every rank.",
+  collectiveTransfer: "Total minus wait.",
+  bandwidth: "Effective bandwidth: bytes moved per second of transfer time (waiting excluded), decimal GB/s.",
+  straggler:
+    "The straggler is the rank with the longest mean step time, compared with the median step time of the other ranks.",
+} as const;
+
+export const STACKS_DEFINITIONS = {
+  host:
+    "Host time: a frame's width is its host duration (children included); its self time is that minus its children. " +
+    "Frames are Python functions, operators and record_function ranges, merged by call path.",
+  device:
+    "Device time: a frame's width is the GPU time (kernels, copies, memsets) launched by it and everything it calls.",
+  total: "Total: the frame's time including everything it calls.",
+  self: "Self: the frame's own time, without what it calls.",
+  calls: "Calls: how many ranges were merged into this frame.",
+} as const;
+
+export const MODULES_DEFINITIONS = {
+  calls: "Calls of the module's forward in the span.",
+  forwardHost: "Forward host: host duration of the module's forward calls (nested modules included).",
+  forwardDevice: "Forward device: GPU time launched inside the module's forward calls.",
+  backwardHost:
+    "Backward host: host duration of the autograd operators whose forward operator ran inside the module " +
+    "(paired by the profiler's forward→backward flows, or by sequence number).",
+  backwardDevice: "Backward device: GPU time launched by those backward operators.",
+  root: "(model): the sum of the top-level modules.",
+} as const;

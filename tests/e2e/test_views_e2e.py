@@ -1,0 +1,343 @@
+"""The analysis views, read as a person reads them: real traces, a real TensorBoard, headless Chromium.
+
+Each test picks a run and a tab the way a user does (run picker, tab button) and reads the
+number the view is for. Known figures of the ResNet-50 reference trace are checked as
+such; for the Memory and Distributed views the expected value comes from the backend's own
+route, so the test checks that the page shows what the backend computed, formatted for people.
+
+The logdir (run folder → copies of ``../shared/traces``) is this module's own, since the
+session logdir of ``conftest.py`` has neither memory events nor several ranks; the browser
+and screenshot fixtures are conftest's.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import time
+import urllib.parse
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Optional
+
+import pytest
+
+from .conftest import SHARED_TRACES, _free_loopback_port, _stop, _tensorboard_command, _wait_until_serving
+from .harness import TensorBoardServer
+
+if TYPE_CHECKING:
+    from selenium.webdriver.remote.webdriver import WebDriver
+    from selenium.webdriver.remote.webelement import WebElement
+
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+
+RESNET_RUN = "resnet"
+MEMORY_RUN = "conv"
+DDP_RUN = "ddp"
+MODULES_RUN = "transformer"
+# run folder → (folder under ../shared/traces, file-name glob)
+VIEW_RUNS: dict[str, tuple[str, str]] = {
+    RESNET_RUN: ("kineto_resnet50/resnet50_num_workers_0", "*.pt.trace.json.gz"),
+    MEMORY_RUN: ("torch213/conv_cpu_memory", "*.pt.trace.json.gz"),
+    DDP_RUN: ("torch213/ddp_gloo_2ranks", "rank*.pt.trace.json.gz"),
+    MODULES_RUN: ("torch213/transformer_infer", "*.pt.trace.json.gz"),
+}
+
+PAGE_TIMEOUT_S = 60.0
+RUN_LOAD_TIMEOUT_S = 180.0
+POLL_S = 0.25
+PLUGIN_FRAME = "iframe[src*='plugin_entry.html?name=profscope']"
+ROUTES = "/data/plugin/profscope"
+
+
+# --- server with this module's logdir ----------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def views_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TensorBoardServer]:
+    if not SHARED_TRACES.is_dir():
+        pytest.skip(f"the shared traces are not beside the repository ({SHARED_TRACES})")
+    logdir = tmp_path_factory.mktemp("views-logdir")
+    for run, (folder, pattern) in VIEW_RUNS.items():
+        sources = sorted((SHARED_TRACES / folder).glob(pattern))
+        if not sources:
+            pytest.skip(f"no {pattern} in {SHARED_TRACES / folder}")
+        (logdir / run).mkdir()
+        for source in sources:
+            shutil.copyfile(source, logdir / run / source.name)  # copies: links leaving the logdir may be refused
+
+    work = tmp_path_factory.mktemp("views-tensorboard")
+    cache_dir = work / "profscope-cache"
+    cache_dir.mkdir()
+    env = dict(os.environ, PROFSCOPE_CACHE_DIR=str(cache_dir))
+    failures: list[str] = []
+    for attempt in range(3):  # a free port can be taken before TensorBoard binds it
+        port = _free_loopback_port()
+        log_path = work / f"tensorboard-{attempt}.log"
+        with log_path.open("wb") as log:
+            process = subprocess.Popen(
+                _tensorboard_command(logdir, port),
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                env=env,
+                cwd=work,
+                start_new_session=True,
+            )
+        problem = _wait_until_serving(process, port, log_path)
+        server = TensorBoardServer(process, port, logdir, cache_dir, log_path)
+        if problem is None:
+            try:
+                yield server
+            finally:
+                _stop(process)
+                print(f"\n--- TensorBoard log ({log_path}) ---\n{server.log_tail(4000)}")
+            return
+        _stop(process)
+        failures.append(f"attempt {attempt + 1} on port {port}: {problem}\n{server.log_tail()}")
+    pytest.fail("TensorBoard did not start:\n" + "\n\n".join(failures), pytrace=False)
+
+
+def _ready_runs(server: TensorBoardServer, runs: tuple[str, ...]) -> dict[str, Any]:
+    """Waits until the backend has loaded `runs`; returns the run list entries by name."""
+    deadline = time.monotonic() + RUN_LOAD_TIMEOUT_S
+    while True:
+        listing = server.get_json(f"{ROUTES}/runs")
+        assert isinstance(listing, dict)
+        by_name = {run["name"]: run for run in listing["runs"]}
+        if listing.get("scanned") is True and all(by_name.get(run, {}).get("status") == "ready" for run in runs):
+            return by_name
+        failed = [run for run in runs if by_name.get(run, {}).get("status") == "error"]
+        assert not failed, f"runs failed to load: {[(run, by_name[run].get('error')) for run in failed]}"
+        if time.monotonic() > deadline:
+            raise AssertionError(f"runs not ready after {RUN_LOAD_TIMEOUT_S:.0f} s: {by_name}")
+        time.sleep(0.5)
+
+
+def _route(server: TensorBoardServer, route: str, **params: object) -> dict[str, Any]:
+    answer = server.get_json(f"{ROUTES}/{route}?{urllib.parse.urlencode(params)}")
+    assert isinstance(answer, dict)
+    assert "error" not in answer, answer
+    return answer
+
+
+# --- what a user does --------------------------------------------------------------------
+
+
+def _wait(driver: "WebDriver", timeout_s: float = PAGE_TIMEOUT_S):  # -> WebDriverWait
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    return WebDriverWait(driver, timeout_s, poll_frequency=POLL_S)
+
+
+def _css(testid: str, extra: str = "") -> tuple[str, str]:
+    from selenium.webdriver.common.by import By
+
+    return (By.CSS_SELECTOR, f"[data-testid='{testid}']{extra}")
+
+
+def _find(driver: "WebDriver", testid: str, extra: str = "", timeout_s: float = RUN_LOAD_TIMEOUT_S) -> "WebElement":
+    """The element once it is there (views load in the background, so wait rather than sleep)."""
+    return _wait(driver, timeout_s).until(lambda d: next(iter(d.find_elements(*_css(testid, extra))), None))
+
+
+def _open_view(driver: "WebDriver", server: TensorBoardServer, run: str, view: str) -> None:
+    """Opens Profscope's tab, picks `run` in the run picker and clicks the view's tab.
+
+    The backend is given the time to load the run first (what loading looks like is
+    test_browser's subject): a view mounted while the run list still changes is mounted again.
+    """
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as ec
+    from selenium.webdriver.support.ui import Select
+
+    _ready_runs(server, (run,))
+    driver.get(server.plugin_url())
+    _wait(driver).until(ec.frame_to_be_available_and_switch_to_it((By.CSS_SELECTOR, PLUGIN_FRAME)))
+    picker = _wait(driver).until(
+        lambda d: next(
+            (
+                element
+                for element in d.find_elements(*_css("run-picker"))
+                if run in [option.get_attribute("value") for option in Select(element).options]
+            ),
+            None,
+        )
+    )
+    Select(picker).select_by_value(run)
+    _find(driver, f"tab-{view}").click()
+    _wait(driver).until(lambda d: d.find_element(*_css(f"tab-{view}")).get_attribute("aria-selected") == "true")
+    _find(driver, f"view-{view}")
+
+
+def _settled(driver: "WebDriver", read: Callable[["WebDriver"], Any], timeout_s: float = RUN_LOAD_TIMEOUT_S) -> Any:
+    """What `read` finds once it finds something (not None). The shell remounts a view when the
+    selection or the URL changes (TensorBoard may rewrite its hash while the page settles), so
+    an element found a moment ago can be gone: reading again then is what a person does too."""
+    from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
+
+    def attempt(d: "WebDriver") -> Any:
+        try:
+            return read(d)
+        except (StaleElementReferenceException, NoSuchElementException):
+            return None
+
+    return _wait(driver, timeout_s).until(attempt)
+
+
+def _text(driver: "WebDriver", testid: str, extra: str = "") -> str:
+    """The text of an element, once it has some."""
+    return str(_settled(driver, lambda d: d.find_element(*_css(testid, extra)).text.strip() or None))
+
+
+def _top_row_cells(driver: "WebDriver", table_testid: str) -> dict[str, str]:
+    """The first row of a virtualised table as {column id: cell text}."""
+    from selenium.webdriver.common.by import By
+
+    def read(d: "WebDriver") -> Optional[dict[str, str]]:
+        table = d.find_element(*_css(table_testid))
+        rows = table.find_elements(By.CSS_SELECTOR, ".ps-vtable-row[data-index='0']")
+        if not rows:
+            return None
+        columns = [button.get_attribute("data-column") or "" for button in table.find_elements(By.CSS_SELECTOR, ".ps-vtable-sort")]
+        cells = [cell.text.strip() for cell in rows[0].find_elements(By.CSS_SELECTOR, ".ps-vtable-td")]
+        assert len(columns) == len(cells), (columns, cells)
+        return dict(zip(columns, cells))
+
+    return dict(_settled(driver, read))
+
+
+def format_bytes(value: float) -> str:
+    """Bytes as the frontend writes them (lib/format.ts formatBytes): binary units, three significant digits."""
+    units = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"]
+    magnitude, unit = abs(value), 0
+    while magnitude >= 1024 and unit < len(units) - 1:
+        magnitude /= 1024
+        unit += 1
+    sign = "-" if value < 0 else ""
+    if unit == 0:
+        return f"{sign}{round(magnitude)} B"
+    decimals = 0 if magnitude >= 100 else 1 if magnitude >= 10 else 2
+    return f"{sign}{magnitude:.{decimals}f} {units[unit]}"
+
+
+def test_format_bytes_matches_the_frontend_examples() -> None:
+    # The examples of formatBytes's documentation (frontend/src/lib/format.ts).
+    assert format_bytes(512) == "512 B"
+    assert format_bytes(1536) == "1.50 KiB"
+    assert format_bytes(-3 * 1024 * 1024) == "-3.00 MiB"
+
+
+# --- the views ---------------------------------------------------------------------------
+
+
+def test_overview_shows_the_resnet_gpu_utilization(
+    browser: "WebDriver", views_server: TensorBoardServer, screenshot: Callable[[str], Path]
+) -> None:
+    _open_view(browser, views_server, RESNET_RUN, "overview")
+    # The reference figure for this trace (the first span: 55.5% of the step time has a kernel running).
+    assert _text(browser, "gpu-utilization") == "55.5%"
+    assert _text(browser, "share-kernel") == "55.5%"
+    screenshot("overview-resnet")
+
+
+def test_operator_view_lists_the_costliest_device_operator_first(
+    browser: "WebDriver", views_server: TensorBoardServer, screenshot: Callable[[str], Path]
+) -> None:
+    _open_view(browser, views_server, RESNET_RUN, "operator")
+    top = _top_row_cells(browser, "operator-table")
+    assert top["name"] == "aten::cudnn_convolution_backward_weight", top
+    assert top["calls"] == "318", top
+    screenshot("operator-resnet")
+
+
+def test_kernel_view_lists_the_top_kernel_with_its_calls(
+    browser: "WebDriver", views_server: TensorBoardServer, screenshot: Callable[[str], Path]
+) -> None:
+    _open_view(browser, views_server, RESNET_RUN, "kernel")
+    top = _top_row_cells(browser, "kernel-table")
+    assert top["name"].startswith("cudnn::detail::dgrad_engine"), top
+    assert top["calls"] == "162", top
+    screenshot("kernel-resnet")
+
+
+def test_memory_view_shows_the_peak_the_backend_computed(
+    browser: "WebDriver", views_server: TensorBoardServer, screenshot: Callable[[str], Path]
+) -> None:
+    runs = _ready_runs(views_server, (MEMORY_RUN,))
+    worker = runs[MEMORY_RUN]["workers"][0]
+    memory = _route(views_server, "memory", run=MEMORY_RUN, worker=worker["name"], span=worker["spans"][0])
+    assert memory["available"] is True
+    device = memory["devices"][0]["id"]
+    expected_peak = format_bytes(memory["peak"][device]["allocated"])
+
+    _open_view(browser, views_server, MEMORY_RUN, "memory")
+    assert _text(browser, "memory-peak-value", f"[data-device='{device}']") == expected_peak
+    # The chart is drawn, and a drag across it narrows the tables to a time range.
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.by import By
+
+    chart = _find(browser, "memory-chart", f"[data-device='{device}']")
+    plot = _wait(browser).until(lambda _d: next(iter(chart.find_elements(By.CSS_SELECTOR, ".u-over")), None))
+    count_before = _text(browser, "memory-alloc-count")
+    width = plot.size["width"]
+    ActionChains(browser).move_to_element_with_offset(plot, -width // 4, 0).click_and_hold().move_by_offset(
+        width // 5, 0
+    ).release().perform()
+    _wait(browser).until(lambda d: d.find_element(*_css("memory-range")).text.startswith("Selected"))
+    _wait(browser).until(lambda d: d.find_element(*_css("memory-tables")).get_attribute("data-state") == "ready")
+    count_after = _text(browser, "memory-alloc-count")
+    assert int(count_after.split()[0]) < int(count_before.split()[0]), (count_before, count_after)
+    screenshot("memory-conv-selected")
+
+
+def test_distributed_view_names_the_straggler(
+    browser: "WebDriver", views_server: TensorBoardServer, screenshot: Callable[[str], Path]
+) -> None:
+    _ready_runs(views_server, (DDP_RUN,))
+    distributed = _route(views_server, "distributed", run=DDP_RUN)
+    assert distributed["available"] is True and distributed["straggler"] is not None
+    straggler = distributed["straggler"]
+
+    _open_view(browser, views_server, DDP_RUN, "distributed")
+    shown = _settled(browser, lambda d: d.find_element(*_css("distributed-straggler")).get_attribute("data-worker"))
+    assert shown == straggler["worker"]
+    text = _text(browser, "distributed-straggler-text")
+    assert f"(worker {straggler['worker']})" in text, text
+    assert "is the slowest" in text, text
+    # Two charts (step breakdown, wait vs transfer) with one bar per rank; the straggler's are marked.
+    bars = browser.find_elements(*_css("rank-bar"))
+    workers = [rank["worker"] for rank in distributed["ranks"]]
+    assert sorted(bar.get_attribute("data-worker") or "" for bar in bars) == sorted(workers * 2)
+    marked = {bar.get_attribute("data-worker") for bar in bars if bar.get_attribute("data-straggler") == "true"}
+    assert marked == {straggler["worker"]}
+    screenshot("distributed-ddp")
+
+
+def test_call_stacks_and_modules_of_the_transformer(
+    browser: "WebDriver", views_server: TensorBoardServer, screenshot: Callable[[str], Path]
+) -> None:
+    runs = _ready_runs(views_server, (MODULES_RUN,))
+    worker = runs[MODULES_RUN]["workers"][0]
+    modules = _route(views_server, "modules", run=MODULES_RUN, worker=worker["name"], span=worker["spans"][0])
+    top_level = [name for name, parent in zip(modules["nodes"]["name"], modules["nodes"]["parent"]) if parent == 0]
+
+    _open_view(browser, views_server, MODULES_RUN, "stacks")
+    graph = _find(browser, "flame-graph")
+    _wait(browser).until(lambda _d: int(graph.get_attribute("data-frames") or 0) > 1)
+    assert graph.get_attribute("data-focus") == "all"
+    search = _find(browser, "stacks-search")
+    search.send_keys("aten::addmm")
+    _wait(browser).until(lambda _d: int(graph.get_attribute("data-matches") or 0) > 0)
+    assert "match" in _find(browser, "stacks-search-summary").text
+    screenshot("stacks-transformer")
+
+    from selenium.webdriver.common.by import By
+
+    browser.switch_to.frame(browser.find_element(By.CSS_SELECTOR, PLUGIN_FRAME))
+    _find(browser, "tab-modules").click()
+    table = _find(browser, "modules-table")
+    names = [row.get_attribute("data-name") for row in table.find_elements(*_css("module-row"))]
+    assert names[0] == "(model)"
+    assert set(top_level) <= set(names), (top_level, names)
+    screenshot("modules-transformer")
