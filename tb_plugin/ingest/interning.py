@@ -16,7 +16,7 @@ NO_STRING = -1
 
 
 class StringTable(dict):  # type: ignore[type-arg]
-    """str → id, ids in first-seen order; ``strings`` lists them by id."""
+    """str (or any hashable key) → id, ids in first-seen order; ``strings`` lists them by id."""
 
     def __init__(self) -> None:
         super().__init__()

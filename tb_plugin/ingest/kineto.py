@@ -409,20 +409,6 @@ _get_args = attrgetter("args")
 _get_identity = attrgetter("ph", "name", "cat", "pid", "tid")
 
 
-class _KeyTable(dict):  # type: ignore[type-arg]
-    """Hashable key → id in first-seen order (like StringTable, for tuples)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.strings: list[Any] = []
-
-    def __missing__(self, key: Any) -> int:
-        new_id = len(self.strings)
-        self.strings.append(key)
-        self[key] = new_id
-        return new_id
-
-
 class _ChunkReader:
     """Turns decoded chunks of events into columns appended to a RawColumns."""
 
@@ -433,7 +419,7 @@ class _ChunkReader:
         self.raw_strings = RawJsonStrings(strings)
         self.scalars = ScalarKeys(strings)
         self.phases = StringTable()
-        self.identities = _KeyTable()
+        self.identities = StringTable()  # keys are (ph, name, cat, pid, tid) tuples here
         self._identity_table: tuple[np.ndarray, ...] = tuple(np.zeros(0, dtype=np.int32) for _ in range(5))
         self.bindings = StringTable()
         self.string_flow_ids = StringTable()
