@@ -41,8 +41,13 @@ def _float_safe(value: Any) -> Any:
 _numpy_encoder = msgspec.json.Encoder(enc_hook=_float_safe)
 
 
+def to_json_bytes(payload: Any) -> bytes:
+    """JSON of a view's answer (numpy scalars and arrays allowed; NaN becomes null)."""
+    return _numpy_encoder.encode(payload)
+
+
 def json_response(request: wrappers.Request, payload: Any, status: int = 200) -> wrappers.Response:
-    body = _numpy_encoder.encode(payload)
+    body = to_json_bytes(payload)
     headers = {"Cache-Control": "no-store", "X-Content-Type-Options": "nosniff"}
     if len(body) >= _GZIP_MIN_BYTES and "gzip" in request.headers.get("Accept-Encoding", ""):
         body = gzip.compress(body, compresslevel=3)

@@ -19,7 +19,7 @@ from .http import HttpError, arg, choice, download_route, json_response, json_ro
 from .runs import RunManager
 from .runs import SpanFailed, SpanLoading
 from .runs import UnknownSpan
-from .views import distributed, kernels, memory, modules, operators, overview, stacks, summary, trace
+from .views import distributed, kernels, memory, modules, operators, overview, precomputed, stacks, summary, trace
 from .views import compare, run_table
 
 # is_active() waits this long at most for the first scan of the logdir (usually milliseconds).
@@ -160,13 +160,13 @@ class ProfscopePlugin(base_plugin.TBPlugin):
         model = self._resolve(request)
         marker = arg(request, "step_marker") or None
         batch_size = self._manifest(request).get("batch_size")
-        return model.memo(("overview", marker, batch_size),
-                          lambda: overview.overview(model, marker=marker, batch_size=batch_size))
+        return precomputed.answer(model, ("overview", marker, batch_size),
+                                  lambda: overview.overview(model, marker=marker, batch_size=batch_size))
 
     def _operators_route(self, request: wrappers.Request) -> dict[str, Any]:
         model = self._resolve(request)
         group_by = choice(request, "group_by", operators.GROUP_BY, "name")
-        return model.memo(("operators", group_by), lambda: operators.operators(model, group_by))
+        return precomputed.answer(model, ("operators", group_by), lambda: operators.operators(model, group_by))
 
     def _operator_detail_route(self, request: wrappers.Request) -> dict[str, Any]:
         model = self._resolve(request)
@@ -177,12 +177,12 @@ class ProfscopePlugin(base_plugin.TBPlugin):
     def _kernels_route(self, request: wrappers.Request) -> dict[str, Any]:
         model = self._resolve(request)
         group_by = choice(request, "group_by", kernels.GROUP_BY, "name")
-        return model.memo(("kernels", group_by), lambda: kernels.kernels(model, group_by))
+        return precomputed.answer(model, ("kernels", group_by), lambda: kernels.kernels(model, group_by))
 
     def _flamegraph_route(self, request: wrappers.Request) -> dict[str, Any]:
         model = self._resolve(request)
         weight = choice(request, "weight", stacks.WEIGHTS, "host")
-        return model.memo(("flamegraph", weight), lambda: stacks.flamegraph(model, weight))
+        return precomputed.answer(model, ("flamegraph", weight), lambda: stacks.flamegraph(model, weight))
 
     def _folded_stacks_route(self, request: wrappers.Request) -> tuple[bytes, str, str]:
         text = stacks.folded_stacks(self._resolve(request), choice(request, "weight", stacks.WEIGHTS, "host"))
@@ -193,10 +193,13 @@ class ProfscopePlugin(base_plugin.TBPlugin):
 
     def _memory_route(self, request: wrappers.Request) -> dict[str, Any]:
         model = self._resolve(request)
-        return memory.memory(
-            model, device=arg(request, "device"), start_us=self._float(request, "start"),
-            end_us=self._float(request, "end"), min_bytes=self._int(request, "min_bytes", 0),
-            name_filter=arg(request, "name") or "", limit=self._int(request, "limit", memory.EVENT_LIMIT, 1, 100000))
+        params = dict(device=arg(request, "device"), start_us=self._float(request, "start"),
+                      end_us=self._float(request, "end"), min_bytes=self._int(request, "min_bytes", 0),
+                      name_filter=arg(request, "name") or "",
+                      limit=self._int(request, "limit", memory.EVENT_LIMIT, 1, 100000))
+        if params == memory.DEFAULT_QUERY:
+            return precomputed.answer(model, ("memory",), lambda: memory.memory(model))
+        return memory.memory(model, **params)
 
     def _distributed_route(self, request: wrappers.Request) -> dict[str, Any]:
         """Run level: one span of every worker (the span at ``span_index`` in each worker's time order)."""

@@ -92,14 +92,24 @@ def _parse_into_cache(path: str, cache_dir: str, identity: SourceIdentity, slot:
     return None
 
 
-def _derive_in_cache(model_path: str) -> None:
-    """Build the structures views derive from a cached model (the trace index) and store them beside it."""
+def _derive_in_cache(model_path: str, batch_size: Optional[int]) -> None:
+    """Precompute what the pages ask first (default answers of the heavy routes, the trace index)
+    and store it beside the cached model, so that no request has to analyse a large trace."""
     from .cache import read_model
+    from .views import kernels, memory, operators, overview, precomputed, stacks
     from .views.trace_index import trace_index
 
     try:
-        trace_index(read_model(model_path))
-    except Exception:  # noqa: BLE001 - only an optimisation: the view builds it on demand otherwise
+        model = read_model(model_path)
+        precomputed.precompute(model, {
+            ("overview", None, batch_size): lambda: overview.overview(model, batch_size=batch_size),
+            ("operators", "name"): lambda: operators.operators(model, "name"),
+            ("kernels", "name"): lambda: kernels.kernels(model, "name"),
+            ("memory",): lambda: memory.memory(model),
+            ("flamegraph", "host"): lambda: stacks.flamegraph(model, "host"),
+        })
+        trace_index(model)
+    except Exception:  # noqa: BLE001 - only an optimisation: the views compute on demand otherwise
         logger.debug("profscope: deriving %s failed", model_path, exc_info=True)
 
 
@@ -260,11 +270,11 @@ class RunManager:
         self._in_flight[future] = key
         future.add_done_callback(lambda f: self._wake.set())
 
-    def _derive_later(self, model: TraceModel) -> None:
+    def _derive_later(self, model: TraceModel, batch_size: Optional[int]) -> None:
         """Queue the derived structures of a freshly parsed model behind the parses (lowest priority)."""
         if model.cache_path and self._pool is not None:
             try:
-                self._pool.submit(_derive_in_cache, model.cache_path)
+                self._pool.submit(_derive_in_cache, model.cache_path, batch_size)
             except (RuntimeError, futures.process.BrokenProcessPool):
                 pass
 
@@ -308,7 +318,7 @@ class RunManager:
                     state.status, state.error = "error", "the parsed model could not be read back from the cache"
                 else:
                     state.status, state.model = "ready", model
-                    self._derive_later(model)
+                    self._derive_later(model, (state.source.manifest or {}).get("batch_size"))
 
     # Queries (request threads) -----------------------------------------------------------
 

@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from profscope.tb_plugin.cache import ModelCache, local_identity, read_model
 from profscope.tb_plugin.ingest import load_trace
@@ -76,3 +77,31 @@ def test_read_only_logdir_and_unwritable_cache(tmp_path: Path) -> None:
         assert sorted(os.listdir(tmp_path / "run")) == [trace.name]  # nothing written next to the trace
     finally:
         os.chmod(tmp_path / "run", 0o755)
+
+
+def test_precomputed_answers_are_used_and_versioned(tmp_path: Path, monkeypatch) -> None:
+    import json as _json
+
+    from profscope.tb_plugin.runs import _derive_in_cache
+    from profscope.tb_plugin.views import overview as overview_module
+    from profscope.tb_plugin.views import precomputed
+
+    trace = copy_trace(shared_trace(RESNET), tmp_path / "run")
+    model = ModelCache(str(tmp_path / "cache")).load_or_build(str(trace))
+    _derive_in_cache(model.cache_path, None)
+    stored = Path(model.cache_path + "." + precomputed.SUFFIX)
+    assert stored.exists()
+    fresh = read_model(model.cache_path)
+    expected = overview_module.overview(load_trace(str(trace)))
+
+    def no_compute():
+        raise AssertionError("computed although precomputed")
+
+    answer = precomputed.answer(fresh, ("overview", None, None), no_compute)
+    assert answer["breakdown"] == pytest.approx(expected["breakdown"])
+    # An answer written by another views version is ignored.
+    doc = _json.loads(stored.read_text())
+    doc["version"] = -1
+    stored.write_text(_json.dumps(doc))
+    again = read_model(model.cache_path)
+    assert precomputed.answer(again, ("overview", None, None), lambda: "computed") == "computed"

@@ -23,6 +23,9 @@ NS_PER_US = 1000.0
 DEVICE_TYPE_NAMES = {0: "CPU", 1: "GPU"}
 EVENT_LIMIT = 5000
 MAX_CURVE_POINTS = 20000
+# The query of a plain page load (no device, range or filter): its answer is precomputed.
+DEFAULT_QUERY = {"device": None, "start_us": None, "end_us": None, "min_bytes": 0, "name_filter": "",
+                 "limit": EVENT_LIMIT}
 HOW_TO_RECORD = ("This span has no memory events. Record them with "
                  "torch.profiler.profile(profile_memory=True, record_shapes=True).")
 
@@ -99,17 +102,21 @@ def _pair_frees(device_key: np.ndarray, addr: np.ndarray, nbytes: np.ndarray) ->
 
 
 def _decimate(ts: np.ndarray, *series: np.ndarray, limit: int = MAX_CURVE_POINTS) -> list[np.ndarray]:
-    """Keep every point when few; else keep per bucket the points that hold its min and max."""
+    """Keep every point when few; else keep, per bucket of points, the ones holding its min and max."""
     if len(ts) <= limit:
         return [ts, *series]
-    buckets = np.linspace(0, len(ts), limit // 2 + 1).astype(np.int64)
-    keep = np.zeros(len(ts), dtype=bool)
+    n = len(ts)
+    buckets = limit // 2
+    bucket = (np.arange(n) * buckets // n).astype(np.int64)
+    main = series[0].astype(np.float64)
+    # Position of the max and of the min of each bucket: sort by (bucket, value) once.
+    order = np.lexsort((main, bucket))
+    first = np.r_[0, np.flatnonzero(np.diff(bucket[order])) + 1]
+    last = np.r_[first[1:] - 1, n - 1]
+    keep = np.zeros(n, dtype=bool)
+    keep[order[first]] = True
+    keep[order[last]] = True
     keep[0] = keep[-1] = True
-    main = series[0]
-    for lo, hi in zip(buckets[:-1], buckets[1:]):  # one step per bucket, bounded by the limit
-        if hi > lo:
-            keep[lo + int(np.argmax(main[lo:hi]))] = True
-            keep[lo + int(np.argmin(main[lo:hi]))] = True
     return [ts[keep], *(s[keep] for s in series)]
 
 
@@ -120,9 +127,28 @@ def memory(model: TraceModel, device: Optional[str] = None, start_us: Optional[f
     if len(ev.rows) == 0:
         return {"available": False, "hint": HOW_TO_RECORD, "devices": [], "curves": {}, "peak": {}, "events": [],
                 "by_operator": []}
+    devices, curves, peaks = model.memo("memory_curves", lambda: _curves(model, ev))
+    chosen = [d["id"] for d in devices] if device in (None, "") else [device]
+    window = _window_mask(ev, model, start_us, end_us)
+    chosen_keys = [k for k in np.unique(ev.device_key).tolist() if device_label(k)[0] in chosen]
+    selected = window & np.isin(ev.device_key, chosen_keys)
+    return {
+        "available": True,
+        "devices": devices,
+        "curves": curves,
+        "peak": peaks,
+        "events": allocation_table(model, ev, selected, min_bytes, name_filter, limit),
+        "by_operator": operator_stats(model, ev, selected),
+    }
+
+
+def _curves(model: TraceModel, ev: MemoryEvents) -> tuple[list[dict[str, Any]], dict[str, Any], dict[str, Any]]:
+    """Per device: its description, its allocated/reserved curves (decimated) and its peak."""
     capacities = {int(p.get("id", -1)): p.get("totalGlobalMem") for p in model.metadata.get("deviceProperties") or []
                   if isinstance(p, dict)}
-    devices, curves, peaks = [], {}, {}
+    devices: list[dict[str, Any]] = []
+    curves: dict[str, Any] = {}
+    peaks: dict[str, Any] = {}
     for key in np.unique(ev.device_key).tolist():
         ident, label = device_label(key)
         dtype, did = divmod(key, 65536)
@@ -135,18 +161,7 @@ def memory(model: TraceModel, device: Optional[str] = None, start_us: Optional[f
                          "reserved": reserved.tolist()}
         peaks[ident] = {"allocated": int(ev.allocated[sel][peak_i]), "time": float(ev.ts[sel][peak_i]) / NS_PER_US,
                         "reserved": int(ev.reserved[sel].max())}
-    chosen = [d["id"] for d in devices] if device in (None, "") else [device]
-    window = _window_mask(ev, model, start_us, end_us)
-    dev_mask = np.isin([device_label(k)[0] for k in ev.device_key.tolist()], chosen) if len(ev.rows) else window
-    selected = window & np.asarray(dev_mask, dtype=bool)
-    return {
-        "available": True,
-        "devices": devices,
-        "curves": curves,
-        "peak": peaks,
-        "events": allocation_table(model, ev, selected, min_bytes, name_filter, limit),
-        "by_operator": operator_stats(model, ev, selected),
-    }
+    return devices, curves, peaks
 
 
 def _window_mask(ev: MemoryEvents, model: TraceModel, start_us: Optional[float], end_us: Optional[float]) -> np.ndarray:
