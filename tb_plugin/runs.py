@@ -92,6 +92,14 @@ def _parse_into_cache(path: str, cache_dir: str, identity: SourceIdentity, slot:
     return None
 
 
+def _derived_exists(model: TraceModel) -> bool:
+    from .cache import derived_path
+    from .views import precomputed
+
+    path = derived_path(model, precomputed.SUFFIX)
+    return path is None or os.path.exists(path)
+
+
 def _derive_in_cache(model_path: str, batch_size: Optional[int]) -> None:
     """Precompute what the pages ask first (default answers of the heavy routes, the trace index)
     and store it beside the cached model, so that no request has to analyse a large trace."""
@@ -144,6 +152,7 @@ class RunManager:
         self._progress: Any = None
         self._free_slots = list(range(_PROGRESS_SLOTS))
         self._in_flight: dict[futures.Future[Optional[str]], tuple[str, str, str]] = {}
+        self._derivations: list[futures.Future[None]] = []
 
     # Lifecycle -------------------------------------------------------------------------
 
@@ -228,6 +237,8 @@ class RunManager:
                 cached = self._try_cache(identity)
                 if cached is not None:
                     state.model, state.status = cached, "ready"
+                    if not _derived_exists(cached):  # e.g. the previous server stopped before deriving
+                        self._derive_later(cached, (state.source.manifest or {}).get("batch_size"))
                     continue
                 if not self._free_slots:
                     break
@@ -272,9 +283,9 @@ class RunManager:
 
     def _derive_later(self, model: TraceModel, batch_size: Optional[int]) -> None:
         """Queue the derived structures of a freshly parsed model behind the parses (lowest priority)."""
-        if model.cache_path and self._pool is not None:
+        if model.cache_path:
             try:
-                self._pool.submit(_derive_in_cache, model.cache_path, batch_size)
+                self._derivations.append(self._ensure_pool().submit(_derive_in_cache, model.cache_path, batch_size))
             except (RuntimeError, futures.process.BrokenProcessPool):
                 pass
 
@@ -444,6 +455,8 @@ class RunManager:
             self.refresh()
             with self._lock:
                 busy = any(s.status in ("queued", "loading") for s in self._spans.values())
+                self._derivations = [f for f in self._derivations if not f.done()]
+                busy = busy or bool(self._derivations)
             if not busy:
                 return True
             time.sleep(0.1)
