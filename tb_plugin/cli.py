@@ -56,7 +56,8 @@ def _add_import_parser(subparsers: argparse._SubParsersAction) -> None:
         help="bring existing trace files into a logdir",
         description=(
             "Copy Chrome-trace files (.json or .json.gz, e.g. torch's <worker>.<ts>.pt.trace.json.gz) "
-            "into <logdir>/<run>/plugins/profscope/ as writer spans (gzip + manifest, written atomically). "
+            "into <logdir>/<run>/plugins/profscope/ as writer spans (gzip + manifest, written atomically), "
+            "and record them with their performance scalars in a TensorBoard event file of the run folder. "
             "Every file is checked before any is written."
         ),
     )
@@ -72,6 +73,10 @@ def _add_import_parser(subparsers: argparse._SubParsersAction) -> None:
         "--tag", action="append", type=_tag, default=[], metavar="KEY=VALUE", help="a tag for the manifest (repeatable)"
     )
     parser.add_argument("--overwrite", action="store_true", help="replace spans that already exist")
+    parser.add_argument(
+        "--no-event-file", dest="event_file", action="store_false",
+        help="do not write the TensorBoard event file (span records and performance scalars)",
+    )
     parser.set_defaults(handler=_run_import)
 
 
@@ -88,12 +93,15 @@ def _run_import(args: argparse.Namespace) -> int:
             batch_size=args.batch_size,
             tags=dict(args.tag),
             overwrite=args.overwrite,
+            event_file=args.event_file,
+            report=lambda message: print(f"profscope import: warning: {message}", file=sys.stderr),
         )
     except (ValueError, TypeError, OSError) as error:
         raise CommandError(str(error)) from None
     for span in written:
         print(f"{span.manifest.source_file} -> {span.trace_path}")
-    print(f"imported {len(written)} file(s) into run {args.run!r}")
+    events = " and recorded them in a TensorBoard event file" if args.event_file else ""
+    print(f"imported {len(written)} file(s) into run {args.run!r}{events}")
     return 0
 
 

@@ -14,7 +14,7 @@ from typing import Any, Callable, Optional
 from tensorboard.plugins import base_plugin
 from werkzeug import wrappers
 
-from . import layout
+from . import layout, provider_runs
 from .http import HttpError, arg, choice, download_route, json_response, json_route, safe_filename
 from .runs import RunManager
 from .runs import SpanFailed, SpanLoading
@@ -48,6 +48,7 @@ class ProfscopePlugin(base_plugin.TBPlugin):
         max_workers: Optional[int] = None,
     ) -> None:
         self._logdir = context.logdir or ""
+        self._context = context  # its data_provider answers is_active from event files
         self._cache_dir = cache_dir
         self._refresh_seconds = refresh_seconds
         self._max_workers = max_workers
@@ -67,13 +68,20 @@ class ProfscopePlugin(base_plugin.TBPlugin):
         return self._manager
 
     def is_active(self) -> bool:
-        """Cheap, sticky and never raising: true once the logdir has a trace file, complete or not.
+        """Cheap, sticky and never raising: true once TensorBoard's data provider has Profscope span
+        records (event files of the writer or import), else once the logdir has a trace file, complete or not.
 
         Files still being written count too: TensorBoard asks once when its page loads, and a
         job that is writing its first span must not leave the tab hidden.
         """
         if self._active:
             return True
+        try:  # span records in event files, as TensorBoard's data provider read them: no folder scan
+            if provider_runs.has_profscope_data(self._context):
+                self._active = True
+                return True
+        except Exception:  # noqa: BLE001 - fall back to scanning
+            pass
         if not self._logdir or "://" in self._logdir:
             return False
         try:

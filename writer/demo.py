@@ -123,6 +123,8 @@ def _train_profiled(demo: DemoRun, logdir: Path, active_steps: int, device: Any)
                 with record_function("train/optimizer"):
                     optimizer.step()
                 prof.step()
+    if isinstance(on_trace_ready, ProfscopeWriter):
+        on_trace_ready.close()  # the last spans' scalars are in the event file before it is listed
 
 
 def _written_files(folder: Path) -> list[Path]:

@@ -6,6 +6,11 @@ Python object per event: msgspec parses the whole document but keeps the event l
 as raw bytes. Then each file is written exactly like the writer's own spans (gzip +
 manifest, atomically); a gzipped input is copied as is, a plain one is compressed.
 Nothing is written unless every input passes.
+
+Like the writer, an import also records each span in a TensorBoard event file of the
+run folder, with its performance scalars (``profscope.writer.events``), computed here in
+this process; the step of a span is its position among its worker's spans in the run
+(0, 1, ...), since imported traces carry no step range.
 """
 
 from __future__ import annotations
@@ -161,8 +166,15 @@ def import_trace_files(
     batch_size: Optional[int] = None,
     tags: Optional[Mapping[str, TagValue]] = None,
     overwrite: bool = False,
+    event_file: bool = True,
+    report: Optional[Callable[[str], None]] = None,
 ) -> list[WrittenSpan]:
-    """Import trace files into ``<logdir>/<run>``; checks every input before writing any."""
+    """Import trace files into ``<logdir>/<run>``; checks every input before writing any.
+
+    With ``event_file``, the spans are then recorded in a new TensorBoard event file of the
+    run folder; a span that cannot be analysed gets no scalars, and ``report`` (default: a
+    warning) is told why.
+    """
     check_framework(framework)
     check_run(run)
     batch_size = check_batch_size(batch_size)
@@ -202,7 +214,44 @@ def import_trace_files(
             source_file=source.path.name,
         )
         written.append(write_span(asset_dir, manifest, _trace_copier(source), overwrite=overwrite))
+    if event_file:
+        record_imported_spans(written, Path(logdir, run), asset_dir, report)
     return written
+
+
+def _span_positions(asset_dir: Path) -> dict[tuple[str, str], int]:
+    """(worker, span) → the span's position among its worker's spans in time order."""
+    by_worker: dict[str, list[str]] = {}
+    for name in os.listdir(asset_dir):
+        parsed = layout.parse_manifest_name(name)
+        if parsed is not None and not name.startswith(layout.TEMP_PREFIX):
+            by_worker.setdefault(parsed[0], []).append(parsed[1])
+    positions: dict[tuple[str, str], int] = {}
+    for worker, spans in by_worker.items():
+        for index, span in enumerate(sorted(spans, key=layout.span_sort_key)):
+            positions[(worker, span)] = index
+    return positions
+
+
+def record_imported_spans(
+    written: Sequence[WrittenSpan],
+    run_folder: Path,
+    asset_dir: Path,
+    report: Optional[Callable[[str], None]] = None,
+) -> None:
+    """Write the spans' records and scalars into a new event file of ``run_folder``."""
+    from .events import is_primary_worker
+    from .recorder import SpanEventRecorder, analyse_in_process
+
+    positions = _span_positions(asset_dir)
+    run_workers = {worker for worker, _span in positions}
+    recorder = SpanEventRecorder(run_folder, analyse=analyse_in_process, background=False, report=report)
+    try:
+        for span in sorted(written, key=lambda s: (s.worker, layout.span_sort_key(s.span))):
+            primary = is_primary_worker(span.worker, run_workers)
+            recorder.record(span, positions.get((span.worker, span.span), 0), primary=primary)
+    finally:
+        recorder.close()
 
 
 def _trace_copier(source: TraceSource) -> Callable[[BinaryIO], None]:

@@ -6,13 +6,14 @@ given, so ``import profscope.writer`` works in a process without torch.
 
 from __future__ import annotations
 
+import atexit
 import os
 import sys
 import time
 import warnings
 from pathlib import Path
 from types import FrameType
-from typing import Any, Mapping, Optional
+from typing import TYPE_CHECKING, Any, Mapping, Optional
 
 from profscope.tb_plugin import layout
 
@@ -28,6 +29,9 @@ from .naming import (
     profscope_version,
 )
 from .span_files import WrittenSpan, span_taken, write_span
+
+if TYPE_CHECKING:
+    from .recorder import SpanEventRecorder
 
 FRAMEWORK = "pytorch"
 
@@ -45,6 +49,13 @@ class ProfscopeWriter:
         <logdir>/<run>/plugins/profscope/<worker>.<span>.pytorch.trace.json.gz
         <logdir>/<run>/plugins/profscope/<worker>.<span>.manifest.json   (written last)
 
+    and, unless ``event_file=False``, records in a TensorBoard event file of the run folder
+    (``<logdir>/<run>/events.out.tfevents.*.profscope``): at once a record of the span
+    that makes the run a Profscope run for TensorBoard, and, once the span has been
+    analysed in the background, its performance scalars (see ``profscope.writer.events``).
+    ``flush()`` waits for the analyses; ``close()`` (also run at interpreter exit) flushes
+    and closes the event file.
+
     Args:
         logdir: the folder given to ``tensorboard --logdir``.
         run: the run's folder under ``logdir`` (may be nested, ``"group/exp1"``).
@@ -55,6 +66,7 @@ class ProfscopeWriter:
             initialised (or ``$RANK`` is set) at the first span, else ``<hostname>_<pid>``.
         batch_size: samples per step, recorded in the manifest (with ``samples``).
         tags: user tags (str -> str | int | float) recorded in each span's manifest.
+        event_file: also write the TensorBoard event file (span records and scalars).
     """
 
     def __init__(
@@ -65,6 +77,7 @@ class ProfscopeWriter:
         *,
         batch_size: Optional[int] = None,
         tags: Optional[Mapping[str, TagValue]] = None,
+        event_file: bool = True,
     ) -> None:
         self.logdir = Path(logdir)
         self.run = str(check_run(run)) if run is not None else str(check_run(default_run_name()))
@@ -74,6 +87,9 @@ class ProfscopeWriter:
         self.tags: dict[str, TagValue] = check_tags(tags or {})
         self.spans: list[WrittenSpan] = []
         self._last_span_ns = 0
+        self.event_file = event_file
+        self._recorder: Optional[SpanEventRecorder] = None
+        self._last_step: Optional[int] = None
         if run is None and not os.environ.get(RUN_ENV_VAR, "").strip() and distributed_rank() is not None:
             warnings.warn(
                 "profscope: no run name in a distributed job; pass the same run= to every rank "
@@ -137,7 +153,44 @@ class ProfscopeWriter:
         finally:
             remove_quietly(exported_json)
         self.spans.append(written)
+        if self.event_file:
+            self._record_events(written)
         return written
+
+    def _record_events(self, written: WrittenSpan) -> None:
+        try:
+            from .events import is_primary_worker, next_step
+            from .recorder import SpanEventRecorder  # imports TensorBoard: only once a span is written
+
+            step = next_step(written.manifest, self._last_step)
+            self._last_step = step
+            if self._recorder is None:
+                self._recorder = SpanEventRecorder(self.logdir / self.run)
+                atexit.register(self._close_at_exit, os.getpid())
+            # A live job knows only its own worker: rank 1 and up write under their own tags.
+            self._recorder.record(written, step, primary=is_primary_worker(written.worker))
+        except Exception as error:  # noqa: BLE001 - the span itself is written; the event file is extra
+            warnings.warn(f"profscope: could not write the TensorBoard event file of run {self.run!r}: {error}")
+
+    def flush(self, timeout: Optional[float] = None) -> bool:
+        """Wait until the scalars of every span written so far are in the event file; False on timeout."""
+        return self._recorder.flush(timeout) if self._recorder is not None else True
+
+    def close(self, timeout: Optional[float] = None) -> bool:
+        """``flush`` and close the event file; later spans open a new one. False on timeout."""
+        recorder, self._recorder = self._recorder, None
+        if recorder is None:
+            return True
+        atexit.unregister(self._close_at_exit)
+        return recorder.close(timeout)
+
+    def _close_at_exit(self, pid: int) -> None:
+        if os.getpid() != pid or self._recorder is None:  # a forked child does not own the file
+            return
+        waiting = self._recorder.unfinished
+        if waiting:
+            print(f"profscope: writing the performance scalars of {waiting} span(s) before exiting", file=sys.stderr)
+        self.close()
 
     def _next_span_ns(self) -> int:
         # time_ns can repeat or step back (clock adjustments); spans must keep their order.
@@ -154,9 +207,10 @@ def trace_handler(
     *,
     batch_size: Optional[int] = None,
     tags: Optional[Mapping[str, TagValue]] = None,
+    event_file: bool = True,
 ) -> ProfscopeWriter:
     """``on_trace_ready=trace_handler("runs", "exp1")``: see :class:`ProfscopeWriter`."""
-    return ProfscopeWriter(logdir, run, worker, batch_size=batch_size, tags=tags)
+    return ProfscopeWriter(logdir, run, worker, batch_size=batch_size, tags=tags, event_file=event_file)
 
 
 def _torch_version() -> Optional[str]:
