@@ -59,10 +59,11 @@ DEFAULT_SEED = (
 )
 CHILD_TIMEOUT_SECONDS = 1800
 MB = 1_000_000
-KINDS = ("floor", "cold", "cache_build", "warm")
+KINDS = ("floor", "cold", "cold_single", "cache_build", "warm")
 LABELS = {
     "floor": "floor (msgspec typed decode)",
-    "cold": "cold load_trace",
+    "cold": "cold load_trace (2 processes, as the parser runs)",
+    "cold_single": "cold load_trace, one process",
     "cache_build": "cold + cache write",
     "warm": "warm (from cache)",
 }
@@ -110,13 +111,13 @@ def _model_events(model: object) -> Optional[int]:
     return events if isinstance(events, int) else None
 
 
-def _cold(path: str) -> dict[str, Any]:
+def _cold(path: str, parallel: bool) -> dict[str, Any]:
     try:
         from profscope.tb_plugin.ingest import load_trace  # type: ignore[import-not-found]
     except ImportError as error:
         return {"unavailable": f"profscope.tb_plugin.ingest.load_trace: {error}"}
     started = time.perf_counter()
-    model = load_trace(path)
+    model = load_trace(path, parallel=parallel)
     seconds = time.perf_counter() - started
     return {"seconds": seconds, "events": _model_events(model)}
 
@@ -127,7 +128,7 @@ def _cached(path: str, cache_dir: str) -> dict[str, Any]:
     except ImportError as error:
         return {"unavailable": f"profscope.tb_plugin.cache.ModelCache: {error}"}
     started = time.perf_counter()
-    model = ModelCache(cache_dir).load_or_build(path)
+    model = ModelCache(cache_dir).load_or_build(path, parallel=True)
     seconds = time.perf_counter() - started
     return {"seconds": seconds, "events": _model_events(model)}
 
@@ -158,7 +159,9 @@ def run_child(kind: str, path: str, cache_dir: Optional[str]) -> dict[str, Any]:
     if kind == "floor":
         result = _floor(path)
     elif kind == "cold":
-        result = _cold(path)
+        result = _cold(path, parallel=True)
+    elif kind == "cold_single":
+        result = _cold(path, parallel=False)
     elif kind in ("cache_build", "warm"):
         if cache_dir is None:
             raise SystemExit("--cache-dir is required")
@@ -167,6 +170,8 @@ def run_child(kind: str, path: str, cache_dir: Optional[str]) -> dict[str, Any]:
         raise SystemExit(f"unknown measurement {kind}")
     result["max_rss_mb"] = _peak_rss_mb()
     result["ru_maxrss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    # A forked decoding helper's own peak (it shares the input buffer with this process).
+    result["helper_max_rss_mb"] = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     result["baseline_rss_mb"] = baseline_rss_mb
     return result
 
@@ -231,8 +236,8 @@ def _record(measurement: Measurement, outcome: dict[str, Any]) -> None:
 
 def measure_file(result: FileResult, repeat: int, work_dir: Path, wanted: set[str]) -> None:
     path = Path(result.path)
-    for kind in ("floor", "cold"):
-        if kind not in wanted:
+    for kind in ("floor", "cold", "cold_single"):
+        if kind not in wanted and not (kind == "cold_single" and "cold" in wanted):
             continue
         measurement = result.measurements.setdefault(kind, Measurement())
         for _ in range(repeat):

@@ -105,14 +105,14 @@ class ModelCache:
             pass  # a full or read-only disk only costs a re-parse next time
 
     def load_or_build(
-        self, path: str, progress: Optional[Callable[[float], None]] = None
+        self, path: str, progress: Optional[Callable[[float], None]] = None, parallel: bool = False
     ) -> TraceModel:
-        """The cached model of a local file, parsing and caching it when needed."""
+        """The cached model of a local file, parsing and caching it when needed (see load_trace's parallel)."""
         identity = local_identity(path)
         model = self.load(identity)
         if model is not None:
             return model
-        model = load_trace(path, progress)
+        model = load_trace(path, progress, parallel=parallel)
         self.store(identity, model)
         return self.load(identity) or model
 

@@ -79,7 +79,7 @@ def _parse_into_cache(path: str, cache_dir: str, identity: SourceIdentity, slot:
             _worker_progress[slot] = fraction
 
     try:
-        model = load_trace(path, report)
+        model = load_trace(path, report, parallel=True)  # this process runs no other threads: fork is safe
     except TraceLoadError as exc:
         return str(exc)
     except FileNotFoundError:

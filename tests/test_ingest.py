@@ -258,3 +258,22 @@ def test_a_wrong_guess_falls_back_to_exact_chunks(tmp_path: Path, monkeypatch) -
     assert guessed.stats["chunking"] == "exact"
     _same_model(exact, guessed)
     assert list(guessed.counters.value) == [7.0]
+
+
+def test_two_process_decode_gives_the_same_model(monkeypatch) -> None:
+    from profscope.tb_plugin.ingest import kineto, parallel
+
+    for relative in ("kineto_resnet50/resnet50_num_workers_0/worker0.1623143089861.pt.trace.json.gz",
+                     "torch213/transformer_infer/worker0.1795303443272268206.pt.trace.json.gz",
+                     "hta/nccl_parser_config/nccl_data.json.gz"):
+        path = str(shared_trace(relative))
+        one = load_trace(path)
+        monkeypatch.setattr(parallel, "MIN_PARALLEL_BYTES", 0)
+        monkeypatch.setattr(kineto, "CHUNK_BYTES", 1 << 16)
+        two = load_trace(path, parallel=True)
+        monkeypatch.undo()
+        assert two.stats["chunking"] in ("guessed, two processes", "exact"), relative
+        _same_model(one, two)
+        assert [(t.process_name, t.thread_name) for t in one.tracks] == [(t.process_name, t.thread_name)
+                                                                       for t in two.tracks]
+        assert np.array_equal(one.links.op, two.links.op) and np.array_equal(one.steps.start, two.steps.start)

@@ -12,6 +12,7 @@ from typing import BinaryIO, Callable, Optional
 from ..model.build import build_model
 from ..model.trace_model import TraceModel
 from .kineto import TraceFormatError, read_kineto
+from .parallel import read_kineto_parallel
 from .reader import TraceReadError, read_trace_bytes
 
 __all__ = ["TraceLoadError", "load_trace", "load_trace_stream"]
@@ -24,18 +25,24 @@ class TraceLoadError(Exception):
     """A trace could not be loaded; the message is meant for the user."""
 
 
-def load_trace(path: str, progress: Optional[Callable[[float], None]] = None) -> TraceModel:
-    """Parse the trace file at ``path`` (no cache involved)."""
-    return load_trace_stream(lambda: open(path, "rb"), os.path.basename(path), progress)
+def load_trace(path: str, progress: Optional[Callable[[float], None]] = None, parallel: bool = False) -> TraceModel:
+    """Parse the trace file at ``path`` (no cache involved).
+
+    ``parallel`` decodes a large file with a forked second process: only for callers that
+    run no other threads (the parser processes, the command line), where forking is safe.
+    """
+    return load_trace_stream(lambda: open(path, "rb"), os.path.basename(path), progress, parallel)
 
 
 def load_trace_stream(
-    opener: Callable[[], BinaryIO], filename: str = "", progress: Optional[Callable[[float], None]] = None
+    opener: Callable[[], BinaryIO], filename: str = "", progress: Optional[Callable[[float], None]] = None,
+    parallel: bool = False,
 ) -> TraceModel:
     report = progress or (lambda fraction: None)
+    decode = read_kineto_parallel if parallel else read_kineto
     try:
         data = read_trace_bytes(opener, progress=lambda f: report(_READ_SHARE * f))
-        raw = read_kineto(data, progress=lambda f: report(_READ_SHARE + _DECODE_SHARE * f))
+        raw = decode(data, progress=lambda f: report(_READ_SHARE + _DECODE_SHARE * f))
         del data
         model = build_model(raw, framework=_framework_of(filename, raw.metadata))
     except (TraceReadError, TraceFormatError) as exc:

@@ -150,6 +150,8 @@ class RawColumns:
     parts: dict[str, dict[str, list[np.ndarray]]] = field(default_factory=dict)
     # Metadata events: (kind, pid text id, tid text id, value) e.g. ("thread_name", 3, 4, "main").
     meta_events: list[tuple[str, int, int, Any]] = field(default_factory=list)
+    # Flow ids that were strings, by their (negative) number: flow_id = -2 - index.
+    flow_id_strings: list[str] = field(default_factory=list)
 
     def add(self, table: str, **columns: np.ndarray) -> None:
         store = self.parts.setdefault(table, {})
@@ -669,4 +671,5 @@ def _read_chunks(data: bytearray, chunks: list[tuple[int, int]], metadata: dict[
         "skipped_phases": {p: n for p, n in reader.phase_counts.items() if p not in _PHASE_CLASS},
         "chunking": "guessed" if guessed else "exact",
     }
+    out.flow_id_strings = list(reader.string_flow_ids.strings)
     return out

@@ -2,8 +2,8 @@
 
 The two spans (baseline and experiment) may come from any runs, workers and spans, even
 from different hardware. Nothing is recomputed here: each side's numbers are the answers
-of the overview, operator and kernel views (memoized on the model under the same keys as
-those routes, so opening Compare after the other views costs only the join).
+of the overview, operator and kernel views, under the same keys as those routes (so the
+parser pool's precomputed answers serve Compare too, and opening it costs only the join).
 
 Definitions (also in ``api/openapi.yaml``):
 
@@ -29,6 +29,7 @@ from ..model.trace_model import TraceModel
 from . import kernels as kernels_view
 from . import operators as operators_view
 from . import overview as overview_view
+from . import precomputed
 
 GROUP_BY = ("name", "input_shape")
 OPERATOR_DELTA_FIELDS = ("calls", "host_self", "host_total", "device_self", "device_total")
@@ -48,17 +49,18 @@ class CompareSide:
 
 
 def span_overview(model: TraceModel, batch_size: Optional[int] = None) -> dict[str, Any]:
-    """The overview answer, memoized under the overview route's key (default step marker)."""
-    return model.memo(("overview", None, batch_size),
-                      lambda: overview_view.overview(model, marker=None, batch_size=batch_size))
+    """The overview answer (default step marker), under the overview route's key: the answer the
+    parser pool precomputed when there is one, else computed once and memoized."""
+    return precomputed.answer(model, ("overview", None, batch_size),
+                              lambda: overview_view.overview(model, marker=None, batch_size=batch_size))
 
 
 def span_operators(model: TraceModel, group_by: str) -> dict[str, Any]:
-    return model.memo(("operators", group_by), lambda: operators_view.operators(model, group_by))
+    return precomputed.answer(model, ("operators", group_by), lambda: operators_view.operators(model, group_by))
 
 
 def span_kernels(model: TraceModel) -> dict[str, Any]:
-    return model.memo(("kernels", "name"), lambda: kernels_view.kernels(model, "name"))
+    return precomputed.answer(model, ("kernels", "name"), lambda: kernels_view.kernels(model, "name"))
 
 
 def ratio(exp: Optional[float], base: Optional[float]) -> Optional[float]:
@@ -168,6 +170,10 @@ def compare_kernels(base_kernels: dict[str, Any], exp_kernels: dict[str, Any], b
     return rows
 
 
+def _steps(count: int) -> str:
+    return f"{count} step" if count == 1 else f"{count} steps"
+
+
 def _device_text(info: dict[str, Any]) -> str:
     if info["devices"]:
         return ", ".join(info["devices"])
@@ -183,8 +189,8 @@ def _notes(base: dict[str, Any], exp: dict[str, Any], base_ops: dict[str, Any], 
     if base["steps"] != exp["steps"]:
         notes.append({
             "id": "step_counts_differ",
-            "text": f"The baseline has {base['steps']} step(s) and the experiment {exp['steps']}: operator and kernel "
-                    "times are compared per step (span total / number of steps).",
+            "text": f"The baseline has {_steps(base['steps'])} and the experiment {_steps(exp['steps'])}: operator and "
+                    "kernel times are compared per step (span total / number of steps).",
             "evidence": {"base_steps": base["steps"], "exp_steps": exp["steps"]},
         })
     if base["step_source"] != exp["step_source"]:
@@ -214,7 +220,7 @@ def _notes(base: dict[str, Any], exp: dict[str, Any], base_ops: dict[str, Any], 
         base_total = sum(r["base"]["total"] for r in kernel_rows if r["base"] is not None)
         exp_total = sum(r["exp"]["total"] for r in kernel_rows if r["exp"] is not None)
         unmatched_time = sum(r["base"]["total"] for r in base_only) + sum(r["exp"]["total"] for r in exp_only)
-        unmatched_share = unmatched_time / (base_total + exp_total) if base_total + exp_total > 0 else 0.0
+        unmatched_share = float(unmatched_time / (base_total + exp_total)) if base_total + exp_total > 0 else 0.0
         why = ("the devices differ, and kernel names depend on the GPU and its libraries" if devices_differ
                else "different library versions or settings launch different kernels")
         notes.append({

@@ -2,14 +2,15 @@
 
 One row per (run, worker, span) the plugin knows, loaded or not: a span still loading is
 listed with ``status: "loading"`` (and its progress) and no numbers, a span that failed with
-``status: "error"`` and its message. Numbers come from the views' own answers, memoized on
-each model (the overview for steps, breakdown and GPU utilization; the memory view's events
-for peaks), so a table over spans already looked at costs little. Nothing here loads a span:
-the caller passes only the models the run manager already has.
+``status: "error"`` and its message. Numbers come from the views' own answers, as the parser
+pool precomputed them (else computed once per model): the overview for steps, breakdown and
+GPU utilization, the memory view for peaks. Nothing here loads a span: the caller passes only
+the models the run manager already has.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from math import isfinite
 from typing import Any, Optional
@@ -18,8 +19,11 @@ import numpy as np
 
 from ..model.trace_model import TraceModel
 from . import memory as memory_view
+from . import precomputed
 from .compare import span_overview
 from .overview import CATEGORIES
+
+_DEVICE_NUMBER = re.compile(r"\s+\d+$")
 
 
 @dataclass(frozen=True)
@@ -54,25 +58,17 @@ def _tags(manifest: dict[str, Any]) -> Optional[dict[str, Any]]:
 
 
 def peak_memory(model: TraceModel) -> Optional[dict[str, int]]:
-    """Peak allocated bytes per device type ("CPU", "GPU"): the highest of its devices' peaks.
-
-    The same peaks as the memory view (the maximum of the allocator's total after each
-    event); None when the span has no memory events.
-    """
-    def compute() -> Optional[dict[str, int]]:
-        events = memory_view.memory_events(model)
-        known = events.allocated >= 0
-        if not known.any():
-            return None
-        peaks: dict[str, int] = {}
-        for key in np.unique(events.device_key[known]).tolist():
-            device_type = int(key) // 65536
-            label = memory_view.DEVICE_TYPE_NAMES.get(device_type, f"device type {device_type}")
-            peak = int(events.allocated[known & (events.device_key == key)].max())
-            peaks[label] = max(peaks.get(label, peak), peak)
-        return peaks
-
-    return model.memo("run_table_peak_memory", compute)
+    """Peak allocated bytes per device type ("CPU", "GPU"): the highest of its devices' peaks in
+    the memory view's answer; None when the span has no memory events."""
+    answer = precomputed.answer(model, ("memory",), lambda: memory_view.memory(model))
+    peaks: dict[str, int] = {}
+    for device in answer.get("devices", []):
+        peak = answer.get("peak", {}).get(device["id"])
+        if peak is None or peak.get("allocated") is None or peak["allocated"] < 0:
+            continue
+        device_type = _DEVICE_NUMBER.sub("", device["name"])  # "GPU 0" → "GPU"
+        peaks[device_type] = max(peaks.get(device_type, 0), int(peak["allocated"]))
+    return peaks or None
 
 
 def _numbers(model: TraceModel, batch_size: Optional[int]) -> dict[str, Any]:

@@ -1,0 +1,261 @@
+// The Compare page's pure parts: parsing `compare` and `runs/table` answers (fixtures captured
+// from the real backend on the ../shared/traces ResNet-50 spans and the dataloader_bound runs,
+// their operator and kernel lists cut to the 8 largest changes plus a few one-sided rows), the
+// pair in the URL and its defaults, the run table's picks, and how changes read.
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import { ApiClient, type FetchLike } from "../src/api/client";
+import { fetchCompare, fetchRunTable, parseCompare, parseRunTable, type CompareOperatorRow } from "../src/api/compare";
+import type { RunInfo } from "../src/api/types";
+import { compareKernelColumns, compareOperatorColumns } from "../src/views/compare_columns";
+import {
+  defaultExperiment,
+  formatChange,
+  formatRatio,
+  formatSignedMicros,
+  formatSignedTime,
+  pairParams,
+  pickRole,
+  resolvePair,
+  spanChoices,
+  stepTimeSentence,
+  timeDirection,
+  togglePick,
+} from "../src/views/compare_model";
+import { peakMemoryTypes, tableCategories } from "../src/views/runs_table";
+import { readFixture } from "./fixtures";
+
+function client(status: number, body: unknown, seen: string[] = []): ApiClient {
+  const fetchImpl: FetchLike = async (url) => {
+    seen.push(url);
+    return new Response(JSON.stringify(body), { status, headers: { "Content-Type": "application/json" } });
+  };
+  return new ApiClient("http://h/data/plugin/profscope/", fetchImpl);
+}
+
+const RUNS: RunInfo[] = [
+  { name: "resnet", status: "ready", workers: [{ name: "worker0", spans: ["100", "200"] }] },
+  { name: "w0", status: "ready", workers: [{ name: "worker0", spans: ["5"] }] },
+  { name: "w2", status: "loading", workers: [{ name: "worker0", spans: ["7"] }, { name: "worker1", spans: ["8"] }] },
+];
+
+describe("compare answer", () => {
+  test("two spans of one GPU job: sides, breakdown, operators and kernels", () => {
+    const data = parseCompare(readFixture("compare_resnet.json"));
+    assert.equal(data.base.run, "resnet");
+    assert.equal(data.base.span, "1623143089861");
+    assert.deepEqual(data.base.devices, ["Tesla V100-DGXS-32GB"]);
+    assert.equal(data.base.steps, 6);
+    assert.equal(data.groupBy, "name");
+    assert.equal(data.categories.length, 8);
+    // Step time: 177.6 ms → 154.9 ms (the DataLoader share shrinks in the second span).
+    assert.equal(Math.round(data.stepTime.base), 177592);
+    assert.equal(Math.round(data.stepTime.exp), 154911);
+    assert.ok(Math.abs(data.stepTime.delta - (data.stepTime.exp - data.stepTime.base)) < 1e-6);
+    assert.equal(data.stepTime.ratio?.toFixed(4), "0.8723");
+    assert.ok(data.breakdown.dataloader.delta < -20000);
+    assert.equal(data.breakdown.communication.ratio, null); // no communication in the baseline
+    // Rows come sorted by the size of their change per step.
+    const impacts = data.operators.filter((row) => row.side === "both").map((row) => Math.abs(row.impact));
+    assert.deepEqual(impacts, [...impacts].sort((a, b) => b - a));
+    const top = data.operators[0]!;
+    assert.equal(top.base?.calls, top.exp?.calls);
+    assert.ok(Math.abs(top.impact - ((top.perStep.exp ?? 0) - (top.perStep.base ?? 0))) < 1e-9);
+    assert.ok(data.kernels.every((row) => row.side === "both" && row.base !== null && row.exp !== null));
+    assert.deepEqual(data.notes, []);
+  });
+
+  test("CPU runs grouped by input shape: one-sided rows have a null side", () => {
+    const data = parseCompare(readFixture("compare_dataloader.json"));
+    assert.equal(data.groupBy, "input_shape");
+    assert.ok(!data.categories.includes("kernel"));
+    assert.deepEqual(data.kernels, []);
+    const stack = data.operators.find((row) => row.name === "aten::stack");
+    assert.equal(stack?.side, "base");
+    assert.equal(stack?.exp, null);
+    assert.equal(stack?.ratio, null);
+    assert.ok(stack !== undefined && stack.inputShape !== null && stack.inputShape.startsWith("[[[3,32,32]"));
+    const set = data.operators.find((row) => row.name === "aten::set_");
+    assert.equal(set?.side, "exp");
+    assert.equal(set?.base, null);
+    assert.equal(set?.delta.calls, set?.exp?.calls);
+  });
+
+  test("malformed answers: bad rows are dropped, a missing side is an error", () => {
+    assert.throws(() => parseCompare({ base: {} }), /base/);
+    const data = parseCompare({
+      base: { run: "a", steps: 2 },
+      exp: { run: "b", steps: "x" },
+      operators: [null, { name: 3 }, { name: "op", side: "weird", base: null, exp: null, delta: {}, impact: 1 }],
+      notes: [{ id: "n", text: "t" }, { id: "no text" }],
+    });
+    assert.equal(data.base.steps, 2);
+    assert.ok(Number.isNaN(data.exp.steps));
+    assert.equal(data.operators.length, 1);
+    assert.equal(data.operators[0]?.side, "both");
+    assert.deepEqual(data.notes, [{ id: "n", text: "t" }]);
+  });
+
+  test("fetchCompare names both sides and the grouping", async () => {
+    const seen: string[] = [];
+    const result = await fetchCompare(
+      client(200, readFixture("compare_resnet.json"), seen),
+      { run: "r/a", worker: "w0", span: "1" },
+      { run: "r b", worker: "w1", span: "2" },
+      "input_shape",
+    );
+    assert.equal(result.kind, "ok");
+    const url = new URL(seen[0]!);
+    assert.equal(url.pathname, "/data/plugin/profscope/compare");
+    assert.equal(url.searchParams.get("base_run"), "r/a");
+    assert.equal(url.searchParams.get("exp_run"), "r b");
+    assert.equal(url.searchParams.get("exp_span"), "2");
+    assert.equal(url.searchParams.get("group_by"), "input_shape");
+    const loading = await fetchCompare(client(202, { status: "loading", progress: 0.5 }), { run: "a", worker: "w", span: "1" }, { run: "a", worker: "w", span: "1" }, "name");
+    assert.deepEqual(loading, { kind: "loading", progress: 0.5 });
+    const missing = await fetchCompare(client(404, { error: "baseline: unknown run 'x'" }), { run: "x", worker: "w", span: "1" }, { run: "a", worker: "w", span: "1" }, "name");
+    assert.deepEqual(missing, { kind: "error", status: 404, message: "baseline: unknown run 'x'" });
+  });
+});
+
+describe("run table answer", () => {
+  test("rows with numbers, categories and peaks", async () => {
+    const data = parseRunTable(readFixture("runs_table.json"));
+    assert.equal(data.rows.length, 4);
+    const resnet = data.rows.filter((row) => row.run === "resnet");
+    assert.deepEqual(resnet.map((row) => row.spanIndex), [0, 1]);
+    assert.equal(resnet[0]?.steps, 6);
+    assert.equal(resnet[0]?.gpuUtilization?.toFixed(3), "0.555");
+    const w0 = data.rows.find((row) => row.run === "w0")!;
+    assert.equal(w0.gpuUtilization, null);
+    assert.equal(w0.hasDevice, false);
+    assert.ok((w0.shares["dataloader"] ?? 0) > (data.rows.find((row) => row.run === "w2")!.shares["dataloader"] ?? 1));
+    assert.deepEqual(tableCategories(data.rows), ["kernel", "memcpy", "memset", "runtime", "dataloader", "cpu_exec", "other"]);
+    assert.equal((await fetchRunTable(client(200, readFixture("runs_table.json")))).kind, "ok");
+  });
+
+  test("loading and failed rows carry no numbers; peaks list GPU first", () => {
+    const data = parseRunTable({
+      rows: [
+        { run: "a", worker: "w", span: "1", span_index: 0, status: "loading", progress: 0.4 },
+        { run: "b", worker: "w", span: "1", span_index: 0, status: "error", error: "bad gzip" },
+        { run: "c", worker: "w", span: "1", span_index: 0, status: "ready", peak_memory: { CPU: 10, GPU: 20 }, tags: { lr: 0.1, bad: [1] } },
+        { run: 5 },
+      ],
+    });
+    assert.equal(data.rows.length, 3);
+    assert.equal(data.rows[0]?.status, "loading");
+    assert.equal(data.rows[0]?.progress, 0.4);
+    assert.ok(Number.isNaN(data.rows[0]?.meanStepTime ?? 0));
+    assert.equal(data.rows[1]?.error, "bad gzip");
+    assert.deepEqual(data.rows[2]?.tags, { lr: 0.1 });
+    assert.deepEqual(peakMemoryTypes(data.rows), ["GPU", "CPU"]);
+    assert.throws(() => parseRunTable({}), /rows/);
+  });
+});
+
+describe("the pair", () => {
+  const choices = spanChoices(RUNS);
+
+  test("span choices list every run, worker and span with a readable label", () => {
+    assert.deepEqual(
+      choices.map((choice) => choice.label),
+      ["resnet · worker0 · span 1 of 2", "resnet · worker0 · span 2 of 2", "w0 · worker0", "w2 · worker0", "w2 · worker1"],
+    );
+  });
+
+  test("defaults: the next span of the worker, else the next run's first span", () => {
+    assert.deepEqual(defaultExperiment(choices, { run: "resnet", worker: "worker0", span: "100" }), { run: "resnet", worker: "worker0", span: "200" });
+    assert.deepEqual(defaultExperiment(choices, { run: "resnet", worker: "worker0", span: "200" }), { run: "w0", worker: "worker0", span: "5" });
+    assert.deepEqual(defaultExperiment(choices, { run: "w2", worker: "worker1", span: "8" }), { run: "resnet", worker: "worker0", span: "100" });
+    const single = spanChoices([RUNS[1]!]);
+    assert.deepEqual(defaultExperiment(single, { run: "w0", worker: "worker0", span: "5" }), { run: "w0", worker: "worker0", span: "5" });
+  });
+
+  test("the URL names the pair; missing sides fall back to the selection and the span after it", () => {
+    const params: Readonly<Record<string, string>> = pairParams({
+      base: { run: "w2", worker: "worker1", span: "8" },
+      exp: { run: "resnet", worker: "worker0", span: "100" },
+    });
+    const read = (name: string): string | null => params[name] ?? null;
+    assert.deepEqual({ ...params }, {
+      base_run: "w2", base_worker: "worker1", base_span: "8", exp_run: "resnet", exp_worker: "worker0", exp_span: "100",
+    });
+    const fromUrl = resolvePair(read, { run: "w0", worker: "worker0", span: "5" }, choices);
+    assert.deepEqual(fromUrl, { base: { run: "w2", worker: "worker1", span: "8" }, exp: { run: "resnet", worker: "worker0", span: "100" } });
+    const defaults = resolvePair(() => null, { run: "resnet", worker: "worker0", span: "100" }, choices);
+    assert.deepEqual(defaults?.exp, { run: "resnet", worker: "worker0", span: "200" });
+    // A half-named side (no span) is not a side: the selection is used instead.
+    const partial = resolvePair((name) => (name === "base_run" ? "w2" : null), { run: "w0", worker: "worker0", span: "5" }, choices);
+    assert.deepEqual(partial?.base, { run: "w0", worker: "worker0", span: "5" });
+    assert.equal(resolvePair(() => null, null, []), null);
+  });
+
+  test("run table picks: first the baseline, then the experiment; a second click unpicks", () => {
+    const a = { run: "a", worker: "w", span: "1" };
+    const b = { run: "b", worker: "w", span: "1" };
+    const c = { run: "c", worker: "w", span: "1" };
+    let picks = togglePick([], a);
+    picks = togglePick(picks, b);
+    assert.deepEqual(picks, [a, b]);
+    assert.equal(pickRole(picks, a), "baseline");
+    assert.equal(pickRole(picks, b), "experiment");
+    assert.deepEqual(togglePick(picks, c), [a, c]);
+    assert.deepEqual(togglePick(picks, a), [b]);
+    assert.equal(pickRole([b], b), "baseline");
+    assert.equal(pickRole(picks, c), null);
+  });
+});
+
+describe("how changes read", () => {
+  test("signed times, ratios and relative changes", () => {
+    assert.equal(formatSignedTime(-22680.8), "-22.7 ms");
+    assert.equal(formatSignedTime(80), "+80.0 µs");
+    assert.equal(formatSignedTime(0), "0 µs");
+    assert.equal(formatSignedMicros(-80), "-80.0");
+    assert.equal(formatSignedMicros(1234.4), "+1,234");
+    assert.equal(formatSignedMicros(0), "0");
+    assert.equal(formatRatio(0.87228), "0.872×");
+    assert.equal(formatRatio(0.99961), "1.00×");
+    assert.equal(formatRatio(12.345), "12.3×");
+    assert.equal(formatRatio(0), "0.00×");
+    assert.equal(formatRatio(null), "—");
+    assert.equal(formatChange(0.87228), "-12.8%");
+    assert.equal(formatChange(1.5), "+50.0%");
+    assert.equal(formatChange(null), "—");
+  });
+
+  test("direction: less time is better; tiny changes are the same", () => {
+    assert.equal(timeDirection(100, 60), "better");
+    assert.equal(timeDirection(100, 160), "worse");
+    assert.equal(timeDirection(100, 100.2), "same");
+    assert.equal(timeDirection(null, 5), "worse");
+    assert.equal(timeDirection(0, 0), "same");
+    assert.equal(
+      stepTimeSentence({ base: 177592, exp: 154911, delta: -22681, ratio: 0.8723 }),
+      "-22.7 ms per step (-12.8%): the experiment is faster.",
+    );
+    assert.match(stepTimeSentence({ base: 100, exp: 100.1, delta: 0.1, ratio: 1.001 }), /about the same/);
+  });
+
+  test("table cells: one-sided rows read — on their missing side and are marked", () => {
+    const data = parseCompare(readFixture("compare_dataloader.json"));
+    const columns = compareOperatorColumns("input_shape", false);
+    const cell = (row: CompareOperatorRow, id: string): string => columns.find((column) => column.id === id)!.text(row);
+    const stack = data.operators.find((row) => row.name === "aten::stack")!;
+    assert.equal(cell(stack, "side"), "baseline only");
+    assert.equal(cell(stack, "host_total_exp"), "—");
+    assert.equal(cell(stack, "calls_exp"), "—");
+    assert.equal(cell(stack, "ratio"), "—");
+    assert.ok(cell(stack, "impact").startsWith("-"));
+    assert.ok(!columns.some((column) => column.id.startsWith("device_")));
+    // The impact column sorts by size, whichever the sign.
+    const impact = columns.find((column) => column.id === "impact")!;
+    assert.equal(impact.sortValue(stack), Math.abs(stack.impact));
+    const gpu = parseCompare(readFixture("compare_resnet.json"));
+    assert.ok(compareOperatorColumns("name", true).some((column) => column.id === "device_total_base"));
+    const kernelColumns = compareKernelColumns();
+    const top = gpu.kernels[0]!;
+    assert.equal(kernelColumns.find((column) => column.id === "delta_mean")!.text(top), formatSignedMicros(top.delta.mean ?? Number.NaN));
+  });
+});

@@ -1,0 +1,193 @@
+"""Compare, as a person uses it: pick two spans, read the change, share the link.
+
+The session logdir of ``conftest.py`` has the two spans of the ResNet-50 reference trace
+(``group/resnet``). One browser opens the Compare tab, swaps baseline and experiment, and
+reads the step-time change; the address bar is then "copied" into a second, fresh browser
+(its own profile), which must show the same pair and the same number. The expected number
+comes from the backend's ``compare`` route, formatted as the page formats it.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import urllib.parse
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Iterator
+
+import pytest
+
+from .conftest import (
+    CHROMEDRIVER,
+    CHROMIUM,
+    CHROMIUM_ARGUMENTS,
+    PAGE_LOAD_TIMEOUT_S,
+    _missing_prerequisite,
+    _save_screenshot,
+)
+from .harness import NESTED_RUN, TensorBoardServer
+
+if TYPE_CHECKING:
+    from selenium.webdriver.remote.webdriver import WebDriver
+
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+
+PAGE_TIMEOUT_S = 60.0
+RUN_LOAD_TIMEOUT_S = 180.0
+POLL_S = 0.25
+PLUGIN_FRAME = "iframe[src*='plugin_entry.html?name=profscope']"
+ROUTES = "/data/plugin/profscope"
+
+
+def format_signed_time(us: float) -> str:
+    """A signed duration as the page writes it (views/compare_model.ts formatSignedTime)."""
+    if us == 0:
+        return "0 µs"
+    magnitude = abs(us)
+    value, unit = next((magnitude / scale, name) for limit, scale, name in (
+        (1e3, 1.0, "µs"), (1e6, 1e3, "ms"), (60e6, 1e6, "s"), (float("inf"), 1e6, "s")) if magnitude < limit)
+    decimals = 0 if value >= 100 else 1 if value >= 10 else 2
+    return f"{'+' if us > 0 else '-'}{value:.{decimals}f} {unit}"
+
+
+def test_format_signed_time_matches_the_frontend_examples() -> None:
+    # The examples of the frontend's unit tests (frontend/test/compare.test.ts).
+    assert format_signed_time(-22680.8) == "-22.7 ms"
+    assert format_signed_time(80) == "+80.0 µs"
+    assert format_signed_time(0) == "0 µs"
+
+
+@pytest.fixture
+def fresh_browser(tmp_path: Path) -> Iterator["WebDriver"]:
+    """A second Chromium with its own empty profile: the teammate who opens a shared link."""
+    if not (CHROMIUM.is_file() and CHROMEDRIVER.is_file()):
+        _missing_prerequisite(f"{CHROMIUM} or {CHROMEDRIVER} is missing")
+    try:
+        from selenium import webdriver
+        from selenium.webdriver.chrome.options import Options
+        from selenium.webdriver.chrome.service import Service
+    except ImportError:
+        _missing_prerequisite("selenium is not installed (pip install -e '.[test]')")
+    options = Options()
+    options.binary_location = str(CHROMIUM)
+    for argument in CHROMIUM_ARGUMENTS:
+        options.add_argument(argument)
+    options.add_argument(f"--user-data-dir={tmp_path / 'fresh-chromium-profile'}")
+    service = Service(executable_path=str(CHROMEDRIVER), log_output=str(tmp_path / "fresh-chromedriver.log"))
+    driver = webdriver.Chrome(service=service, options=options)
+    driver.set_page_load_timeout(PAGE_LOAD_TIMEOUT_S)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+def _wait(driver: "WebDriver", timeout_s: float = PAGE_TIMEOUT_S):  # -> WebDriverWait
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    return WebDriverWait(driver, timeout_s, poll_frequency=POLL_S)
+
+
+def _css(testid: str) -> tuple[str, str]:
+    from selenium.webdriver.common.by import By
+
+    return (By.CSS_SELECTOR, f"[data-testid='{testid}']")
+
+
+def _ready_spans(server: TensorBoardServer, run: str) -> list[str]:
+    """The run's spans once the backend has loaded it."""
+    deadline = time.monotonic() + RUN_LOAD_TIMEOUT_S
+    while True:
+        listing = server.get_json(f"{ROUTES}/runs")
+        assert isinstance(listing, dict)
+        entry = next((r for r in listing["runs"] if r["name"] == run), None)
+        if entry is not None and entry["status"] == "ready":
+            return list(entry["workers"][0]["spans"])
+        assert entry is None or entry["status"] != "error", entry
+        assert time.monotonic() < deadline, f"{run} not ready after {RUN_LOAD_TIMEOUT_S:.0f} s: {entry}"
+        time.sleep(0.5)
+
+
+def _enter_plugin(driver: "WebDriver", url: str) -> None:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as ec
+
+    driver.get(url)
+    _wait(driver).until(ec.frame_to_be_available_and_switch_to_it((By.CSS_SELECTOR, PLUGIN_FRAME)))
+
+
+def _comparison_ready(driver: "WebDriver") -> None:
+    """Waits until the results show a comparison (not the loading note or an error)."""
+    def state(d: "WebDriver") -> Any:
+        found = d.find_elements(*_css("compare-results"))
+        value = found[0].get_attribute("data-state") if found else None
+        if value == "error":
+            raise AssertionError(d.find_element(*_css("compare-error")).text)
+        return value == "ready"
+
+    _wait(driver, RUN_LOAD_TIMEOUT_S).until(state)
+
+
+def _picked(driver: "WebDriver", testid: str) -> list[str]:
+    from selenium.webdriver.support.ui import Select
+
+    return json.loads(Select(driver.find_element(*_css(testid))).first_selected_option.get_attribute("value") or "null")
+
+
+def _pick_column(driver: "WebDriver") -> list[str]:
+    """The run table's first column (Pick) of the rows in view."""
+    from selenium.webdriver.common.by import By
+
+    table = driver.find_element(*_css("runs-table"))
+    cells = table.find_elements(By.CSS_SELECTOR, ".ps-vtable-row:not([hidden]) .ps-vtable-td:first-child")
+    return [cell.text.strip() for cell in cells]
+
+
+def test_a_shared_link_reopens_the_same_comparison(
+    browser: "WebDriver", fresh_browser: "WebDriver", tensorboard_server: TensorBoardServer,
+    screenshot: Callable[[str], Path], tmp_path: Path, request: pytest.FixtureRequest,
+) -> None:
+    from selenium.webdriver.support.ui import Select
+
+    first, second = _ready_spans(tensorboard_server, NESTED_RUN)
+    query = urllib.parse.urlencode({"base_run": NESTED_RUN, "base_worker": "worker0", "base_span": second,
+                                    "exp_run": NESTED_RUN, "exp_worker": "worker0", "exp_span": first})
+    expected = tensorboard_server.get_json(f"{ROUTES}/compare?{query}")
+    assert isinstance(expected, dict)
+    expected_delta = format_signed_time(expected["step_time"]["delta"])
+    assert expected_delta.startswith("+")  # the second span is the faster one: swapped, the experiment is slower
+
+    # A person opens Compare on the ResNet run: the current span against the next one.
+    _enter_plugin(browser, tensorboard_server.plugin_url())
+    run_picker = _wait(browser).until(lambda d: d.find_element(*_css("run-picker")))
+    _wait(browser).until(lambda _d: NESTED_RUN in [o.get_attribute("value") for o in Select(run_picker).options])
+    Select(run_picker).select_by_value(NESTED_RUN)
+    _wait(browser).until(lambda d: d.find_element(*_css("tab-compare"))).click()
+    _comparison_ready(browser)
+    assert _picked(browser, "compare-base") == [NESTED_RUN, "worker0", first]
+    assert _picked(browser, "compare-exp") == [NESTED_RUN, "worker0", second]
+
+    # ... swaps them, and reads the change of step time.
+    browser.find_element(*_css("compare-swap")).click()
+    _wait(browser).until(lambda d: _picked(d, "compare-base") == [NESTED_RUN, "worker0", second])
+    _comparison_ready(browser)
+    delta = browser.find_element(*_css("compare-delta-step")).text.strip()
+    assert delta == expected_delta, (delta, expected_delta)
+    assert "the experiment is slower" in browser.find_element(*_css("compare-headline")).text
+    screenshot("compare-swapped")
+
+    # The address bar is the link to share.
+    browser.switch_to.default_content()
+    link = browser.current_url
+    assert "p.profscope.view=compare" in link and f"p.profscope.compare.base_span={second}" in link, link
+
+    # A teammate opens it in a fresh browser and reads the same pair and the same number.
+    _enter_plugin(fresh_browser, link)
+    _comparison_ready(fresh_browser)
+    assert _picked(fresh_browser, "compare-base") == [NESTED_RUN, "worker0", second]
+    assert _picked(fresh_browser, "compare-exp") == [NESTED_RUN, "worker0", first]
+    assert fresh_browser.find_element(*_css("compare-delta-step")).text.strip() == expected_delta
+    # The run table lists the logdir's spans, the compared pair picked.
+    roles = _wait(fresh_browser).until(lambda d: _pick_column(d) or None)
+    assert sorted(role for role in roles if role) == ["baseline", "experiment"], roles
+    _save_screenshot(fresh_browser, tmp_path / "screenshots", request.node.name, "shared-link")
