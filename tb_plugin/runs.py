@@ -112,7 +112,10 @@ def _derive_in_cache(model_path: str, batch_size: Optional[int]) -> None:
         precomputed.precompute(model, {
             ("overview", None, batch_size): lambda: overview.overview(model, batch_size=batch_size),
             ("operators", "name"): lambda: operators.operators(model, "name"),
+            ("operators", "input_shape"): lambda: operators.operators(model, "input_shape"),
+            ("operators", "stack"): lambda: operators.operators(model, "stack"),
             ("kernels", "name"): lambda: kernels.kernels(model, "name"),
+            ("kernels", "op_and_name"): lambda: kernels.kernels(model, "op_and_name"),
             ("memory",): lambda: memory.memory(model),
             ("flamegraph", "host"): lambda: stacks.flamegraph(model, "host"),
         })
