@@ -11,10 +11,17 @@ stderr), 2 for a usage error (argparse).
 from __future__ import annotations
 
 import argparse
+import datetime
 import math
+import os
 import re
 import sys
-from typing import Callable, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Callable, Optional, Sequence, Union
+
+if TYPE_CHECKING:  # for annotations only: the subcommands import what they need when they run
+    from profscope.tb_plugin.discovery import SpanSource
+    from profscope.tb_plugin.model.trace_model import TraceModel
+    from profscope.tb_plugin.report import SpanViews
 
 _INT = re.compile(r"^[+-]?\d+$")
 
@@ -171,12 +178,184 @@ def _run_stacks(args: argparse.Namespace) -> int:
     return 0
 
 
+# --- summary and report: shared --------------------------------------------------------
+
+
+# The operator orders of ``summary --sort`` (report.OPERATOR_SORT_KEYS; kept here so that building
+# the parser imports no analysis code).
+_SORT_KEYS = ("device_self", "device_total", "host_self", "host_total", "calls")
+
+
+def _add_span_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--worker", help="worker (rank) of the run (default: the run's only worker)")
+    parser.add_argument("--span", help="span of the worker (default: the last one)")
+
+
+def _select_span(sources: Sequence["SpanSource"], logdir: str, run: str, worker: Optional[str],
+                 span: Optional[str]) -> "SpanSource":
+    """The one span that (run, worker, span) names among the logdir's sources; the last span by default."""
+    from profscope.tb_plugin import layout
+
+    in_run = [s for s in sources if s.run == run]
+    if not in_run:
+        runs = sorted({s.run for s in sources})
+        known = f"runs: {', '.join(repr(r) for r in runs)}" if runs else "no trace files were found"
+        raise CommandError(f"no run {run!r} in logdir {logdir!r} ({known})")
+    workers = sorted({s.worker for s in in_run})
+    if worker is None:
+        if len(workers) > 1:
+            raise CommandError(f"run {run!r} has several workers ({', '.join(workers)}): name one with --worker")
+        worker = workers[0]
+    of_worker = sorted((s for s in in_run if s.worker == worker), key=lambda s: layout.span_sort_key(s.span))
+    if not of_worker:
+        raise CommandError(f"no worker {worker!r} in run {run!r} (workers: {', '.join(workers)})")
+    if span is None:
+        return of_worker[-1]
+    for source in of_worker:
+        if source.span == span:
+            return source
+    spans = ", ".join(s.span for s in of_worker)
+    raise CommandError(f"no span {span!r} of worker {worker!r} in run {run!r} (spans: {spans})")
+
+
+def _scan(logdir: str) -> list["SpanSource"]:
+    from profscope.tb_plugin.discovery import scan_logdir
+
+    if not os.path.isdir(logdir):
+        raise CommandError(f"logdir {logdir!r} is not a folder")
+    return scan_logdir(logdir)
+
+
+def _manifest_batch_size(source: "SpanSource") -> Optional[int]:
+    """The writer manifest's batch size, when it is a positive integer (a manifest is a file: untrusted)."""
+    value = (source.manifest or {}).get("batch_size")
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+
+
+def _load_model(path: str) -> "TraceModel":
+    """The parsed trace, from the local model cache when it is there (parsing in two processes otherwise)."""
+    from profscope.tb_plugin.cache import ModelCache
+    from profscope.tb_plugin.ingest import TraceLoadError
+
+    try:
+        return ModelCache().load_or_build(path, parallel=True)
+    except (TraceLoadError, OSError) as error:
+        raise CommandError(f"{path}: {error}") from None
+
+
+def _collect_source(source: "SpanSource", group_by: str = "name") -> tuple["SpanViews", "TraceModel"]:
+    from profscope.tb_plugin.report import collect_span
+
+    model = _load_model(source.path)
+    label = f"{source.run} · {source.worker} · {source.span}"
+    details = {"run": source.run, "worker": source.worker, "span": source.span}
+    return collect_span(model, label, group_by, _manifest_batch_size(source), details), model
+
+
+# --- summary ------------------------------------------------------------------------
+
+
+def _add_summary_parser(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "summary",
+        help="print a span's summary to the terminal",
+        description=(
+            "Print one span's step-time breakdown, GPU summary, benchmark figures, top operators and kernels "
+            "and memory peak as plain-text tables (like torch's key_averages().table()). Name the span by "
+            "its trace file, or by --logdir and --run (with --worker and --span when needed)."
+        ),
+    )
+    parser.add_argument("trace", nargs="?", help="a trace file (.json or .json.gz)")
+    parser.add_argument("--logdir", help="a TensorBoard logdir, to name the span by run instead of by file")
+    parser.add_argument("--run", help="run folder under the logdir ('.' for the logdir itself)")
+    _add_span_arguments(parser)
+    parser.add_argument("--top", type=_positive_int, default=10, help="rows of the operator and kernel tables (10)")
+    parser.add_argument("--group-by", choices=("name", "input_shape"), default="name",
+                        help="group operators by name (default) or by name and input shape")
+    parser.add_argument("--sort", choices=_SORT_KEYS,
+                        help="operator order (default: device_self when the span ran GPU work, else host_self)")
+    parser.set_defaults(handler=_run_summary, usage_error=parser.error)
+
+
+def _run_summary(args: argparse.Namespace) -> int:
+    from profscope.tb_plugin.report import collect_span, summary_text
+
+    by_file = args.trace is not None
+    if by_file == (args.logdir is not None) or (args.logdir is not None) != (args.run is not None):
+        args.usage_error("name the span either by TRACE or by --logdir and --run")
+    if by_file and (args.worker or args.span):
+        args.usage_error("--worker and --span go with --logdir and --run")
+    if by_file:
+        model = _load_model(args.trace)
+        span = collect_span(model, os.path.basename(args.trace), args.group_by, details={"file": args.trace})
+    else:
+        source = _select_span(_scan(args.logdir), args.logdir, args.run, args.worker, args.span)
+        span, _ = _collect_source(source, args.group_by)
+    sys.stdout.write(summary_text(span, top=args.top, sort=args.sort))
+    return 0
+
+
+# --- report -------------------------------------------------------------------------
+
+
+def _add_report_parser(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "report",
+        help="write a self-contained HTML report of a run (optionally compared with another)",
+        description=(
+            "Write one HTML file with a span's overview (step-time chart, breakdown, GPU summary, "
+            "recommendations), top operators and kernels and memory peak; with --vs, the comparison of the "
+            "two spans first. The file needs no network and no script: send it to a teammate."
+        ),
+    )
+    parser.add_argument("run", metavar="RUN", help="run folder under the logdir (the baseline with --vs)")
+    parser.add_argument("--vs", metavar="RUN2", help="a second run (the experiment) to compare with RUN")
+    parser.add_argument("--logdir", required=True, help="the TensorBoard logdir")
+    parser.add_argument("-o", "--output", default="report.html", help="the HTML file to write (report.html)")
+    _add_span_arguments(parser)
+    parser.add_argument("--vs-worker", help="worker of RUN2 (default: --worker, else RUN2's only worker)")
+    parser.add_argument("--vs-span", help="span of RUN2 (default: the last one)")
+    parser.add_argument("--top", type=_positive_int, default=20, help="rows of the operator and kernel tables (20)")
+    parser.set_defaults(handler=_run_report)
+
+
+def _run_report(args: argparse.Namespace) -> int:
+    from profscope.tb_plugin.report import report_html
+    from profscope.tb_plugin.views.compare import CompareSide, compare
+
+    sources = _scan(args.logdir)
+    base_source = _select_span(sources, args.logdir, args.run, args.worker, args.span)
+    base, base_model = _collect_source(base_source)
+    exp = comparison = None
+    if args.vs is not None:
+        exp_source = _select_span(sources, args.logdir, args.vs, args.vs_worker or args.worker, args.vs_span)
+        exp, exp_model = _collect_source(exp_source)
+        comparison = compare(
+            CompareSide(base_source.run, base_source.worker, base_source.span, base_model,
+                        _manifest_batch_size(base_source)),
+            CompareSide(exp_source.run, exp_source.worker, exp_source.span, exp_model,
+                        _manifest_batch_size(exp_source)),
+        )
+    generated = f"Written by profscope report on {datetime.datetime.now().astimezone():%Y-%m-%d %H:%M %Z}."
+    page = report_html(base, top=args.top, exp=exp, comparison=comparison, generated=generated)
+    try:
+        with open(args.output, "w", encoding="utf-8") as out:
+            out.write(page)
+    except OSError as error:
+        raise CommandError(f"cannot write {args.output!r}: {error.strerror or error}") from None
+    print(f"wrote {args.output} ({os.path.getsize(args.output) / 1024:.0f} KiB): open it in any browser, "
+          "no network needed")
+    return 0
+
+
 # --- entry point --------------------------------------------------------------------
 
 _SUBCOMMANDS: tuple[Callable[[argparse._SubParsersAction], None], ...] = (
     _add_import_parser,
     _add_demo_parser,
     _add_stacks_parser,
+    _add_summary_parser,
+    _add_report_parser,
 )
 
 
