@@ -21,7 +21,9 @@ from .trace_index import query, resolution_for, trace_index
 NS_PER_US = 1000.0
 MAX_WIDTH = 8192
 SEARCH_PAGE = 100
-COUNTER_BUCKETS_PER_PIXEL = 1
+# Counter tiles kept per model: the viewer asks for windows snapped to the resolution, so pans and
+# zooms back and forth hit the same tiles.
+COUNTER_TILE_CACHE = 512
 _SLICE_TRACK = re.compile(r"^s(\d+)$")
 
 
@@ -138,13 +140,21 @@ def counters(model: TraceModel, start_us: Optional[float], end_us: Optional[floa
     width = max(1, min(int(width), MAX_WIDTH))
     t0, t1 = _window(model, start_us, end_us)
     resolution = resolution_for(t0, t1, width)
+    cache: dict[tuple[str, int, int, int], Any] = model.memo("counter_tiles", dict)
     out = []
     for track_id in track_ids:
-        series = _counter_series(model, track_id)
-        if series is None:
-            continue
-        out.append({"id": track_id, "series": {name: _downsample(ts, values, t0, t1, resolution)
-                                               for name, (ts, values) in series.items()}})
+        key = (track_id, t0, t1, resolution)
+        tile = cache.get(key)
+        if tile is None:
+            series = _counter_series(model, track_id)
+            if series is None:
+                continue
+            tile = {"id": track_id, "series": {name: _downsample(ts, values, t0, t1, resolution)
+                                               for name, (ts, values) in series.items()}}
+            if len(cache) >= COUNTER_TILE_CACHE:
+                cache.pop(next(iter(cache)))  # oldest first
+            cache[key] = tile
+        out.append(tile)
     return {"start": _us(t0), "end": _us(t1), "resolution": resolution / NS_PER_US, "tracks": out}
 
 
