@@ -93,12 +93,23 @@ setup(
     extras_require={
         # The CPU build lies on this machine's disk; an unpinned torch pulls a CUDA build.
         "torch": ["torch==2.13.0"],
+        # Remote logdirs (tb_plugin/storage.py), read through fsspec: one extra per kind of store.
+        "s3": ["fsspec==2026.9.0", "s3fs==2026.9.0"],
+        "gcs": ["fsspec==2026.9.0", "gcsfs==2026.10.1"],
+        "azure": ["fsspec==2026.9.0", "adlfs==2026.8.0"],
+        # pyarrow's HDFS client also needs Hadoop's libhdfs and a JVM on the machine (see the README).
+        "hdfs": ["fsspec==2026.9.0", "pyarrow==26.0.1"],
         "test": [
             "pytest==9.0.3",
             "selenium==4.38.0",
             "psutil==7.2.2",
             "pyyaml==6.0.3",
             "jsonschema==4.26.0",
+            # tests/test_remote_logdir.py: a real S3-compatible server (moto's) on 127.0.0.1.
+            "moto[server]==5.2.5",
+            "boto3==1.43.117",  # the botocore of aiobotocore 3.10.0 (s3fs), which moto uses too
+            "fsspec==2026.9.0",
+            "s3fs==2026.9.0",
         ],
     },
     entry_points={

@@ -5,8 +5,9 @@ the raw column arrays, each 64-byte aligned. Loading memory-maps the file and wr
 arrays without copying, so reopening a large trace takes milliseconds and its columns are
 paged in only when a view touches them.
 
-The key is the source's identity (its path or URL, size and modification time) plus the
-model format version: an edited trace or a new Profscope version re-parses. The logdir is
+The key is the source's identity (its path, or its URL with the endpoint it is read from; size,
+modification time and, for objects in a remote store, the content tag), the user, and the model
+format version: an edited trace or a new Profscope version re-parses. The logdir is
 never written to; the cache lives under the user's cache folder (or PROFSCOPE_CACHE_DIR,
 or the plugin's ``--profscope_cache_dir`` flag).
 """
@@ -14,6 +15,7 @@ or the plugin's ``--profscope_cache_dir`` flag).
 from __future__ import annotations
 
 import dataclasses
+import getpass
 import hashlib
 import mmap
 import os
@@ -46,16 +48,31 @@ def default_cache_dir() -> str:
         return os.path.join(os.path.expanduser("~"), ".cache", "profscope", "models")
 
 
+def _cache_user() -> str:
+    """Who owns the cache entries: part of every key, so that two users sharing a cache folder
+    (PROFSCOPE_CACHE_DIR) never read each other's entries."""
+    getuid = getattr(os, "getuid", None)
+    if getuid is not None:
+        return f"uid:{getuid()}"
+    try:
+        return getpass.getuser()
+    except (OSError, KeyError, ImportError):  # pragma: no cover - no user name at all
+        return "unknown"
+
+
 @dataclass(frozen=True)
 class SourceIdentity:
     """What identifies a trace file's content without reading it."""
 
-    location: str  # absolute path or URL
+    # Absolute path, or for a remote file its full URL plus the service it is read from
+    # (e.g. ``s3://bucket/logs/w.1.pt.trace.json.gz#endpoint_url=https://...``, see storage.py).
+    location: str
     size: int
     mtime_ns: int
+    etag: Optional[str] = None  # an object store's content tag, when it gives one
 
     def cache_key(self) -> str:
-        text = f"{MODEL_FORMAT_VERSION}|{self.location}|{self.size}|{self.mtime_ns}"
+        text = f"{MODEL_FORMAT_VERSION}|{_cache_user()}|{self.location}|{self.size}|{self.mtime_ns}|{self.etag or ''}"
         return hashlib.sha256(text.encode("utf-8")).hexdigest()[:40]
 
 

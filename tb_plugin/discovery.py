@@ -3,12 +3,12 @@
 Both layouts of the on-disk contract (``layout.py``) are found at any depth. A file that
 is still being written (a live training job) is reported only once it is complete: a
 writer span when its manifest exists, a torch-handler file when its size and mtime have
-not changed for ``settle_seconds``.
+not changed for ``settle_seconds`` (at once in an object store, where an object appears complete).
+The logdir is read through ``storage.py``: a local folder or a remote URL (s3://, gs://...).
 """
 
 from __future__ import annotations
 
-import os
 import time
 from dataclasses import dataclass, field
 from typing import Any, Optional
@@ -16,6 +16,7 @@ from typing import Any, Optional
 import msgspec
 
 from . import layout
+from .storage import Storage, open_storage
 
 
 @dataclass(frozen=True)
@@ -25,66 +26,61 @@ class SpanSource:
     run: str  # path of the run folder relative to the logdir ("." for the logdir itself)
     worker: str
     span: str
-    path: str
+    path: str  # a local path, or the object's full URL in a remote logdir (see storage.py)
     layout: str  # "torch" or "writer"
     framework: Optional[str]
     size: int
     mtime_ns: int
     manifest: Optional[dict[str, Any]] = field(default=None, compare=False, hash=False)
+    etag: Optional[str] = None  # the content tag of an object in a remote logdir
 
 
-def _run_name(logdir: str, folder: str) -> str:
-    rel = os.path.relpath(folder, logdir)
-    return rel.replace(os.sep, "/")
+_MANIFEST_LIMIT = 1 << 20
 
 
-def _read_manifest(path: str) -> Optional[dict[str, Any]]:
-    try:
-        with open(path, "rb") as f:
-            data = f.read(1 << 20)
-        value = msgspec.json.decode(data)
-        return value if isinstance(value, dict) else None
-    except (OSError, msgspec.DecodeError):
+def _read_manifest(storage: Storage, location: str) -> Optional[dict[str, Any]]:
+    data = storage.read_small(location, _MANIFEST_LIMIT)
+    if data is None:
         return None
+    try:
+        value = msgspec.json.decode(data)
+    except msgspec.DecodeError:
+        return None
+    return value if isinstance(value, dict) else None
 
 
-def scan_logdir(logdir: str) -> list[SpanSource]:
-    """Every trace file under ``logdir`` with its run/worker/span, complete or not."""
+def scan_logdir(logdir: str, storage: Optional[Storage] = None) -> list[SpanSource]:
+    """Every trace file under ``logdir`` with its run/worker/span, complete or not.
+
+    ``storage`` reads the logdir (default: ``open_storage(logdir)``); pass it to keep one remote
+    filesystem between scans. Raises ``LogdirUnreadable`` when a remote logdir cannot be listed.
+    """
+    storage = storage or open_storage(logdir)
     found: list[SpanSource] = []
-    asset_tail = os.path.join(*layout.ASSET_DIR)
-    visited: set[str] = set()
-    # Symlinked run folders are followed (people link runs into a logdir to compare them); each real
-    # folder is visited once, so a link loop ends.
-    for folder, dirs, files in os.walk(logdir, followlinks=True):
-        real = os.path.realpath(folder)
-        if real in visited:
-            dirs[:] = []
-            continue
-        visited.add(real)
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-        in_assets = folder.endswith(os.sep + asset_tail) or folder == asset_tail
-        for name in sorted(files):
-            path = os.path.join(folder, name)
+    for folder, files in storage.walk():
+        in_assets = storage.is_asset_folder(folder)
+        for name in files:
             if in_assets:
                 parsed = layout.parse_writer_trace_name(name)
-                run_folder = os.path.dirname(os.path.dirname(folder))
+                run_folder = storage.parent(storage.parent(folder))
             else:
                 parsed = layout.parse_torch_trace_name(name)
                 run_folder = folder
             if parsed is None:
                 continue
-            try:
-                st = os.stat(path)
-            except OSError:
+            path = storage.join(folder, name)
+            st = storage.stat(path)
+            if st is None:
                 continue  # removed while scanning
             manifest = None
             if parsed.layout == "writer":
-                manifest = _read_manifest(os.path.join(folder, layout.writer_manifest_name(parsed.worker, parsed.span)))
+                manifest_name = layout.writer_manifest_name(parsed.worker, parsed.span)
+                manifest = _read_manifest(storage, storage.join(folder, manifest_name))
             found.append(
                 SpanSource(
-                    run=_run_name(logdir, run_folder), worker=parsed.worker, span=parsed.span, path=path,
-                    layout=parsed.layout, framework=parsed.framework, size=st.st_size, mtime_ns=st.st_mtime_ns,
-                    manifest=manifest,
+                    run=storage.relative(run_folder), worker=parsed.worker, span=parsed.span, path=path,
+                    layout=parsed.layout, framework=parsed.framework, size=st.size, mtime_ns=st.mtime_ns,
+                    manifest=manifest, etag=st.etag,
                 )
             )
     return found
@@ -93,8 +89,12 @@ def scan_logdir(logdir: str) -> list[SpanSource]:
 class Discovery:
     """Repeated scans of a logdir, reporting only the files that are complete."""
 
-    def __init__(self, logdir: str, settle_seconds: float = 2.0, writer_grace_seconds: float = 30.0) -> None:
+    def __init__(
+        self, logdir: str, settle_seconds: float = 2.0, writer_grace_seconds: float = 30.0,
+        storage: Optional[Storage] = None,
+    ) -> None:
         self.logdir = logdir
+        self.storage = storage or open_storage(logdir)
         self.settle_seconds = settle_seconds
         self.writer_grace_seconds = writer_grace_seconds
         # path → (size, mtime_ns, monotonic time when this size/mtime was first seen)
@@ -107,7 +107,7 @@ class Discovery:
         complete: list[SpanSource] = []
         pending = 0
         seen: dict[str, tuple[int, int, float]] = {}
-        for src in scan_logdir(self.logdir):
+        for src in scan_logdir(self.logdir, self.storage):
             prev = self._seen.get(src.path)
             since = prev[2] if prev and prev[:2] == (src.size, src.mtime_ns) else now
             seen[src.path] = (src.size, src.mtime_ns, since)
@@ -115,6 +115,8 @@ class Discovery:
             if src.layout == "writer":
                 # The manifest is written after the trace was renamed into place.
                 ready = src.manifest is not None or age >= self.writer_grace_seconds
+            elif self.storage.atomic_writes:
+                ready = True  # an object store shows an object only once it is completely uploaded
             else:
                 ready = age >= self.settle_seconds or now - since >= self.settle_seconds
             if ready and src.size > 0 or (ready and age >= self.writer_grace_seconds):

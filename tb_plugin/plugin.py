@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import mimetypes
 import os
+import posixpath
 from typing import Any, Callable, Optional
 
 from tensorboard.plugins import base_plugin
@@ -25,6 +26,8 @@ from .views import compare, run_table
 # is_active() waits this long at most for the first scan of the logdir (usually milliseconds).
 FIRST_SCAN_WAIT_SECONDS = 2.0
 STATIC_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "static")
+# Read size when streaming a trace file to the browser (a remote file is fetched in such blocks).
+_DOWNLOAD_BLOCK = 1 << 20
 
 
 def static_files(folder: str = STATIC_DIR) -> dict[str, str]:
@@ -82,9 +85,10 @@ class ProfscopePlugin(base_plugin.TBPlugin):
                 return True
         except Exception:  # noqa: BLE001 - fall back to scanning
             pass
-        if not self._logdir or "://" in self._logdir:
+        if not self._logdir:
             return False
         try:
+            # Only waits: the scan (a remote listing too) runs on the manager's refresh thread.
             manager = self.manager
             manager.wait_for_first_scan(FIRST_SCAN_WAIT_SECONDS)
             self._active = bool(manager.runs()) or manager.pending_files() > 0
@@ -150,7 +154,12 @@ class ProfscopePlugin(base_plugin.TBPlugin):
 
     def _runs_route(self, request: wrappers.Request) -> dict[str, Any]:
         manager = self.manager
-        return {"runs": manager.runs(), "scanned": manager.has_scanned(), "pending_files": manager.pending_files()}
+        payload: dict[str, Any] = {"runs": manager.runs(), "scanned": manager.has_scanned(),
+                                   "pending_files": manager.pending_files()}
+        logdir_error = manager.logdir_error()
+        if logdir_error:
+            payload["logdir_error"] = logdir_error  # e.g. a remote logdir's bucket or credentials
+        return payload
 
     def _resolve(self, request: wrappers.Request) -> Any:
         return self.manager.resolve(arg(request, "run", required=True), arg(request, "worker", required=True),
@@ -384,17 +393,28 @@ class ProfscopePlugin(base_plugin.TBPlugin):
             source = spans[0] if len(spans) == 1 else None
         if source is None:
             return json_response(request, {"error": "unknown run, worker or span"}, 404)
-        # The path comes from discovery, never from the request.
+        # The path comes from discovery, never from the request; a remote file streams through fsspec.
+        storage = self.manager.storage
         try:
-            handle = open(source.path, "rb")
-        except OSError:
+            handle = storage.open(source.path)
+            size = _stream_size(handle, source.size)
+        except Exception:  # noqa: BLE001 - removed, unreachable or no longer permitted: all mean "gone"
             return json_response(request, {"error": "the trace file is no longer readable"}, 410)
-        filename = os.path.basename(source.path)
+        filename = posixpath.basename(source.path)
         gz = filename.endswith(".gz")
         from werkzeug.wsgi import wrap_file
 
         return wrappers.Response(
-            wrap_file(request.environ, handle), direct_passthrough=True,
+            wrap_file(request.environ, handle, _DOWNLOAD_BLOCK), direct_passthrough=True,
             content_type="application/gzip" if gz else "application/json",
             headers={"Content-Disposition": f'attachment; filename="{safe_filename(filename)}"',
-                     "X-Content-Type-Options": "nosniff", "Content-Length": str(os.path.getsize(source.path))})
+                     "X-Content-Type-Options": "nosniff", "Content-Length": str(size)})
+
+
+def _stream_size(handle: Any, listed_size: int) -> int:
+    """The size of an open file: fstat for a local file, the size fsspec read when opening a remote one."""
+    try:
+        return os.fstat(handle.fileno()).st_size
+    except (AttributeError, OSError, ValueError):  # io.UnsupportedOperation is both
+        size = getattr(handle, "size", None)
+        return size if isinstance(size, int) else listed_size

@@ -15,6 +15,7 @@ import concurrent.futures as futures
 import logging
 import multiprocessing
 import os
+import posixpath
 import threading
 import time
 from dataclasses import dataclass, field
@@ -24,6 +25,7 @@ from . import layout
 from .cache import ModelCache, SourceIdentity, read_model
 from .discovery import Discovery, SpanSource
 from .model.trace_model import TraceModel
+from .storage import LogdirUnreadable
 
 logger = logging.getLogger(__name__)
 
@@ -55,10 +57,6 @@ class _SpanState:
     identity: Optional[SourceIdentity] = None
 
 
-def _identity(src: SpanSource) -> SourceIdentity:
-    return SourceIdentity(os.path.abspath(src.path), src.size, src.mtime_ns)
-
-
 # --- worker process side -------------------------------------------------------------
 
 _worker_progress: Any = None
@@ -69,21 +67,37 @@ def _init_worker(progress_array: Any) -> None:
     _worker_progress = progress_array
 
 
-def _parse_into_cache(path: str, cache_dir: str, identity: SourceIdentity, slot: int) -> Optional[str]:
-    """Parse one trace into the cache (in a worker process); returns an error message or None."""
+def _parse_into_cache(
+    path: str, cache_dir: str, identity: SourceIdentity, slot: int,
+    storage_options: Optional[dict[str, Any]] = None,
+) -> Optional[str]:
+    """Parse one trace into the cache (in a worker process); returns an error message or None.
+
+    ``path`` is a local path, or a remote file's URL that this process opens itself through fsspec
+    with the logdir's ``storage_options`` (credentials come from this process's environment).
+    """
     from .cache import write_model
-    from .ingest import TraceLoadError, load_trace
+    from .ingest import TraceLoadError, load_trace, load_trace_stream
+    from .storage import LogdirUnreadable, open_location
 
     def report(fraction: float) -> None:
         if _worker_progress is not None:
             _worker_progress[slot] = fraction
 
     try:
-        model = load_trace(path, report, parallel=True)  # this process runs no other threads: fork is safe
+        # parallel forks a decoding helper. This process runs no other threads for a local file; for a
+        # remote one, fsspec's I/O thread is idle by then and the helper only decodes the bytes it was given.
+        if storage_options is None:
+            model = load_trace(path, report, parallel=True)
+        else:
+            model = load_trace_stream(lambda: open_location(path, storage_options), posixpath.basename(path),
+                                      report, parallel=True)
     except TraceLoadError as exc:
         return str(exc)
     except FileNotFoundError:
         return "the file was removed while loading"
+    except LogdirUnreadable as exc:
+        return str(exc)
     except Exception as exc:  # noqa: BLE001 - any parser failure is this span's error, never the server's
         return f"could not load the trace ({type(exc).__name__}: {exc})"
     target = ModelCache(cache_dir).path_for(identity)
@@ -143,6 +157,9 @@ class RunManager:
         self.refresh_seconds = refresh_seconds
         self.max_workers = max_workers or max(1, min(os.cpu_count() or 1, 4))
         self._discovery = Discovery(logdir, settle_seconds=settle_seconds)
+        # Reads the logdir: a local folder, or a remote URL through fsspec (listed only by the refresh thread).
+        self.storage = self._discovery.storage
+        self._logdir_error: Optional[str] = None
         self._lock = threading.Lock()
         self._refresh_lock = threading.Lock()  # one scan at a time
         self._spans: dict[tuple[str, str, str], _SpanState] = {}
@@ -203,8 +220,19 @@ class RunManager:
             self._refresh_once()
         self._scanned.set()
 
+    def _identity(self, src: SpanSource) -> SourceIdentity:
+        return SourceIdentity(self.storage.identity_location(src.path), src.size, src.mtime_ns, src.etag)
+
     def _refresh_once(self) -> None:
-        sources, pending = self._discovery.complete_sources()
+        try:
+            sources, pending = self._discovery.complete_sources()
+        except LogdirUnreadable as exc:
+            # Keep what is known (a network hiccup must not empty the run list); try again next scan.
+            if str(exc) != self._logdir_error:
+                logger.warning("profscope: %s", exc)
+            self._logdir_error = str(exc)
+            return
+        self._logdir_error = None
         with self._lock:
             self._pending_files = pending
             current: dict[tuple[str, str, str], SpanSource] = {(s.run, s.worker, s.span): s for s in sources}
@@ -213,7 +241,7 @@ class RunManager:
                     del self._spans[key]  # the file is gone
             for key, src in current.items():
                 state = self._spans.get(key)
-                if state is None or (_identity(state.source) != _identity(src) and state.status != "loading"):
+                if state is None or (self._identity(state.source) != self._identity(src) and state.status != "loading"):
                     self._spans[key] = _SpanState(source=src)
                 elif state.source.manifest is None and src.manifest is not None:
                     state.source = src
@@ -236,7 +264,7 @@ class RunManager:
             for key, state in queued:
                 if free <= 0:
                     break
-                identity = _identity(state.source)
+                identity = self._identity(state.source)
                 cached = self._try_cache(identity)
                 if cached is not None:
                     state.model, state.status = cached, "ready"
@@ -275,7 +303,8 @@ class RunManager:
         state.progress_slot = slot
         state.status = "loading"
         try:
-            future = pool.submit(_parse_into_cache, state.source.path, self.cache.cache_dir, identity, slot)
+            future = pool.submit(_parse_into_cache, state.source.path, self.cache.cache_dir, identity, slot,
+                                 self.storage.parser_options())
         except futures.process.BrokenProcessPool:
             self._pool = None
             state.status, state.progress_slot = "queued", None
@@ -293,10 +322,11 @@ class RunManager:
                 pass
 
     def _load_in_thread(self, key: tuple[str, str, str], state: _SpanState) -> None:
-        from .ingest import TraceLoadError, load_trace
+        from .ingest import TraceLoadError, load_trace_stream
 
+        path = state.source.path
         try:
-            model = load_trace(state.source.path)
+            model = load_trace_stream(lambda: self.storage.open(path), posixpath.basename(path))
             with self._lock:
                 state.model, state.status = model, "ready"
         except TraceLoadError as exc:
@@ -386,7 +416,7 @@ class RunManager:
         info: dict[str, Any] = {
             "name": state.source.span,
             "status": "loading" if state.status == "queued" else state.status,
-            "file": os.path.relpath(state.source.path, self.logdir).replace(os.sep, "/"),
+            "file": self.storage.relative(state.source.path),
             "size": state.source.size,
         }
         if state.status in ("queued", "loading"):
@@ -400,6 +430,10 @@ class RunManager:
     def pending_files(self) -> int:
         with self._lock:
             return self._pending_files
+
+    def logdir_error(self) -> Optional[str]:
+        """Why the last scan could not list the logdir (a remote one: bucket, credentials, extra), else None."""
+        return self._logdir_error
 
     def resolve(self, run: Optional[str], worker: Optional[str], span: Optional[str]) -> TraceModel:
         """The model of (run, worker, span); raises UnknownSpan, SpanLoading or SpanFailed."""
