@@ -348,6 +348,48 @@ def _run_report(args: argparse.Namespace) -> int:
     return 0
 
 
+# --- serve --------------------------------------------------------------------------
+
+
+def _port(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a port number, got {text!r}") from None
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"expected a port number (0-65535), got {text!r}")
+    return value
+
+
+def _add_serve_parser(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "serve",
+        help="serve Profscope's page for a logdir, without TensorBoard",
+        description=(
+            "Serve the PROFSCOPE tab's page and routes on their own (for Paddle/VisualDL, MindSpore or any "
+            "job without TensorBoard): open the printed address in a browser. Ctrl-C stops the server."
+        ),
+    )
+    parser.add_argument("--logdir", required=True, help="the logdir (a folder, or an s3:// gs:// az:// hdfs:// URL)")
+    parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)")
+    parser.add_argument("--port", type=_port, default=6007, help="port to listen on (default 6007; 0 picks a free one)")
+    parser.add_argument("--cache-dir", help="folder for the parsed-trace cache (default: PROFSCOPE_CACHE_DIR or the "
+                        "user cache folder)")
+    parser.set_defaults(handler=_run_serve)
+
+
+def _run_serve(args: argparse.Namespace) -> int:
+    from profscope.tb_plugin.serve import ServeError, serve
+
+    if "://" not in args.logdir and not os.path.isdir(args.logdir):
+        raise CommandError(f"logdir {args.logdir!r} is not a folder")
+    try:
+        serve(args.logdir, host=args.host, port=args.port, cache_dir=args.cache_dir)
+    except ServeError as error:
+        raise CommandError(str(error)) from None
+    return 0
+
+
 # --- entry point --------------------------------------------------------------------
 
 _SUBCOMMANDS: tuple[Callable[[argparse._SubParsersAction], None], ...] = (
@@ -356,6 +398,7 @@ _SUBCOMMANDS: tuple[Callable[[argparse._SubParsersAction], None], ...] = (
     _add_stacks_parser,
     _add_summary_parser,
     _add_report_parser,
+    _add_serve_parser,
 )
 
 
