@@ -65,6 +65,10 @@ _worker_progress: Any = None
 def _init_worker(progress_array: Any) -> None:
     global _worker_progress
     _worker_progress = progress_array
+    # Ctrl-C in a terminal reaches the whole process group: the server decides when parsers stop.
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _parse_into_cache(
