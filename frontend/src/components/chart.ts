@@ -126,13 +126,31 @@ export function createStackedColumnChart(options: StackedColumnChartOptions): HT
     },
   };
 
+  mountResponsiveChart(canvasHost, height, options.signal, (width) => {
+    const chart = new uPlot({ ...chartOptions, width }, [stacked.x, ...stacked.tops], canvasHost);
+    chart.root.addEventListener("mouseleave", () => options.onHover?.(null));
+    return chart;
+  });
+  return root;
+}
+
+/**
+ * Creates a uPlot chart once its host has a width, keeps it sized to the host, redraws it when the
+ * theme changes, and destroys it when `signal` aborts. Returns a getter for the chart (null until
+ * the host is laid out).
+ */
+export function mountResponsiveChart(
+  canvasHost: HTMLElement,
+  height: number,
+  signal: AbortSignal,
+  create: (width: number) => uPlot,
+): () => uPlot | null {
   let chart: uPlot | null = null;
   const observer = new ResizeObserver(() => {
     const width = Math.floor(canvasHost.clientWidth);
     if (width <= 0) return;
     if (chart === null) {
-      chart = new uPlot({ ...chartOptions, width }, [stacked.x, ...stacked.tops], canvasHost);
-      chart.root.addEventListener("mouseleave", () => options.onHover?.(null));
+      chart = create(width);
     } else if (chart.width !== width) {
       chart.setSize({ width, height });
     }
@@ -140,7 +158,7 @@ export function createStackedColumnChart(options: StackedColumnChartOptions): HT
   observer.observe(canvasHost);
   const themeWatcher = new MutationObserver(() => chart?.redraw(false, true));
   themeWatcher.observe(document.documentElement, { attributes: true, attributeFilter: ["data-theme"] });
-  options.signal.addEventListener(
+  signal.addEventListener(
     "abort",
     () => {
       observer.disconnect();
@@ -150,5 +168,5 @@ export function createStackedColumnChart(options: StackedColumnChartOptions): HT
     },
     { once: true },
   );
-  return root;
+  return () => chart;
 }

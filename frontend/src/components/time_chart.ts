@@ -4,7 +4,7 @@
 import uPlot from "uplot";
 import { brushToRange, type TimeRange } from "../lib/memory_model";
 import { el } from "./dom";
-import { cssColor, injectChartStyles } from "./chart";
+import { cssColor, injectChartStyles, mountResponsiveChart } from "./chart";
 
 export interface TimeSeries {
   readonly label: string;
@@ -213,36 +213,17 @@ export function createTimeChart(options: TimeChartOptions): TimeChart {
     },
   };
 
-  let chart: uPlot | null = null;
   const data: uPlot.AlignedData = [xs, ...options.series.map((series) => series.values.map((v) => (Number.isFinite(v) ? v : null)))];
-  const observer = new ResizeObserver(() => {
-    const width = Math.floor(canvasHost.clientWidth);
-    if (width <= 0) return;
-    if (chart === null) {
-      chart = new uPlot({ ...chartOptions, width }, data, canvasHost);
-      chart.root.addEventListener("mouseleave", () => options.onHover?.(null));
-    } else if (chart.width !== width) {
-      chart.setSize({ width, height });
-    }
+  const currentChart = mountResponsiveChart(canvasHost, height, options.signal, (width) => {
+    const chart = new uPlot({ ...chartOptions, width }, data, canvasHost);
+    chart.root.addEventListener("mouseleave", () => options.onHover?.(null));
+    return chart;
   });
-  observer.observe(canvasHost);
-  const themeWatcher = new MutationObserver(() => chart?.redraw(false, true));
-  themeWatcher.observe(document.documentElement, { attributes: true, attributeFilter: ["data-theme"] });
-  options.signal.addEventListener(
-    "abort",
-    () => {
-      observer.disconnect();
-      themeWatcher.disconnect();
-      chart?.destroy();
-      chart = null;
-    },
-    { once: true },
-  );
   return {
     root,
     setSelection(range) {
       selection = range;
-      chart?.redraw(false, false);
+      currentChart()?.redraw(false, false);
     },
   };
 }
