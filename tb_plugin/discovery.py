@@ -1,6 +1,7 @@
 """Run discovery: which trace files of the logdir form which run, worker and span.
 
-Both layouts of the on-disk contract (``layout.py``) are found at any depth. A file that
+Every layout of the on-disk contract (``layout.py``: torch's handler, Paddle's chrome export,
+the writer) is found at any depth; other files (Paddle's ``.pb`` twins...) are ignored. A file that
 is still being written (a live training job) is reported only once it is complete: a
 writer span when its manifest exists, a torch-handler file when its size and mtime have
 not changed for ``settle_seconds`` (at once in an object store, where an object appears complete).
@@ -27,7 +28,7 @@ class SpanSource:
     worker: str
     span: str
     path: str  # a local path, or the object's full URL in a remote logdir (see storage.py)
-    layout: str  # "torch" or "writer"
+    layout: str  # "torch", "paddle" or "writer"
     framework: Optional[str]
     size: int
     mtime_ns: int
@@ -64,7 +65,7 @@ def scan_logdir(logdir: str, storage: Optional[Storage] = None) -> list[SpanSour
                 parsed = layout.parse_writer_trace_name(name)
                 run_folder = storage.parent(storage.parent(folder))
             else:
-                parsed = layout.parse_torch_trace_name(name)
+                parsed = layout.parse_torch_trace_name(name) or layout.parse_paddle_trace_name(name)
                 run_folder = folder
             if parsed is None:
                 continue

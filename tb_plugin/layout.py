@@ -6,6 +6,11 @@ A run is a folder under the logdir, at any depth. Its traces are either
 
       <run>/<worker>.<timestamp>.pt.trace.json[.gz]
 
+* or PaddlePaddle's ``export_chrome_tracing`` output, directly in the run folder (the
+  ``.paddle_trace.pb`` files beside them are not read)::
+
+      <run>/<worker>_time_<date-time digits>.paddle_trace.json[.gz]
+
 * or the writer's output, under the plugin's asset folder::
 
       <run>/plugins/profscope/<worker>.<span>.<framework>.trace.json.gz
@@ -31,6 +36,8 @@ MANIFEST_SUFFIX = ".manifest.json"
 TEMP_PREFIX = ".tmp-"
 
 _TORCH_TRACE = re.compile(r"^(?P<worker>.+)\.(?P<span>\d+)\.pt\.trace\.json(?P<gz>\.gz)?$")
+# Paddle: "<worker>_time_2026_11_21_23_22_29_386961.paddle_trace.json"; the span is the digits.
+_PADDLE_TRACE = re.compile(r"^(?P<worker>.+?)_time_(?P<span>\d+(?:_\d+)*)\.paddle_trace\.json(?P<gz>\.gz)?$")
 _WRITER_TRACE = re.compile(
     r"^(?P<worker>[^./\\]+)\.(?P<span>[^./\\]+)\.(?P<framework>[a-z0-9_]+)\.trace\.json(?P<gz>\.gz)?$"
 )
@@ -44,7 +51,7 @@ class TraceFileName:
 
     worker: str
     span: str
-    layout: str  # "torch" (torch's handler) or "writer" (Profscope's writer)
+    layout: str  # "torch" (torch's handler), "paddle" (Paddle's chrome export) or "writer" (Profscope's writer)
     framework: Optional[str]
     gzipped: bool
 
@@ -55,6 +62,14 @@ def parse_torch_trace_name(filename: str) -> Optional[TraceFileName]:
     if not m or filename.startswith(TEMP_PREFIX):
         return None
     return TraceFileName(m["worker"], m["span"], "torch", None, bool(m["gz"]))
+
+
+def parse_paddle_trace_name(filename: str) -> Optional[TraceFileName]:
+    """``<worker>_time_<date>.paddle_trace.json[.gz]`` → worker and span (the date's digits), else None."""
+    m = _PADDLE_TRACE.match(filename)
+    if not m or filename.startswith(TEMP_PREFIX):
+        return None
+    return TraceFileName(m["worker"], m["span"].replace("_", ""), "paddle", "paddle", bool(m["gz"]))
 
 
 def parse_writer_trace_name(filename: str) -> Optional[TraceFileName]:

@@ -1,7 +1,8 @@
 """Trace loading: a file (plain or gzip) → an immutable TraceModel.
 
-``load_trace`` is the one entry point; it detects the format by content and hands the
-decoded columns to ``model.build``.
+``load_trace`` is the one entry point; it detects the framework by name and content
+(``detect.py``), decodes the Chrome trace (``kineto.py``), applies Paddle's conventions to a
+Paddle trace (``paddle.py``) and hands the decoded columns to ``model.build``.
 """
 
 from __future__ import annotations
@@ -9,8 +10,11 @@ from __future__ import annotations
 import os
 from typing import BinaryIO, Callable, Optional
 
+from ..layout import parse_torch_trace_name, parse_writer_trace_name
 from ..model.build import build_model
 from ..model.trace_model import TraceModel
+from . import paddle
+from .detect import HEAD_BYTES, PADDLE, detect_framework
 from .kineto import TraceFormatError, read_kineto
 from .parallel import read_kineto_parallel
 from .reader import TraceReadError, read_trace_bytes
@@ -39,12 +43,17 @@ def load_trace_stream(
     parallel: bool = False,
 ) -> TraceModel:
     report = progress or (lambda fraction: None)
-    decode = read_kineto_parallel if parallel else read_kineto
     try:
         data = read_trace_bytes(opener, progress=lambda f: report(_READ_SHARE * f))
-        raw = decode(data, progress=lambda f: report(_READ_SHARE + _DECODE_SHARE * f))
+        framework = _framework_of(filename, data)
+        decode_progress = lambda f: report(_READ_SHARE + _DECODE_SHARE * f)  # noqa: E731
+        if framework == PADDLE:
+            raw = read_kineto(data, decode_progress, precise_start=True)
+            paddle.normalise(raw)
+        else:
+            raw = (read_kineto_parallel if parallel else read_kineto)(data, decode_progress)
         del data
-        model = build_model(raw, framework=_framework_of(filename, raw.metadata))
+        model = build_model(raw, framework=framework)
     except (TraceReadError, TraceFormatError) as exc:
         raise TraceLoadError(str(exc)) from exc
     except RecursionError as exc:
@@ -55,9 +64,10 @@ def load_trace_stream(
     return model
 
 
-def _framework_of(filename: str, metadata: dict) -> str:
-    # Other frameworks' inputs are added with their own readers; Kineto JSON is PyTorch's.
-    parts = filename.split(".")
-    if len(parts) >= 4 and parts[-3] == "trace" and parts[-4] not in ("pt",):
-        return parts[-4] if parts[-1] == "json" else parts[-5] if len(parts) >= 5 else "pytorch"
-    return "pytorch"
+def _framework_of(filename: str, data: bytearray) -> str:
+    """The writer's file name says the framework; otherwise the content does (``detect.py``)."""
+    # "<worker>.<ts>.pt.trace.json" also fits the writer's pattern (framework "pt"): torch's name wins.
+    writer = None if parse_torch_trace_name(filename) else parse_writer_trace_name(filename)
+    if writer is not None and writer.framework:
+        return writer.framework
+    return detect_framework(memoryview(data)[:HEAD_BYTES].tobytes(), filename)

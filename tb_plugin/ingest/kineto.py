@@ -70,6 +70,13 @@ class _Args(msgspec.Struct, frozen=True, gc=False):
     out_msg_nelems: int = msgspec.field(default=-1, name="Out msg nelems")
     dtype: str = ""
     group_size: int = msgspec.field(default=-1, name="Group size")
+    # PaddlePaddle's spelling (see ingest/paddle.py): memory events and sub-µs times ("12.345 us").
+    paddle_addr: Union[int, str] = msgspec.field(default=-1, name="addr")
+    increase_bytes: int = 0
+    current_allocated: int = -1
+    current_reserved: int = -1
+    place: str = ""
+    start_time: str = ""
     # Metadata events (ph M): process_name / thread_name / *_sort_index / process_labels.
     name: str = ""
     labels: str = ""
@@ -414,8 +421,10 @@ _get_identity = attrgetter("ph", "name", "cat", "pid", "tid")
 class _ChunkReader:
     """Turns decoded chunks of events into columns appended to a RawColumns."""
 
-    def __init__(self, out: RawColumns) -> None:
+    def __init__(self, out: RawColumns, precise_start: bool = False) -> None:
         self.out = out
+        # Paddle: keep ``args.start_time`` (sub-µs, relative) beside the integer ``ts`` of each slice.
+        self.precise_start = precise_start
         strings = out.strings
         self.opt_strings = OptionalStrings(strings)
         self.raw_strings = RawJsonStrings(strings)
@@ -557,6 +566,9 @@ class _ChunkReader:
             "occupancy": (np.float32, _NAN, _floats(dev_args, attrgetter("occupancy"))),
             "nbytes": (np.int64, -1, _ints(dev_args, attrgetter("nbytes"))),
         })
+        if self.precise_start:
+            columns["relative_start_us"] = np.fromiter(map(_relative_us, map(attrgetter("start_time"), args)),
+                                                       dtype=np.float64, count=n)
         self.out.add("slices", **columns)
 
     @staticmethod
@@ -570,13 +582,20 @@ class _ChunkReader:
     def _read_instants(self, evs: Sequence[Any], rows: np.ndarray, event_id: np.ndarray, names: np.ndarray,
                        cats: np.ndarray, pids: np.ndarray, tids: np.ndarray, ts: np.ndarray) -> None:
         args = list(map(_get_args, evs))
-        self.out.add(
-            "instants", event_id=event_id[rows], pid=pids[rows], tid=tids[rows], ts=ts[rows], name=names[rows],
-            cat=cats[rows], addr=_ints(args, attrgetter("addr")), bytes=_ints(args, attrgetter("mem_bytes")),
+        columns = dict(
+            addr=_ints(args, attrgetter("addr")), bytes=_ints(args, attrgetter("mem_bytes")),
             total_allocated=_ints(args, attrgetter("total_allocated")),
             total_reserved=_ints(args, attrgetter("total_reserved")),
             device_type=_ints(args, attrgetter("device_type")), device_id=_ints(args, attrgetter("device_id")),
         )
+        paddle_rows = np.flatnonzero(_ints(args, attrgetter("current_allocated")) >= 0)
+        if len(paddle_rows):  # Paddle's [memory] events: its own argument names (ingest/paddle.py)
+            from .paddle import memory_columns
+
+            for key, values in memory_columns(_take(args, paddle_rows)).items():
+                columns[key][paddle_rows] = values
+        self.out.add("instants", event_id=event_id[rows], pid=pids[rows], tid=tids[rows], ts=ts[rows],
+                     name=names[rows], cat=cats[rows], **columns)
 
     def _read_flows(self, evs: Sequence[Any], rows: np.ndarray, cats: np.ndarray, pids: np.ndarray,
                     tids: np.ndarray, ts: np.ndarray, phase_ids: np.ndarray) -> None:
@@ -597,6 +616,15 @@ class _ChunkReader:
             return np.fromiter(
                 (v if isinstance(v, int) and -(2**62) < v < 2**62 else -2 - self.string_flow_ids[str(v)]
                  for v in map(attrgetter("id"), evs)), dtype=np.int64, count=len(evs))
+
+
+def _relative_us(text: str) -> float:
+    """Paddle's ``"12577.011 us"`` → 12577.011 (NaN when absent or not a number of µs)."""
+    value, _, unit = text.partition(" ")
+    try:
+        return float(value) if unit == "us" else _NAN
+    except ValueError:
+        return _NAN
 
 
 def _read_counters(raw_events: list[Raw], rows: np.ndarray, out: RawColumns, ts: np.ndarray, pids: np.ndarray,
@@ -623,21 +651,27 @@ def _read_counters(raw_events: list[Raw], rows: np.ndarray, out: RawColumns, ts:
                 series=np.asarray(series, dtype=np.int32), value=np.asarray(values, dtype=np.float64))
 
 
-def read_kineto(data: bytearray, progress: Optional[Callable[[float], None]] = None) -> RawColumns:
-    """Decode a Chrome-trace JSON document (already decompressed) into raw columns."""
+def read_kineto(data: bytearray, progress: Optional[Callable[[float], None]] = None,
+                precise_start: bool = False) -> RawColumns:
+    """Decode a Chrome-trace JSON document (already decompressed) into raw columns.
+
+    ``precise_start`` also keeps Paddle's ``args.start_time`` of each slice (column ``relative_start_us``).
+    """
     start, end, metadata = _events_region(data)
     try:
-        return _read_chunks(data, _guessed_chunks(data, start, end), metadata, progress, guessed=True)
+        return _read_chunks(data, _guessed_chunks(data, start, end), metadata, progress, guessed=True,
+                            precise_start=precise_start)
     except _BadSplit:
         # A guessed boundary (a chunk cut or the array's end) was wrong: read the document exactly.
         start, end, metadata = _events_region(data, quick=False)
-        return _read_chunks(data, _exact_chunks(data, start, end), metadata, progress, guessed=False)
+        return _read_chunks(data, _exact_chunks(data, start, end), metadata, progress, guessed=False,
+                            precise_start=precise_start)
 
 
 def _read_chunks(data: bytearray, chunks: list[tuple[int, int]], metadata: dict[str, Any],
-                 progress: Optional[Callable[[float], None]], guessed: bool) -> RawColumns:
+                 progress: Optional[Callable[[float], None]], guessed: bool, precise_start: bool = False) -> RawColumns:
     out = RawColumns(strings=StringTable(), metadata=metadata, stats={})
-    reader = _ChunkReader(out)
+    reader = _ChunkReader(out, precise_start)
     total_bytes = max(sum(b - a for a, b in chunks), 1)
     done_bytes = 0
     first = 0

@@ -25,9 +25,10 @@ from .trace_model import (
 
 RUNTIME_CATEGORIES = frozenset(
     {"cuda_runtime", "cuda_driver", "Runtime", "hip_runtime", "hip_driver", "mtia_runtime", "xpu_runtime",
-     "xpu_driver", "privateuse1_runtime", "privateuse1_driver"}
+     "xpu_driver", "privateuse1_runtime", "privateuse1_driver", "CudaRuntime", "MluRuntime", "CustomRuntime"}
 )
-_STEP_NAME = re.compile(r"^ProfilerStep#(\d+)$")
+# torch's ProfilerStep#N and Paddle's ProfileStep#N.
+_STEP_NAME = re.compile(r"^Profiler?Step#(\d+)$")
 _GPU_PROCESS = re.compile(r"^(?:GPU|gpu|Device|device)\s*(\d+)")
 
 
@@ -284,7 +285,9 @@ def _lookup(keys: np.ndarray, rows: np.ndarray, queries: np.ndarray) -> np.ndarr
 
 
 def _build_steps(slices: SliceTable, tracks: list[Track], text: list[str]) -> StepTable:
-    """``ProfilerStep#N`` ranges on host tracks; the GPU-side annotation copies are not steps."""
+    """``ProfilerStep#N`` (Paddle: ``ProfileStep#N``) ranges on host tracks.
+
+    The GPU-side annotation copies are not steps."""
     step_number = np.full(len(text), -1, dtype=np.int64)
     for i, s in enumerate(text):
         m = _STEP_NAME.match(s)

@@ -20,16 +20,32 @@ from .tree import has_ancestor
 KERNEL_CATEGORIES = frozenset({"kernel", "Kernel"})
 MEMCPY_CATEGORIES = frozenset({"gpu_memcpy", "Memcpy"})
 MEMSET_CATEGORIES = frozenset({"gpu_memset", "Memset"})
+# PaddlePaddle's categories (its TracerEventType names, see ingest/paddle.py). "Operator" is a
+# framework operator as in Kineto; "Kernel"/"Memcpy"/"Memset" are Kineto's device categories too.
+PADDLE_RUNTIME_CATEGORIES = frozenset({"CudaRuntime", "MluRuntime", "CustomRuntime"})
+PADDLE_DATALOADER_CATEGORIES = frozenset({"Dataloader"})
+# Host ranges that are not operators: the step, model phases, user ranges, and the parts of an
+# operator (infer_meta, node_creation, its CPU kernel launch) that Paddle nests inside it.
+PADDLE_HOST_RANGE_CATEGORIES = frozenset(
+    {"ProfileStep", "Dataloader", "Forward", "Backward", "Optimization", "UserDefined", "PythonUserDefined",
+     "PythonOp", "OperatorInner", "DygraphKernelLaunch", "StaticKernelLaunch", "Communication"}
+)
+
 RUNTIME_CATEGORIES = frozenset(
     {"cuda_runtime", "cuda_driver", "Runtime", "hip_runtime", "hip_driver", "mtia_runtime", "xpu_runtime",
      "xpu_driver", "privateuse1_runtime", "privateuse1_driver"}
+) | PADDLE_RUNTIME_CATEGORIES
+HOST_OP_CATEGORIES = frozenset({"cpu_op", "Operator", "user_annotation", "python_function", "Python"}) | (
+    PADDLE_HOST_RANGE_CATEGORIES
 )
-HOST_OP_CATEGORIES = frozenset({"cpu_op", "Operator", "user_annotation", "python_function", "Python"})
 OPERATOR_CATEGORIES = frozenset({"cpu_op", "Operator"})
 
-STEP_NAME = re.compile(r"^ProfilerStep#\d+$")
+# torch's ProfilerStep#N, Paddle's ProfileStep#N.
+STEP_NAME = re.compile(r"^Profiler?Step#\d+$")
 # record_function ranges that 2021-era traces file under "Operator": annotations, not operators.
-ANNOTATION_NAME = re.compile(r"^(ProfilerStep#|enumerate\((DataLoader|DataPipe)\)#|Optimizer\.(step|zero_grad)#)")
+ANNOTATION_NAME = re.compile(
+    r"^(Profiler?Step#|enumerate\((DataLoader|DataPipe)\)#|Optimizer\.(step|zero_grad)#)"
+)
 DATALOADER_NAME = re.compile(r"^enumerate\((DataLoader|DataPipe)\)#")
 # Host ranges of collective communication (NCCL, Gloo, c10d, the record_param_comms marker).
 COLLECTIVE_OP_NAME = re.compile(
@@ -138,7 +154,8 @@ class SliceKinds:
 
     @cached_property
     def dataloader(self) -> np.ndarray:
-        return self._by_name(lambda s: bool(DATALOADER_NAME.match(s))) & self.host_op
+        by_name = self._by_name(lambda s: bool(DATALOADER_NAME.match(s)))
+        return (by_name | self._by_category(PADDLE_DATALOADER_CATEGORIES)) & self.host_op
 
     @cached_property
     def collective_op(self) -> np.ndarray:
