@@ -110,7 +110,8 @@ export class ProfscopeApp {
       if (result.kind === "ok") {
         this.runs = result.data.runs;
         this.scanned = result.data.scanned ?? true;
-        this.runsError = null;
+        // A logdir the backend cannot list (a remote bucket, say) is an error of the run list too.
+        this.runsError = result.data.logdirError ?? null;
         if (!this.scanned || this.runs.some((run) => run.status === "loading")) delay = POLL_MS_LOADING;
       } else if (result.kind === "loading") {
         delay = POLL_MS_LOADING;

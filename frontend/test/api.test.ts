@@ -112,6 +112,12 @@ describe("parseRunsResponse", () => {
     ]);
   });
 
+  test("passes the backend's logdir error on, and only a non-empty one", () => {
+    assert.equal(parseRunsResponse({ runs: [], logdir_error: "no such bucket" }).logdirError, "no such bucket");
+    assert.equal("logdirError" in parseRunsResponse({ runs: [], logdir_error: "" }), false);
+    assert.equal("logdirError" in parseRunsResponse({ runs: [] }), false);
+  });
+
   test("passes the backend's optional 'scanned' flag on", () => {
     assert.equal(parseRunsResponse({ runs: [], scanned: false }).scanned, false);
     assert.equal("scanned" in parseRunsResponse({ runs: [] }), false);

@@ -63,7 +63,12 @@ export function parseRunsResponse(json: unknown): RunsResponse {
     runs.push(run);
   }
   const scanned = json["scanned"];
-  return typeof scanned === "boolean" ? { runs, scanned } : { runs };
+  const logdirError = json["logdir_error"];
+  return {
+    runs,
+    ...(typeof scanned === "boolean" ? { scanned } : {}),
+    ...(typeof logdirError === "string" && logdirError !== "" ? { logdirError } : {}),
+  };
 }
 
 /** The `error` text of an error body, if it has one. */

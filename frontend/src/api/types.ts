@@ -25,6 +25,8 @@ export interface RunsResponse {
   readonly runs: readonly RunInfo[];
   /** False while the backend's first scan of the logdir is still going (optional field). */
   readonly scanned?: boolean;
+  /** Why the logdir could not be listed (e.g. a remote bucket without credentials), when it could not. */
+  readonly logdirError?: string;
 }
 
 /** Which span an analysis route is asked about. */
