@@ -31,7 +31,7 @@ from .ingest import load_trace
 from .model.trace_model import TABLE_TYPES, TraceModel, Track
 
 # Bump whenever the model's columns or their meaning change: old entries are then ignored.
-MODEL_FORMAT_VERSION = 3  # 3: Paddle input, framework detected by content
+MODEL_FORMAT_VERSION = 4  # 4: MindSpore input (categories, string times read exactly)
 _MAGIC = b"PSCOPE01"
 _ALIGN = 64
 

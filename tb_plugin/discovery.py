@@ -1,7 +1,7 @@
 """Run discovery: which trace files of the logdir form which run, worker and span.
 
 Every layout of the on-disk contract (``layout.py``: torch's handler, Paddle's chrome export,
-the writer) is found at any depth; other files (Paddle's ``.pb`` twins...) are ignored. A file that
+MindSpore's ``*_ascend_ms`` span folders, the writer) is found at any depth; other files (Paddle's ``.pb`` twins...) are ignored. A file that
 is still being written (a live training job) is reported only once it is complete: a
 writer span when its manifest exists, a torch-handler file when its size and mtime have
 not changed for ``settle_seconds`` (at once in an object store, where an object appears complete).
@@ -28,7 +28,7 @@ class SpanSource:
     worker: str
     span: str
     path: str  # a local path, or the object's full URL in a remote logdir (see storage.py)
-    layout: str  # "torch", "paddle" or "writer"
+    layout: str  # "torch", "paddle", "mindspore" or "writer"
     framework: Optional[str]
     size: int
     mtime_ns: int
@@ -64,6 +64,13 @@ def scan_logdir(logdir: str, storage: Optional[Storage] = None) -> list[SpanSour
             if in_assets:
                 parsed = layout.parse_writer_trace_name(name)
                 run_folder = storage.parent(storage.parent(folder))
+            elif name == layout.MINDSPORE_TRACE_FILE:
+                # <run>/<worker>_<ts>_ascend_ms/ASCEND_PROFILER_OUTPUT/trace_view.json
+                span_folder = storage.parent(folder)
+                parsed = layout.parse_mindspore_trace_path(_basename(storage, span_folder), _basename(storage, folder), name)
+                # A logdir that is itself a span folder (or inside one) has no run folder: its basename is "."
+                # and nothing matches.
+                run_folder = storage.parent(span_folder)
             else:
                 parsed = layout.parse_torch_trace_name(name) or layout.parse_paddle_trace_name(name)
                 run_folder = folder
@@ -85,6 +92,11 @@ def scan_logdir(logdir: str, storage: Optional[Storage] = None) -> list[SpanSour
                 )
             )
     return found
+
+
+def _basename(storage: Storage, location: str) -> str:
+    """The last component of a folder's path (as the logdir-relative path spells it)."""
+    return storage.relative(location).rsplit("/", 1)[-1]
 
 
 class Discovery:

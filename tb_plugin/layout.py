@@ -11,6 +11,12 @@ A run is a folder under the logdir, at any depth. Its traces are either
 
       <run>/<worker>_time_<date-time digits>.paddle_trace.json[.gz]
 
+* or MindSpore's profiler output: one folder per span inside the run folder, the timeline in
+  its ``ASCEND_PROFILER_OUTPUT`` (the worker is ``<host>_<pid>``, or ``rank<N>`` when the folder
+  names a rank; the span is the timestamp)::
+
+      <run>/<worker>_<timestamp>_ascend_ms/ASCEND_PROFILER_OUTPUT/trace_view.json
+
 * or the writer's output, under the plugin's asset folder::
 
       <run>/plugins/profscope/<worker>.<span>.<framework>.trace.json.gz
@@ -38,6 +44,12 @@ TEMP_PREFIX = ".tmp-"
 _TORCH_TRACE = re.compile(r"^(?P<worker>.+)\.(?P<span>\d+)\.pt\.trace\.json(?P<gz>\.gz)?$")
 # Paddle: "<worker>_time_2026_11_21_23_22_29_386961.paddle_trace.json"; the span is the digits.
 _PADDLE_TRACE = re.compile(r"^(?P<worker>.+?)_time_(?P<span>\d+(?:_\d+)*)\.paddle_trace\.json(?P<gz>\.gz)?$")
+# MindSpore: "<host>_<pid>_<timestamp digits>_ascend_ms" (the worker name may be the user's own).
+_MINDSPORE_SPAN_FOLDER = re.compile(r"^(?P<worker>.+)_(?P<span>\d+)_ascend_ms$")
+# A worker name that names a rank: "rank3", "rank_3", "host_rank-3_123"...
+_RANK_IN_WORKER = re.compile(r"(?:^|[_\-.])rank[_\-]?(?P<rank>\d+)(?:$|[_\-.])", re.IGNORECASE)
+MINDSPORE_OUTPUT_FOLDER = "ASCEND_PROFILER_OUTPUT"
+MINDSPORE_TRACE_FILE = "trace_view.json"
 _WRITER_TRACE = re.compile(
     r"^(?P<worker>[^./\\]+)\.(?P<span>[^./\\]+)\.(?P<framework>[a-z0-9_]+)\.trace\.json(?P<gz>\.gz)?$"
 )
@@ -51,7 +63,9 @@ class TraceFileName:
 
     worker: str
     span: str
-    layout: str  # "torch" (torch's handler), "paddle" (Paddle's chrome export) or "writer" (Profscope's writer)
+    # "torch" (torch's handler), "paddle" (Paddle's chrome export), "mindspore" (MindSpore's profiler folder)
+    # or "writer" (Profscope's writer)
+    layout: str
     framework: Optional[str]
     gzipped: bool
 
@@ -70,6 +84,21 @@ def parse_paddle_trace_name(filename: str) -> Optional[TraceFileName]:
     if not m or filename.startswith(TEMP_PREFIX):
         return None
     return TraceFileName(m["worker"], m["span"].replace("_", ""), "paddle", "paddle", bool(m["gz"]))
+
+
+def parse_mindspore_trace_path(span_folder: str, output_folder: str, filename: str) -> Optional[TraceFileName]:
+    """``<worker>_<ts>_ascend_ms`` / ``ASCEND_PROFILER_OUTPUT`` / ``trace_view.json`` → worker and span, else None.
+
+    The three arguments are the last three components of the file's path.
+    """
+    if filename != MINDSPORE_TRACE_FILE or output_folder != MINDSPORE_OUTPUT_FOLDER:
+        return None
+    m = _MINDSPORE_SPAN_FOLDER.match(span_folder)
+    if not m:
+        return None
+    worker = m["worker"]
+    rank = _RANK_IN_WORKER.search(worker)
+    return TraceFileName(f"rank{int(rank['rank'])}" if rank else worker, m["span"], "mindspore", "mindspore", False)
 
 
 def parse_writer_trace_name(filename: str) -> Optional[TraceFileName]:

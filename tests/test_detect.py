@@ -18,7 +18,7 @@ EXPECTED_BY_FOLDER = {
     "torch213": "pytorch",
     "hta": "pytorch",
     "paddle": "paddle",
-    "mindspore_cpu": "generic",
+    "mindspore_cpu": "mindspore",
 }
 
 

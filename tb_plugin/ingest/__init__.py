@@ -2,7 +2,7 @@
 
 ``load_trace`` is the one entry point; it detects the framework by name and content
 (``detect.py``), decodes the Chrome trace (``kineto.py``), applies Paddle's conventions to a
-Paddle trace (``paddle.py``) and hands the decoded columns to ``model.build``.
+Paddle trace (``paddle.py``) and MindSpore's to a MindSpore timeline (``mindspore.py``) and hands the decoded columns to ``model.build``.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from typing import BinaryIO, Callable, Optional
 from ..layout import parse_torch_trace_name, parse_writer_trace_name
 from ..model.build import build_model
 from ..model.trace_model import TraceModel
-from . import paddle
-from .detect import HEAD_BYTES, PADDLE, detect_framework
+from . import mindspore, paddle
+from .detect import HEAD_BYTES, MINDSPORE, PADDLE, detect_framework
 from .kineto import TraceFormatError, read_kineto
 from .parallel import read_kineto_parallel
 from .reader import TraceReadError, read_trace_bytes
@@ -52,6 +52,8 @@ def load_trace_stream(
             paddle.normalise(raw)
         else:
             raw = (read_kineto_parallel if parallel else read_kineto)(data, decode_progress)
+            if framework == MINDSPORE:
+                mindspore.normalise(raw)
         del data
         model = build_model(raw, framework=framework)
     except (TraceReadError, TraceFormatError) as exc:

@@ -6,7 +6,10 @@
 * ``"pytorch"``: Kineto (torch.profiler) — its top-level keys (``schemaVersion``,
   ``deviceProperties``, ``distributedInfo``, ``baseTimeNanoseconds``), torch's categories
   or ``ProfilerStep#N``.
-* ``"generic"``: any other Chrome trace (MindSpore's ``trace_view.json``, hand-made files...).
+* ``"mindspore"``: MindSpore's ``trace_view.json`` (``ASCEND_PROFILER_OUTPUT``) — its process
+  names (``"CPU OP"``, ``"Scope Layer"``...), host operators typed ``"HostCpuOps"``, times
+  written as strings (``"ts": "1795303374563996.947"``). Two of these are needed.
+* ``"generic"``: any other Chrome trace (hand-made files...).
 
 Only a prefix is looked at, so the answer is cheap and the same for a file of any size; the
 markers used appear in the first events of every trace of these frameworks.
@@ -18,13 +21,19 @@ import re
 
 HEAD_BYTES = 16 * 1024
 
-PADDLE, PYTORCH, GENERIC = "paddle", "pytorch", "generic"
+PADDLE, PYTORCH, MINDSPORE, GENERIC = "paddle", "pytorch", "mindspore", "generic"
 
 _PADDLE_FILE = re.compile(r"\.paddle_trace\.json(\.gz)?$")
 _PADDLE_MARKERS = (
     re.compile(rb'"name"\s*:\s*"[^"]*\[\d+(?:\.\d+)? (?:ns|us|ms|s)\]"'),  # "conv2d[1.2 ms]"
     re.compile(rb'"name"\s*:\s*"ProfileStep#\d+'),
     re.compile(rb'"tid"\s*:\s*"\d+\((?:Python|C\+\+|GPU)\)"'),  # "123(Python)"
+)
+_MINDSPORE_MARKERS = (
+    # process_name metadata of MindSpore's timeline (CPU profiler; Ascend adds device processes).
+    re.compile(rb'"args"\s*:\s*\{\s*"name"\s*:\s*"(?:CPU OP|Scope Layer|Ascend Hardware|CANN|Overlap Analysis)"'),
+    re.compile(rb'"type"\s*:\s*"HostCpuOps"'),
+    re.compile(rb'"ts"\s*:\s*"-?\d+(?:\.\d+)?"'),  # times as strings
 )
 _KINETO_KEYS = re.compile(rb'"(?:schemaVersion|deviceProperties|distributedInfo|baseTimeNanoseconds|traceName)"\s*:')
 _TORCH_CATEGORIES = re.compile(
@@ -35,7 +44,7 @@ _TORCH_STEP = re.compile(rb'"name"\s*:\s*"ProfilerStep#\d+"')
 
 
 def detect_framework(head: bytes, filename: str = "") -> str:
-    """``"paddle"``, ``"pytorch"`` or ``"generic"`` for a trace starting with ``head`` (decompressed bytes)."""
+    """``"paddle"``, ``"pytorch"``, ``"mindspore"`` or ``"generic"`` for a trace starting with ``head`` (decompressed bytes)."""
     if _PADDLE_FILE.search(filename):
         return PADDLE
     prefix = bytes(head[:HEAD_BYTES])
@@ -44,6 +53,8 @@ def detect_framework(head: bytes, filename: str = "") -> str:
         return PADDLE
     if filename.endswith((".pt.trace.json", ".pt.trace.json.gz")):
         return PYTORCH
+    if _KINETO_KEYS.search(prefix) is None and sum(1 for marker in _MINDSPORE_MARKERS if marker.search(prefix)) >= 2:
+        return MINDSPORE
     if _KINETO_KEYS.search(prefix) or _TORCH_CATEGORIES.search(prefix) or _TORCH_STEP.search(prefix):
         return PYTORCH
     return GENERIC

@@ -3,8 +3,9 @@
 What it reads: a JSON object with ``traceEvents`` (or a bare JSON array of events), each
 event with ``ph``, ``name``, ``cat``, ``ts``, ``dur``, ``pid``, ``tid`` and ``args``.
 Phases X (complete), i/I (instant), C (counter), s/t/f (flow) and M (metadata) are
-kept; B/E and other phases are counted in the stats and skipped. Of ``args`` it keeps the
-keys the views use (``ARG_FIELDS`` below); other keys are ignored. Top-level keys other
+kept; B/E and other phases are counted in the stats and skipped. ``ts``/``dur`` are µs,
+numbers or (MindSpore) decimal strings, which are read exactly (``_times_ns``). Of ``args``
+it keeps the keys the views use (``ARG_FIELDS`` below); other keys are ignored. Top-level keys other
 than ``traceEvents`` (``deviceProperties``, ``distributedInfo``, ``baseTimeNanoseconds``,
 ...) are kept as metadata.
 
@@ -20,6 +21,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
+from itertools import repeat
 from operator import attrgetter, itemgetter
 from typing import Any, Callable, Optional, Sequence, Union
 
@@ -87,12 +89,16 @@ _NO_ARGS = _Args()
 _Scalar = Union[int, str]
 
 
+# Times in µs: numbers in Kineto, decimal strings in MindSpore ("1795303374563996.947"), see ``_times_ns``.
+_Time = Union[float, str]
+
+
 class _Event(msgspec.Struct, gc=False):
     ph: str = ""
     name: str = ""
     cat: str = ""
-    ts: float = 0.0
-    dur: float = 0.0
+    ts: _Time = 0.0
+    dur: _Time = 0.0
     pid: _Scalar = 0
     tid: _Scalar = 0
     id: _Scalar = -1  # flow id
@@ -115,6 +121,7 @@ class _LenientEvent(msgspec.Struct, gc=False):
     args: Any = None
 
 
+_INVALID_EVENT = _Event(ph="?invalid")
 _STRICT_DECODER = msgspec.json.Decoder(list[_Event])
 _LENIENT_DECODER = msgspec.json.Decoder(list[_LenientEvent])
 _RAW_LIST = msgspec.json.Decoder(list[Raw])
@@ -204,6 +211,88 @@ def us_to_ns(us: np.ndarray) -> np.ndarray:
     """Microsecond floats → integer nanoseconds, exact for integral µs up to 2**53."""
     whole = np.floor(us)
     return whole.astype(np.int64) * 1000 + np.rint((us - whole) * 1000.0).astype(np.int64)
+
+
+def _times_ns(values: Sequence[_Time]) -> tuple[np.ndarray, Optional[np.ndarray]]:
+    """µs times → integer ns, and the rows whose time is text that is not a number (None if there are none).
+
+    Numbers take the usual path. Strings (MindSpore writes ``"ts": "1795303374563996.947"``) are read
+    digit by digit as integers, all at once on a byte matrix (``_decimal_texts_ns``): exact to the ns,
+    where float() of an epoch time in µs is only good to 0.25 µs (and would break the nesting of
+    slices that start or end together). Digits past the ns are cut.
+    """
+    n = len(values)
+    if str not in set(map(type, values)):  # the usual case, checked at C speed (numpy would parse strings as floats)
+        return us_to_ns(np.fromiter(values, dtype=np.float64, count=n)), None
+    is_text = np.fromiter(map(isinstance, values, repeat(str)), dtype=bool, count=n)
+    out = np.zeros(n, dtype=np.int64)
+    number_rows = np.flatnonzero(~is_text)
+    if len(number_rows):
+        out[number_rows] = us_to_ns(np.fromiter(_take(values, number_rows), dtype=np.float64, count=len(number_rows)))
+    text_rows = np.flatnonzero(is_text)
+    texts = _take(values, text_rows)
+    try:
+        ns, readable = _decimal_texts_ns(np.asarray(texts, dtype=np.bytes_))
+    except UnicodeEncodeError:  # non-ASCII text: not a plain decimal anywhere in the chunk
+        ns, readable = np.zeros(len(texts), dtype=np.int64), np.zeros(len(texts), dtype=bool)
+    out[text_rows] = ns
+    if readable.all():
+        return out, None
+    # Exponents, blanks, words...: each such text on its own (rare).
+    invalid = np.zeros(n, dtype=bool)
+    for i in np.flatnonzero(~readable).tolist():
+        row = int(text_rows[i])
+        try:
+            number = float(texts[i])
+        except ValueError:
+            number = _NAN
+        if abs(number) < _MAX_TIME_US:
+            out[row] = us_to_ns(np.array([number]))[0]
+        else:  # not a number, or beyond int64 ns
+            invalid[row] = True
+    return out, (invalid if invalid.any() else None)
+
+
+_ZERO, _NINE, _DOT, _MINUS = 48, 57, 46, 45
+_MAX_TIME_US = 9.2e15  # about the largest µs time whose ns fit an int64
+_NS_SCALE = np.array([1000, 100, 10, 1], dtype=np.int64)  # by the number of decimals read (0..3)
+
+
+def _decimal_texts_ns(texts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Byte strings ``[-]digits[.digits]`` of µs → (ns, which texts had that form); others get 0.
+
+    Checks run on the whole byte matrix; the number is built column by column (Horner's rule over
+    the text's width, vectorised over the rows), never per text in Python.
+    """
+    n = len(texts)
+    width = texts.dtype.itemsize
+    if n == 0 or width == 0:
+        return np.zeros(n, dtype=np.int64), np.zeros(n, dtype=bool)
+    chars = texts.view(np.uint8).reshape(n, width)  # NUL-padded on the right
+    negative = chars[:, 0] == _MINUS
+    is_digit = (chars >= _ZERO) & (chars <= _NINE)
+    is_dot = chars == _DOT
+    length = np.where(chars[:, -1] != 0, width, np.argmin(chars != 0, axis=1))  # NumPy strips trailing NULs
+    inside = np.arange(width) < length[:, None]
+    dots = is_dot.sum(axis=1)
+    point = np.where(dots == 1, np.argmax(is_dot, axis=1), length)
+    first = negative.astype(np.int64)  # the first column of digits
+    allowed = is_digit | is_dot
+    allowed[:, 0] |= negative
+    readable = (dots <= 1) & (point > first) & (point - first <= 16) & (allowed | ~inside).all(axis=1)
+    readable &= (chars == 0).sum(axis=1) == width - length  # no NUL inside the text
+    magnitude = np.zeros(n, dtype=np.int64)
+    decimals = np.zeros(n, dtype=np.int64)
+    last_decimal = point + 3  # digits past the ns are cut
+    for column in range(width):  # the padding (NUL) is no digit: it never counts
+        fraction = is_digit[:, column] & (column > point) & (column <= last_decimal)
+        use = (is_digit[:, column] & (column < point)) | fraction
+        magnitude = np.where(use, magnitude * 10 + (chars[:, column].astype(np.int64) - _ZERO), magnitude)
+        decimals += fraction
+    magnitude *= _NS_SCALE[decimals]
+    readable &= magnitude >= 0  # 16 integer digits can pass int64's 9.2e18 ns: the product then wraps negative
+    magnitude *= readable
+    return np.where(negative, -magnitude, magnitude), readable
 
 
 def _address(buffer: Any) -> int:
@@ -368,7 +457,9 @@ def _lenient_events(events: list[_LenientEvent]) -> list[_Event]:
             out.append(
                 _Event(
                     ph=str(ev.ph), name=str(ev.name), cat=str(ev.cat),
-                    ts=float(ev.ts), dur=float(ev.dur or 0.0),
+                    # Strings stay strings: ``_times_ns`` reads them exactly (float() would round epoch µs).
+                    ts=ev.ts if isinstance(ev.ts, str) else float(ev.ts),
+                    dur=ev.dur if isinstance(ev.dur, str) else float(ev.dur or 0.0),
                     pid=ev.pid if isinstance(ev.pid, (int, str)) else str(ev.pid),
                     tid=ev.tid if isinstance(ev.tid, (int, str)) else str(ev.tid),
                     id=ev.id if isinstance(ev.id, (int, str)) else str(ev.id),
@@ -435,6 +526,7 @@ class _ChunkReader:
         self.bindings = StringTable()
         self.string_flow_ids = StringTable()
         self.last_phase_class = np.zeros(0, dtype=np.int8)
+        self.last_ts = np.zeros(0, dtype=np.int64)  # the last chunk's times in ns (counters reuse them)
         self.phase_counts: dict[str, int] = {}
         self.category_counts: dict[str, int] = {}
         # Per category string id: which argument group its slices carry (decided once per category).
@@ -485,6 +577,15 @@ class _ChunkReader:
 
     def read(self, events: list[Any], first_event_id: int) -> None:
         n = len(events)
+        ts, bad_ts = _times_ns(list(map(_get_ts, events)))
+        dur, bad_dur = _times_ns(list(map(_get_dur, events)))
+        bad = bad_ts if bad_dur is None else bad_dur if bad_ts is None else bad_ts | bad_dur
+        if bad is not None:  # a time that is text but not a number: the event is invalid (as in _lenient_events)
+            for row in np.flatnonzero(bad).tolist():
+                events[row] = _INVALID_EVENT
+            ts[bad] = 0
+            dur[bad] = 0
+        self.last_ts = ts
         # (ph, name, cat, pid, tid) repeat a lot: one lookup of the 5-tuple instead of five.
         identities = np.fromiter(map(self.identities.__getitem__, map(_get_identity, events)), dtype=np.int64,
                                  count=n)
@@ -496,14 +597,13 @@ class _ChunkReader:
         self.last_phase_class = phase_class
         event_id = np.arange(first_event_id, first_event_id + n, dtype=np.int64)
         strings = self.out.strings
-        ts = us_to_ns(_floats(events, _get_ts))
         for cat_id, count in zip(*np.unique(cats, return_counts=True)):
             text = strings.strings[int(cat_id)]
             self.category_counts[text] = self.category_counts.get(text, 0) + int(count)
 
         rows = np.flatnonzero(phase_class == _PHASE_COMPLETE)
         if len(rows):
-            self._read_slices(_take(events, rows), rows, event_id, names, cats, pids, tids, ts)
+            self._read_slices(_take(events, rows), rows, event_id, names, cats, pids, tids, ts, dur[rows])
         rows = np.flatnonzero(phase_class == _PHASE_INSTANT)
         if len(rows):
             self._read_instants(_take(events, rows), rows, event_id, names, cats, pids, tids, ts)
@@ -515,10 +615,9 @@ class _ChunkReader:
             self.out.meta_events.append((ev.name, int(pids[row]), int(tids[row]), ev.args))
 
     def _read_slices(self, evs: Sequence[Any], rows: np.ndarray, event_id: np.ndarray, names: np.ndarray,
-                     cats: np.ndarray, pids: np.ndarray, tids: np.ndarray, ts: np.ndarray) -> None:
+                     cats: np.ndarray, pids: np.ndarray, tids: np.ndarray, ts: np.ndarray, dur: np.ndarray) -> None:
         n = len(evs)
         args = list(map(_get_args, evs))
-        dur = us_to_ns(_floats(evs, _get_dur))
         external_id = _ints(args, attrgetter("external_id"))
         missing = np.flatnonzero(external_id < 0)
         if len(missing):  # the 2021 format spells it "external id" on runtime calls and kernels
@@ -686,7 +785,7 @@ def _read_chunks(data: bytearray, chunks: list[tuple[int, int]], metadata: dict[
         rows = np.flatnonzero(reader.last_phase_class == _PHASE_COUNTER)
         if len(rows):
             raw_events = _with_brackets(data, a, b, _RAW_LIST.decode)
-            ts = us_to_ns(_floats(events, _get_ts))
+            ts = reader.last_ts
             pids = reader.scalars.ids(map(_get_pid, events), len(events))
             names = out.strings.ids(map(_get_name, events), len(events))
             _read_counters(raw_events, rows, out, ts, pids, names, first)

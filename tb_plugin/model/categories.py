@@ -14,6 +14,7 @@ from typing import Callable
 import numpy as np
 
 from ..ingest.kineto import DEVICE_CATEGORIES
+from ..ingest.mindspore import MINDSPORE_OPERATOR_PROCESS, MINDSPORE_SCOPE_PROCESS
 from .trace_model import TraceModel
 from .tree import has_ancestor
 
@@ -30,15 +31,19 @@ PADDLE_HOST_RANGE_CATEGORIES = frozenset(
     {"ProfileStep", "Dataloader", "Forward", "Backward", "Optimization", "UserDefined", "PythonUserDefined",
      "PythonOp", "OperatorInner", "DygraphKernelLaunch", "StaticKernelLaunch", "Communication"}
 )
+# MindSpore's timeline: its slices take their process's name as category (see ingest/mindspore.py):
+# "CPU OP" are kernel executions (operators), "Scope Layer" the scope hierarchy above them.
+MINDSPORE_OPERATOR_CATEGORIES = frozenset({MINDSPORE_OPERATOR_PROCESS})
+MINDSPORE_HOST_RANGE_CATEGORIES = frozenset({MINDSPORE_SCOPE_PROCESS})
 
 RUNTIME_CATEGORIES = frozenset(
     {"cuda_runtime", "cuda_driver", "Runtime", "hip_runtime", "hip_driver", "mtia_runtime", "xpu_runtime",
      "xpu_driver", "privateuse1_runtime", "privateuse1_driver"}
 ) | PADDLE_RUNTIME_CATEGORIES
 HOST_OP_CATEGORIES = frozenset({"cpu_op", "Operator", "user_annotation", "python_function", "Python"}) | (
-    PADDLE_HOST_RANGE_CATEGORIES
+    PADDLE_HOST_RANGE_CATEGORIES | MINDSPORE_OPERATOR_CATEGORIES | MINDSPORE_HOST_RANGE_CATEGORIES
 )
-OPERATOR_CATEGORIES = frozenset({"cpu_op", "Operator"})
+OPERATOR_CATEGORIES = frozenset({"cpu_op", "Operator"}) | MINDSPORE_OPERATOR_CATEGORIES
 
 # torch's ProfilerStep#N, Paddle's ProfileStep#N.
 STEP_NAME = re.compile(r"^Profiler?Step#\d+$")

@@ -1,0 +1,56 @@
+"""MindSpore's timeline (``ASCEND_PROFILER_OUTPUT/trace_view.json``) → the model's conventions.
+
+MindSpore writes a bare JSON array of Chrome-trace events; ``kineto.read_kineto`` decodes it
+(its ``ts``/``dur`` strings are read exactly to the ns there, see ``kineto._times_ns``). This
+module then normalises the decoded columns (``normalise``), before ``model.build`` sees them:
+
+* Categories: every event has ``"cat": ""``; what a slice is, MindSpore says with the name of its
+  process. The CPU profiler writes two: ``"CPU OP"`` (one slice per kernel execution, named by
+  the operator's full scope name such as ``Default/network-WithLossCell/.../Conv2D-op0``, or its
+  bare type in PyNative mode, ``"MatMul"``) and ``"Scope Layer"`` (the scope hierarchy, one
+  thread per depth). Slices of those processes take the process name as their category, so
+  ``model/categories.py`` can classify them (``MINDSPORE_*``) and the trace view shows
+  MindSpore's own terms. Slices of other processes (Ascend's device timelines) keep theirs.
+* Steps: the CPU profiler records none (no step markers, data loading or memory in the
+  timeline), so the whole span is one step, as for any trace without steps.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from .kineto import RawColumns
+
+# MindSpore's process names whose slices are host operators, and scope ranges.
+MINDSPORE_OPERATOR_PROCESS = "CPU OP"
+MINDSPORE_SCOPE_PROCESS = "Scope Layer"
+MINDSPORE_CATEGORIES = frozenset({MINDSPORE_OPERATOR_PROCESS, MINDSPORE_SCOPE_PROCESS})
+
+
+def normalise(raw: RawColumns) -> None:
+    """Give the slices of MindSpore's known processes their process name as category, in place."""
+    strings = raw.strings
+    category_of_pid: dict[int, int] = {}
+    for kind, pid, _tid, args in raw.meta_events:
+        name = getattr(args, "name", "")
+        if kind == "process_name" and name in MINDSPORE_CATEGORIES:
+            category_of_pid[pid] = strings[name]
+    store = raw.parts.get("slices", {})
+    if not category_of_pid or not store:
+        return
+    empty = strings[""]
+    counts = raw.stats.setdefault("categories", {})
+    for pids, cats in zip(store.get("pid", []), store.get("cat", [])):
+        for pid, category in category_of_pid.items():
+            rows = (pids == pid) & (cats == empty)
+            moved = int(np.count_nonzero(rows))
+            if moved:
+                cats[rows] = category
+                text = strings.strings[category]
+                counts[text] = counts.get(text, 0) + moved
+                counts[""] = counts.get("", 0) - moved
+    if counts.get("") == 0:
+        del counts[""]
