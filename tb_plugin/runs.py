@@ -18,11 +18,11 @@ import os
 import posixpath
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Optional
 
 from . import layout
-from .cache import ModelCache, SourceIdentity, read_model
+from .cache import ModelCache, SourceIdentity
 from .discovery import Discovery, SpanSource
 from .model.trace_model import TraceModel
 from .storage import LogdirUnreadable

@@ -11,11 +11,8 @@ import zlib
 from typing import BinaryIO, Callable, Optional
 
 try:  # ISA-L's inflate; zlib is the fallback.
-    from isal import igzip as _gzip_impl
     from isal import isal_zlib as _zlib_impl
 except ImportError:  # pragma: no cover - isal is a declared dependency
-    import gzip as _gzip_impl  # type: ignore[no-redef]
-
     _zlib_impl = zlib  # type: ignore[misc]
 
 GZIP_MAGIC = b"\x1f\x8b"

@@ -18,6 +18,7 @@ browser or Selenium into a failure so the browser tests cannot quietly stop runn
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import json
 import os
@@ -29,7 +30,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Generator, Iterator
+from collections.abc import Generator, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
@@ -171,20 +172,23 @@ def _wait_until_serving(process: subprocess.Popen[bytes], port: int, log_path: P
     return f"TensorBoard did not answer {listing} within {SERVER_START_TIMEOUT_S:.0f} s"
 
 
-@pytest.fixture(scope="session")
-def tensorboard_server(e2e_logdir: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[TensorBoardServer]:
-    work = tmp_path_factory.mktemp("tensorboard")
+@contextlib.contextmanager
+def running_tensorboard(logdir: Path, work: Path, extra_args: Sequence[str] = ()) -> Iterator[TensorBoardServer]:
+    """A real `tensorboard` on a free loopback port over ``logdir``, with its own Profscope cache in ``work``.
+
+    A free port can be taken between the probe and TensorBoard's bind, so it tries a few. The
+    process (its own process group) is stopped on exit, and its log is printed then.
+    """
     cache_dir = work / "profscope-cache"
-    cache_dir.mkdir()
+    cache_dir.mkdir(exist_ok=True)
     env = dict(os.environ, PROFSCOPE_CACHE_DIR=str(cache_dir))
     failures: list[str] = []
-    # A free port can be taken between the probe and TensorBoard's bind: try a few.
     for attempt in range(3):
         port = _free_loopback_port()
         log_path = work / f"tensorboard-{attempt}.log"
         with log_path.open("wb") as log:
             process = subprocess.Popen(
-                _tensorboard_command(e2e_logdir, port),
+                _tensorboard_command(logdir, port) + list(extra_args),
                 stdin=subprocess.DEVNULL,
                 stdout=log,
                 stderr=subprocess.STDOUT,
@@ -193,7 +197,7 @@ def tensorboard_server(e2e_logdir: Path, tmp_path_factory: pytest.TempPathFactor
                 start_new_session=True,  # its own process group, so teardown stops all of it
             )
         problem = _wait_until_serving(process, port, log_path)
-        server = TensorBoardServer(process, port, e2e_logdir, cache_dir, log_path)
+        server = TensorBoardServer(process, port, logdir, cache_dir, log_path)
         if problem is None:
             try:
                 yield server
@@ -204,6 +208,12 @@ def tensorboard_server(e2e_logdir: Path, tmp_path_factory: pytest.TempPathFactor
         _stop(process)
         failures.append(f"attempt {attempt + 1} on port {port}: {problem}\n{server.log_tail()}")
     pytest.fail("TensorBoard did not start:\n" + "\n\n".join(failures), pytrace=False)
+
+
+@pytest.fixture(scope="session")
+def tensorboard_server(e2e_logdir: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[TensorBoardServer]:
+    with running_tensorboard(e2e_logdir, tmp_path_factory.mktemp("tensorboard")) as server:
+        yield server
 
 
 # --- browser ---------------------------------------------------------------------------

@@ -12,9 +12,7 @@ span (and the same for samples per second).
 
 from __future__ import annotations
 
-import os
 import shutil
-import subprocess
 import time
 import urllib.parse
 import warnings
@@ -24,7 +22,7 @@ from typing import Any, Callable, Iterator
 
 import pytest
 
-from .conftest import _free_loopback_port, _stop, _tensorboard_command, _wait_until_serving
+from .conftest import running_tensorboard
 from .harness import TensorBoardServer
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
@@ -84,36 +82,14 @@ def scalars_setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ScalarsS
     (logdir / RUN).mkdir(parents=True)
     shutil.copy2(event_files[0], logdir / RUN / event_files[0].name)  # the event file only, for now
 
-    work = tmp_path_factory.mktemp("scalars-tensorboard")
-    cache_dir = work / "profscope-cache"
-    cache_dir.mkdir()
-    env = dict(os.environ, PROFSCOPE_CACHE_DIR=str(cache_dir))
-    failures: list[str] = []
-    for attempt in range(3):  # a free port can be taken before TensorBoard binds it
-        port = _free_loopback_port()
-        log_path = work / f"tensorboard-{attempt}.log"
-        command = _tensorboard_command(logdir, port) + ["--profscope_refresh_seconds", "1", "--reload_interval", "1"]
-        with log_path.open("wb") as log:
-            process = subprocess.Popen(
-                command, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=work,
-                start_new_session=True,
-            )
-        problem = _wait_until_serving(process, port, log_path)
-        server = TensorBoardServer(process, port, logdir, cache_dir, log_path)
-        if problem is None:
-            try:
-                yield ScalarsSetup(
-                    server=server,
-                    staging_run=staging_run,
-                    step_ends=[span.manifest.step_range[1] for span in spans],
-                    spans=[span.span for span in spans],
-                )
-            finally:
-                _stop(process)
-            return
-        _stop(process)
-        failures.append(f"attempt {attempt + 1} on port {port}: {problem}\n{server.log_tail()}")
-    pytest.fail("TensorBoard did not start:\n" + "\n\n".join(failures), pytrace=False)
+    with running_tensorboard(logdir, tmp_path_factory.mktemp("scalars-tensorboard"),
+                             ["--profscope_refresh_seconds", "1", "--reload_interval", "1"]) as server:
+        yield ScalarsSetup(
+            server=server,
+            staging_run=staging_run,
+            step_ends=[span.manifest.step_range[1] for span in spans],
+            spans=[span.span for span in spans],
+        )
 
 
 def _eventually(read: Callable[[], Any], done: Callable[[Any], bool], what: str) -> Any:

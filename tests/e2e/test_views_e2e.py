@@ -12,9 +12,7 @@ and screenshot fixtures are conftest's.
 
 from __future__ import annotations
 
-import os
 import shutil
-import subprocess
 import time
 import urllib.parse
 from pathlib import Path
@@ -22,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator, Optional
 
 import pytest
 
-from .conftest import SHARED_TRACES, _free_loopback_port, _stop, _tensorboard_command, _wait_until_serving
+from .conftest import SHARED_TRACES, running_tensorboard
 from .harness import TensorBoardServer
 
 if TYPE_CHECKING:
@@ -66,36 +64,8 @@ def views_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TensorBoa
         for source in sources:
             shutil.copyfile(source, logdir / run / source.name)  # copies: links leaving the logdir may be refused
 
-    work = tmp_path_factory.mktemp("views-tensorboard")
-    cache_dir = work / "profscope-cache"
-    cache_dir.mkdir()
-    env = dict(os.environ, PROFSCOPE_CACHE_DIR=str(cache_dir))
-    failures: list[str] = []
-    for attempt in range(3):  # a free port can be taken before TensorBoard binds it
-        port = _free_loopback_port()
-        log_path = work / f"tensorboard-{attempt}.log"
-        with log_path.open("wb") as log:
-            process = subprocess.Popen(
-                _tensorboard_command(logdir, port),
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                env=env,
-                cwd=work,
-                start_new_session=True,
-            )
-        problem = _wait_until_serving(process, port, log_path)
-        server = TensorBoardServer(process, port, logdir, cache_dir, log_path)
-        if problem is None:
-            try:
-                yield server
-            finally:
-                _stop(process)
-                print(f"\n--- TensorBoard log ({log_path}) ---\n{server.log_tail(4000)}")
-            return
-        _stop(process)
-        failures.append(f"attempt {attempt + 1} on port {port}: {problem}\n{server.log_tail()}")
-    pytest.fail("TensorBoard did not start:\n" + "\n\n".join(failures), pytrace=False)
+    with running_tensorboard(logdir, tmp_path_factory.mktemp("views-tensorboard")) as server:
+        yield server
 
 
 def _ready_runs(server: TensorBoardServer, runs: tuple[str, ...]) -> dict[str, Any]:
