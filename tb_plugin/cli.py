@@ -44,14 +44,23 @@ def _tag(text: str) -> tuple[str, Union[str, int, float]]:
     return key, number if math.isfinite(number) else raw
 
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
-    return value
+def _int_in(low: int, high: Optional[int], what: str) -> Callable[[str], int]:
+    """An argparse type: an integer in [low, high] (no upper bound when high is None)."""
+
+    def convert(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
+        if value < low or (high is not None and value > high):
+            raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}")
+        return value
+
+    return convert
+
+
+_positive_int = _int_in(1, None, "a positive integer")
+_port = _int_in(0, 65535, "a port number (0-65535)")
 
 
 # --- import -------------------------------------------------------------------------
@@ -349,16 +358,6 @@ def _run_report(args: argparse.Namespace) -> int:
 
 
 # --- serve --------------------------------------------------------------------------
-
-
-def _port(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a port number, got {text!r}") from None
-    if not 0 <= value <= 65535:
-        raise argparse.ArgumentTypeError(f"expected a port number (0-65535), got {text!r}")
-    return value
 
 
 def _add_serve_parser(subparsers: argparse._SubParsersAction) -> None:

@@ -219,8 +219,10 @@ def tensorboard_server(e2e_logdir: Path, tmp_path_factory: pytest.TempPathFactor
 # --- browser ---------------------------------------------------------------------------
 
 
-@pytest.fixture
-def browser(tmp_path: Path) -> Iterator[WebDriver]:
+def chromium_driver(profile_dir: Path, driver_log: Path) -> "WebDriver":
+    """Debian's Chromium through its own ChromeDriver (Selenium Manager never downloads anything),
+    headless, with a fresh profile in ``profile_dir``; skips (or fails under PROFSCOPE_REQUIRE_E2E)
+    when a prerequisite is missing."""
     if not (CHROMIUM.is_file() and CHROMEDRIVER.is_file()):
         _missing_prerequisite(
             f"{CHROMIUM} or {CHROMEDRIVER} is missing (Debian packages chromium, chromium-driver; "
@@ -237,12 +239,18 @@ def browser(tmp_path: Path) -> Iterator[WebDriver]:
     options.binary_location = str(CHROMIUM)
     for argument in CHROMIUM_ARGUMENTS:
         options.add_argument(argument)
-    options.add_argument(f"--user-data-dir={tmp_path / 'chromium-profile'}")
+    options.add_argument(f"--user-data-dir={profile_dir}")
     # Keep the page's console messages, to show them when a test fails.
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    service = Service(executable_path=str(CHROMEDRIVER), log_output=str(tmp_path / "chromedriver.log"))
+    service = Service(executable_path=str(CHROMEDRIVER), log_output=str(driver_log))
     driver = webdriver.Chrome(service=service, options=options)
     driver.set_page_load_timeout(PAGE_LOAD_TIMEOUT_S)
+    return driver
+
+
+@pytest.fixture
+def browser(tmp_path: Path) -> Iterator[WebDriver]:
+    driver = chromium_driver(tmp_path / "chromium-profile", tmp_path / "chromedriver.log")
     try:
         yield driver
     finally:

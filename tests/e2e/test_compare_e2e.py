@@ -17,14 +17,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 import pytest
 
-from .conftest import (
-    CHROMEDRIVER,
-    CHROMIUM,
-    CHROMIUM_ARGUMENTS,
-    PAGE_LOAD_TIMEOUT_S,
-    _missing_prerequisite,
-    _save_screenshot,
-)
+from .conftest import _save_screenshot, chromium_driver
 from .harness import NESTED_RUN, TensorBoardServer
 
 if TYPE_CHECKING:
@@ -60,22 +53,7 @@ def test_format_signed_time_matches_the_frontend_examples() -> None:
 @pytest.fixture
 def fresh_browser(tmp_path: Path) -> Iterator["WebDriver"]:
     """A second Chromium with its own empty profile: the teammate who opens a shared link."""
-    if not (CHROMIUM.is_file() and CHROMEDRIVER.is_file()):
-        _missing_prerequisite(f"{CHROMIUM} or {CHROMEDRIVER} is missing")
-    try:
-        from selenium import webdriver
-        from selenium.webdriver.chrome.options import Options
-        from selenium.webdriver.chrome.service import Service
-    except ImportError:
-        _missing_prerequisite("selenium is not installed (pip install -e '.[test]')")
-    options = Options()
-    options.binary_location = str(CHROMIUM)
-    for argument in CHROMIUM_ARGUMENTS:
-        options.add_argument(argument)
-    options.add_argument(f"--user-data-dir={tmp_path / 'fresh-chromium-profile'}")
-    service = Service(executable_path=str(CHROMEDRIVER), log_output=str(tmp_path / "fresh-chromedriver.log"))
-    driver = webdriver.Chrome(service=service, options=options)
-    driver.set_page_load_timeout(PAGE_LOAD_TIMEOUT_S)
+    driver = chromium_driver(tmp_path / "fresh-chromium-profile", tmp_path / "fresh-chromedriver.log")
     try:
         yield driver
     finally:
