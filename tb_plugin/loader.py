@@ -18,6 +18,14 @@ class ProfscopeLoader(base_plugin.TBLoader):
             help="Folder for Profscope's parsed-trace cache (default: PROFSCOPE_CACHE_DIR or the user cache dir).",
         )
         group.add_argument(
+            "--profscope_cache_max_gb",
+            metavar="GB",
+            type=float,
+            default=None,
+            help="Size bound of that cache; least recently used entries beyond it are removed "
+                 "(default: PROFSCOPE_CACHE_MAX_GB or 20).",
+        )
+        group.add_argument(
             "--profscope_refresh_seconds",
             metavar="SECONDS",
             type=float,
@@ -29,6 +37,9 @@ class ProfscopeLoader(base_plugin.TBLoader):
         seconds: Optional[float] = getattr(flags, "profscope_refresh_seconds", None)
         if seconds is not None and seconds <= 0:
             raise base_plugin.FlagsError("--profscope_refresh_seconds must be positive")
+        max_gb: Optional[float] = getattr(flags, "profscope_cache_max_gb", None)
+        if max_gb is not None and max_gb < 0:
+            raise base_plugin.FlagsError("--profscope_cache_max_gb must not be negative")
 
     def load(self, context: base_plugin.TBContext) -> base_plugin.TBPlugin:
         from .plugin import ProfscopePlugin
@@ -38,4 +49,5 @@ class ProfscopeLoader(base_plugin.TBLoader):
             context,
             cache_dir=getattr(flags, "profscope_cache_dir", None) if flags else None,
             refresh_seconds=getattr(flags, "profscope_refresh_seconds", 5.0) if flags else 5.0,
+            cache_max_gb=getattr(flags, "profscope_cache_max_gb", None) if flags else None,
         )

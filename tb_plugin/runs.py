@@ -155,9 +155,11 @@ class RunManager:
         refresh_seconds: float = 5.0,
         max_workers: Optional[int] = None,
         settle_seconds: float = 2.0,
+        cache_max_bytes: Optional[int] = None,
     ) -> None:
         self.logdir = logdir
-        self.cache = ModelCache(cache_dir)
+        self.cache = ModelCache(cache_dir, max_bytes=cache_max_bytes)
+        self._evict_due = True  # at the first scan, then after every parse that stored an entry
         self.refresh_seconds = refresh_seconds
         self.max_workers = max_workers or max(1, min(os.cpu_count() or 1, 4))
         self._discovery = Discovery(logdir, settle_seconds=settle_seconds)
@@ -251,6 +253,18 @@ class RunManager:
                     state.source = src
         self._collect_finished()
         self._schedule()
+        self._evict_if_due()
+
+    def _evict_if_due(self) -> None:
+        """Keep the cache within its bound, never touching an entry a span of this server holds."""
+        with self._lock:
+            if not self._evict_due:
+                return
+            self._evict_due = False
+            keep = [s.model.cache_path for s in self._spans.values() if s.model is not None and s.model.cache_path]
+        removed = self.cache.evict(keep)
+        if removed:
+            logger.info("profscope: removed %d least recently used cache entries", len(removed))
 
     def request(self, run: str, worker: str, span: str) -> None:
         """Load this span before the others (the user is looking at it)."""
@@ -366,6 +380,7 @@ class RunManager:
                     state.status, state.error = "error", "the parsed model could not be read back from the cache"
                 else:
                     state.status, state.model = "ready", model
+                    self._evict_due = True
                     self._derive_later(model, (state.source.manifest or {}).get("batch_size"))
 
     # Queries (request threads) -----------------------------------------------------------

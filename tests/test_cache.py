@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import time
 from pathlib import Path
 
 import numpy as np
@@ -105,3 +106,75 @@ def test_precomputed_answers_are_used_and_versioned(tmp_path: Path, monkeypatch)
     stored.write_text(_json.dumps(doc))
     again = read_model(model.cache_path)
     assert precomputed.answer(again, ("overview", None, None), lambda: "computed") == "computed"
+
+
+def _fake_entry(folder: Path, key_char: str, size: int, age_seconds: float, derived: bool = True) -> Path:
+    """A cache entry of ``size`` bytes last used ``age_seconds`` ago (only file names and times matter)."""
+    model = folder / (key_char * 40 + ".model")
+    model.write_bytes(b"x" * size)
+    if derived:
+        (folder / (model.name + ".views.json")).write_bytes(b"y" * 10)
+    used = time.time() - age_seconds
+    os.utime(model, (used, used))
+    return model
+
+
+def test_evict_removes_least_recently_used_entries_beyond_the_bound(tmp_path: Path) -> None:
+    folder = tmp_path / "cache"
+    folder.mkdir()
+    oldest = _fake_entry(folder, "a", 1000, 300)
+    middle = _fake_entry(folder, "b", 1000, 200)
+    newest = _fake_entry(folder, "c", 1000, 100)
+    held = _fake_entry(folder, "d", 1000, 400)  # the oldest, but a live span holds it
+    orphan = folder / ("e" * 40 + ".model.lod")  # derived file whose model is gone
+    orphan.write_bytes(b"z")
+    foreign = folder / "notes.model.txt"  # not a cache file name: left alone
+    foreign.write_bytes(b"mine")
+    stale_temp = folder / ".tmp-abandoned"
+    stale_temp.write_bytes(b"t")
+    os.utime(stale_temp, (time.time() - 3 * 86400,) * 2)
+    fresh_temp = folder / ".tmp-being-written"
+    fresh_temp.write_bytes(b"t")
+
+    cache = ModelCache(str(folder), max_bytes=2100)
+    removed = cache.evict(keep=[str(held)])
+
+    # 4 entries of ~1010 bytes; the bound leaves room for two: the held one and the newest.
+    assert removed == [str(oldest), str(middle)]
+    assert not oldest.exists() and not Path(str(oldest) + ".views.json").exists() and not middle.exists()
+    assert newest.exists() and held.exists() and Path(str(held) + ".views.json").exists()
+    assert not orphan.exists() and not stale_temp.exists()
+    assert foreign.exists() and fresh_temp.exists()
+    assert cache.evict(keep=[str(held)]) == []  # within the bound now
+
+
+def test_load_marks_the_entry_as_recently_used(tmp_path: Path) -> None:
+    trace = copy_trace(shared_trace(RESNET), tmp_path / "run")
+    cache = ModelCache(str(tmp_path / "cache"))
+    cache.load_or_build(str(trace))
+    entry = cache.path_for(local_identity(str(trace)))
+    assert entry is not None
+    os.utime(entry, (1_000_000, 1_000_000))
+    assert cache.load(local_identity(str(trace))) is not None
+    assert os.stat(entry).st_mtime > time.time() - 60
+
+
+def test_the_run_manager_keeps_the_cache_bounded_but_never_drops_live_spans(tmp_path: Path) -> None:
+    from profscope.tb_plugin.runs import RunManager
+
+    logdir = tmp_path / "logs"
+    copy_trace(shared_trace(RESNET), logdir / "run_a")
+    cache_dir = tmp_path / "cache"
+    cache_dir.mkdir()
+    old = _fake_entry(cache_dir, "f", 4096, 10_000)  # an entry of a trace this server does not show
+    manager = RunManager(str(logdir), cache_dir=str(cache_dir), refresh_seconds=0.2, settle_seconds=0.0,
+                         cache_max_bytes=1)
+    manager.start()
+    try:
+        assert manager.wait_until_settled(120)
+        manager.refresh()
+        model = manager.resolve("run_a", "worker0", None)
+        assert model.cache_path and os.path.exists(model.cache_path)  # live: kept although over the bound
+        assert not old.exists()
+    finally:
+        manager.stop()
