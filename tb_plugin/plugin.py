@@ -49,8 +49,10 @@ class ProfscopePlugin(base_plugin.TBPlugin):
         cache_dir: Optional[str] = None,
         refresh_seconds: float = 5.0,
         max_workers: Optional[int] = None,
+        cache_max_gb: Optional[float] = None,
     ) -> None:
         self._logdir = context.logdir or ""
+        self._cache_max_bytes = None if cache_max_gb is None else int(cache_max_gb * (1 << 30))
         self._context = context  # its data_provider answers is_active from event files
         self._cache_dir = cache_dir
         self._refresh_seconds = refresh_seconds
@@ -65,7 +67,7 @@ class ProfscopePlugin(base_plugin.TBPlugin):
         if self._manager is None:
             self._manager = RunManager(
                 self._logdir, cache_dir=self._cache_dir, refresh_seconds=self._refresh_seconds,
-                max_workers=self._max_workers,
+                max_workers=self._max_workers, cache_max_bytes=self._cache_max_bytes,
             )
             self._manager.start()
         return self._manager
