@@ -260,8 +260,21 @@ def test_a_wrong_guess_falls_back_to_exact_chunks(tmp_path: Path, monkeypatch) -
     assert list(guessed.counters.value) == [7.0]
 
 
-def test_two_process_decode_gives_the_same_model(monkeypatch) -> None:
+@pytest.mark.parametrize("arrays_via", ["shared file", "pipe"])
+def test_two_process_decode_gives_the_same_model(monkeypatch, tmp_path, arrays_via: str) -> None:
     from profscope.tb_plugin.ingest import kineto, parallel
+
+    spill_folder = tmp_path / "spill"
+    spill_folder.mkdir()
+    spilled: list[str] = []
+    mapped: list[str] = []
+    unspill = parallel._unspill
+
+    def spill_path():
+        if arrays_via == "pipe":
+            return None  # as when no folder is writable: the child pickles its arrays
+        spilled.append(str(spill_folder / f"columns-{len(spilled)}"))
+        return spilled[-1]
 
     for relative in ("kineto_resnet50/resnet50_num_workers_0/worker0.1623143089861.pt.trace.json.gz",
                      "torch213/transformer_infer/worker0.1795303443272268206.pt.trace.json.gz",
@@ -270,6 +283,8 @@ def test_two_process_decode_gives_the_same_model(monkeypatch) -> None:
         one = load_trace(path)
         monkeypatch.setattr(parallel, "MIN_PARALLEL_BYTES", 0)
         monkeypatch.setattr(kineto, "CHUNK_BYTES", 1 << 16)
+        monkeypatch.setattr(parallel, "_spill_path", spill_path)
+        monkeypatch.setattr(parallel, "_unspill", lambda file: mapped.append(file) or unspill(file))
         two = load_trace(path, parallel=True)
         monkeypatch.undo()
         assert two.stats["chunking"] in ("guessed, two processes", "exact"), relative
@@ -277,3 +292,6 @@ def test_two_process_decode_gives_the_same_model(monkeypatch) -> None:
         assert [(t.process_name, t.thread_name) for t in one.tracks] == [(t.process_name, t.thread_name)
                                                                        for t in two.tracks]
         assert np.array_equal(one.links.op, two.links.op) and np.array_equal(one.steps.start, two.steps.start)
+    assert len(spilled) == (3 if arrays_via == "shared file" else 0)
+    assert mapped == spilled  # the arrays really came through the file
+    assert list(spill_folder.iterdir()) == []  # every shared file is removed once mapped
