@@ -293,5 +293,6 @@ def test_two_process_decode_gives_the_same_model(monkeypatch, tmp_path, arrays_v
                                                                        for t in two.tracks]
         assert np.array_equal(one.links.op, two.links.op) and np.array_equal(one.steps.start, two.steps.start)
     assert len(spilled) == (3 if arrays_via == "shared file" else 0)
-    assert mapped == spilled  # the arrays really came through the file
+    if arrays_via == "shared file":  # the arrays really came through the file (when two processes decoded)
+        assert mapped and set(mapped) <= set(spilled)
     assert list(spill_folder.iterdir()) == []  # every shared file is removed once mapped
