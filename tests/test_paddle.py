@@ -20,7 +20,7 @@ from profscope.tb_plugin import discovery, layout
 from profscope.tb_plugin.ingest import TraceLoadError, load_trace
 from profscope.tb_plugin.ingest.paddle import device_of_place, strip_duration
 from profscope.tb_plugin.model.trace_model import TraceModel
-from profscope.tb_plugin.views import operators, overview
+from profscope.tb_plugin.views import memory, operators, overview
 
 from conftest import copy_trace, shared_trace
 
@@ -148,6 +148,29 @@ def _nested_in_same_name_us(model: TraceModel, name: str) -> float:
     rows = np.flatnonzero((s.name == name_id) & (s.parent >= 0))
     nested = rows[s.name[s.parent[rows]] == name_id]
     return float(s.dur[nested].sum()) / 1000.0
+
+
+@pytest.mark.parametrize("run,trace,summary", SPANS)
+def test_memory_peak_agrees_with_paddle_memory_summary(run: str, trace: str, summary: str) -> None:
+    text = _summary(run, summary)
+    found = re.search(r"^Peak Allocated Memory: (\d+)$", text, re.MULTILINE)
+    if found is None:
+        pytest.skip("this span was recorded without profile_memory")
+    peak = memory.memory(_load(run, trace))["peak"]
+    assert peak["cpu"]["allocated"] == int(found.group(1))
+
+
+@pytest.mark.parametrize("run,trace,summary", SPANS)
+def test_user_defined_ranges_agree_with_paddle_user_defined_summary(run: str, trace: str, summary: str) -> None:
+    """RecordEvent ranges: the trace keeps each call, with the calls and total Paddle prints."""
+    reference = [r for r in _rows(_section(_summary(run, summary), "UserDefined Summary")) if r.depth == 0]
+    assert reference
+    model = _load(run, trace)
+    s = model.slices
+    for ref in reference:
+        rows = np.flatnonzero(s.name == model.strings.index(ref.name))
+        assert len(rows) == ref.calls, ref
+        assert _close(float(s.dur[rows].sum()) / 1e6, ref.total_ms), ref
 
 
 @pytest.mark.parametrize("run", ["linear_sched_2_10", "cnn_multi_span"])
