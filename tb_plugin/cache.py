@@ -38,7 +38,7 @@ from .ingest import load_trace
 from .model.trace_model import TABLE_TYPES, TraceModel, Track
 
 # Bump whenever the model's columns or their meaning change: old entries are then ignored.
-MODEL_FORMAT_VERSION = 4  # 4: MindSpore input (categories, string times read exactly)
+MODEL_FORMAT_VERSION = 5  # 5: MindSpore device timelines and memory records, DeepLink kinds, paired B/E events
 _MAGIC = b"PSCOPE01"
 MODEL_SUFFIX = ".model"
 DEFAULT_MAX_GB = 20.0
@@ -93,9 +93,13 @@ class SourceIdentity:
     size: int
     mtime_ns: int
     etag: Optional[str] = None  # an object store's content tag, when it gives one
+    # Side files parsed with the trace (location, size, mtime_ns): a change re-parses too.
+    companions: tuple[tuple[str, int, int], ...] = ()
 
     def cache_key(self) -> str:
         text = f"{MODEL_FORMAT_VERSION}|{_cache_user()}|{self.location}|{self.size}|{self.mtime_ns}|{self.etag or ''}"
+        if self.companions:
+            text += "|" + "|".join(f"{location}:{size}:{mtime}" for location, size, mtime in self.companions)
         return hashlib.sha256(text.encode("utf-8")).hexdigest()[:40]
 
 

@@ -71,19 +71,28 @@ def _add_import_parser(subparsers: argparse._SubParsersAction) -> None:
         "import",
         help="bring existing trace files into a logdir",
         description=(
-            "Copy Chrome-trace files (.json or .json.gz, e.g. torch's <worker>.<ts>.pt.trace.json.gz) "
+            "Copy Chrome-trace files (.json or .json.gz: torch's <worker>.<ts>.pt.trace.json[.gz], Paddle's "
+            "<worker>_time_<date>.paddle_trace.json, MindSpore's <host>_<pid>_<ts>_ascend_ms/ASCEND_PROFILER_OUTPUT/"
+            "trace_view.json or ascend|gpu_timeline_display_<rank>.json, any Chrome trace) "
             "into <logdir>/<run>/plugins/profscope/ as writer spans (gzip + manifest, written atomically), "
             "and record them with their performance scalars in a TensorBoard event file of the run folder. "
-            "Every file is checked before any is written."
+            "The framework is detected from each file's content. Every file is checked before any is written."
         ),
     )
-    parser.add_argument("files", nargs="+", metavar="FILE", help="trace files to import")
+    parser.add_argument(
+        "files", nargs="+", metavar="FILE", help="trace files to import (or MindSpore *_ascend_ms folders)"
+    )
     parser.add_argument("--logdir", required=True, help="the TensorBoard logdir")
     parser.add_argument("--run", required=True, help="run folder under the logdir (may be nested: group/exp1)")
     parser.add_argument(
-        "--worker", help="worker name (default: from a torch trace file name, else the file name without .json[.gz])"
+        "--worker",
+        help="worker name (default: from a torch, Paddle or MindSpore file name, else the file name without .json[.gz])",
     )
-    parser.add_argument("--framework", default="pytorch", help="framework that wrote the traces, [a-z0-9_]+")
+    parser.add_argument(
+        "--framework",
+        help="framework that wrote the traces, [a-z0-9_]+ (default: detected per file: pytorch, paddle, mindspore "
+        "or generic)",
+    )
     parser.add_argument("--batch-size", type=_positive_int, help="samples per step, recorded in the manifest")
     parser.add_argument(
         "--tag", action="append", type=_tag, default=[], metavar="KEY=VALUE", help="a tag for the manifest (repeatable)"

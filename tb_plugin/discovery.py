@@ -1,7 +1,8 @@
 """Run discovery: which trace files of the logdir form which run, worker and span.
 
 Every layout of the on-disk contract (``layout.py``: torch's handler, Paddle's chrome export,
-MindSpore's ``*_ascend_ms`` span folders, the writer) is found at any depth; other files (Paddle's ``.pb`` twins...) are ignored. A file that
+MindSpore's ``*_ascend_ms`` span folders and older ``*_timeline_display_<id>.json`` profiler folders, the writer)
+is found at any depth; other files (Paddle's ``.pb`` twins...) are ignored. A file that
 is still being written (a live training job) is reported only once it is complete: a
 writer span when its manifest exists, a torch-handler file when its size and mtime have
 not changed for ``settle_seconds`` (at once in an object store, where an object appears complete).
@@ -10,6 +11,7 @@ The logdir is read through ``storage.py``: a local folder or a remote URL (s3://
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from dataclasses import dataclass, field
 from typing import Any, Optional
@@ -17,6 +19,7 @@ from typing import Any, Optional
 import msgspec
 
 from . import layout
+from .ingest import mindspore_memory
 from .storage import Storage, open_storage
 
 
@@ -34,6 +37,8 @@ class SpanSource:
     mtime_ns: int
     manifest: Optional[dict[str, Any]] = field(default=None, compare=False, hash=False)
     etag: Optional[str] = None  # the content tag of an object in a remote logdir
+    # Side files read together with the trace (a MindSpore span's memory record): (location, size, mtime_ns).
+    companions: tuple[tuple[str, int, int], ...] = ()
 
 
 _MANIFEST_LIMIT = 1 << 20
@@ -58,8 +63,13 @@ def scan_logdir(logdir: str, storage: Optional[Storage] = None) -> list[SpanSour
     """
     storage = storage or open_storage(logdir)
     found: list[SpanSource] = []
+    memory_records: dict[str, str] = {}  # MindSpore span folder -> its memory record
     for folder, files in storage.walk():
         in_assets = storage.is_asset_folder(folder)
+        if _basename(storage, folder) == mindspore_memory.RECORD_FOLDER:
+            record = mindspore_memory.record_name_for(list(files))
+            if record is not None:
+                memory_records[storage.parent(folder)] = storage.join(folder, record)
         for name in files:
             if in_assets:
                 parsed = layout.parse_writer_trace_name(name)
@@ -72,7 +82,8 @@ def scan_logdir(logdir: str, storage: Optional[Storage] = None) -> list[SpanSour
                 # and nothing matches.
                 run_folder = storage.parent(span_folder)
             else:
-                parsed = layout.parse_torch_trace_name(name) or layout.parse_paddle_trace_name(name)
+                parsed = (layout.parse_torch_trace_name(name) or layout.parse_paddle_trace_name(name)
+                          or layout.parse_mindspore_timeline_name(name))
                 run_folder = folder
             if parsed is None:
                 continue
@@ -91,7 +102,18 @@ def scan_logdir(logdir: str, storage: Optional[Storage] = None) -> list[SpanSour
                     manifest=manifest, etag=st.etag,
                 )
             )
-    return found
+    return [_with_companions(storage, src, memory_records) for src in found]
+
+
+def _with_companions(storage: Storage, src: SpanSource, memory_records: dict[str, str]) -> SpanSource:
+    """A MindSpore span with its memory record (``<span>/FRAMEWORK/cpu_ms_memory_record_<id>.txt``) attached."""
+    if src.layout != "mindspore" or not src.path.endswith(layout.MINDSPORE_TRACE_FILE):
+        return src
+    record = memory_records.get(storage.parent(storage.parent(src.path)))
+    st = storage.stat(record) if record else None
+    if record is None or st is None:
+        return src
+    return dataclasses.replace(src, companions=((record, st.size, st.mtime_ns),))
 
 
 def _basename(storage: Storage, location: str) -> str:

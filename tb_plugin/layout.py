@@ -17,6 +17,15 @@ A run is a folder under the logdir, at any depth. Its traces are either
 
       <run>/<worker>_<timestamp>_ascend_ms/ASCEND_PROFILER_OUTPUT/trace_view.json
 
+* or the older MindSpore/MindInsight profiler folder (MindSpore 1.x to 2.2): the folder holding
+  the timelines is the run, one timeline per device, each device a worker ``rank<id>`` (so a
+  multi-device run shows its ranks); the span is the device kind, ``ascend`` or ``gpu``, as the
+  folder holds one profiled window per device. The op statistics, step trace and MindData files
+  beside them (``aicore_intermediate_<id>_*.csv``...) are read by the views that use them::
+
+      <run>/ascend_timeline_display_<id>.json
+      <run>/gpu_timeline_display_<id>.json
+
 * or the writer's output, under the plugin's asset folder::
 
       <run>/plugins/profscope/<worker>.<span>.<framework>.trace.json.gz
@@ -50,6 +59,8 @@ _MINDSPORE_SPAN_FOLDER = re.compile(r"^(?P<worker>.+)_(?P<span>\d+)_ascend_ms$")
 _RANK_IN_WORKER = re.compile(r"(?:^|[_\-.])rank[_\-]?(?P<rank>\d+)(?:$|[_\-.])", re.IGNORECASE)
 MINDSPORE_OUTPUT_FOLDER = "ASCEND_PROFILER_OUTPUT"
 MINDSPORE_TRACE_FILE = "trace_view.json"
+# MindSpore/MindInsight's older profiler folder: "ascend_timeline_display_1.json", "gpu_timeline_display_0.json".
+_MINDSPORE_DEVICE_TIMELINE = re.compile(r"^(?P<kind>ascend|gpu)_timeline_display_(?P<device>\d+)\.json$")
 _WRITER_TRACE = re.compile(
     r"^(?P<worker>[^./\\]+)\.(?P<span>[^./\\]+)\.(?P<framework>[a-z0-9_]+)\.trace\.json(?P<gz>\.gz)?$"
 )
@@ -99,6 +110,15 @@ def parse_mindspore_trace_path(span_folder: str, output_folder: str, filename: s
     worker = m["worker"]
     rank = _RANK_IN_WORKER.search(worker)
     return TraceFileName(f"rank{int(rank['rank'])}" if rank else worker, m["span"], "mindspore", "mindspore", False)
+
+
+def parse_mindspore_timeline_name(filename: str) -> Optional[TraceFileName]:
+    """``ascend_timeline_display_<id>.json`` / ``gpu_timeline_display_<id>.json`` → worker ``rank<id>``, span
+    ``ascend`` / ``gpu``, else None. The id is the device's (its rank's from MindSpore 1.6 on)."""
+    m = _MINDSPORE_DEVICE_TIMELINE.match(filename)
+    if not m:
+        return None
+    return TraceFileName(f"rank{int(m['device'])}", m["kind"], "mindspore", "mindspore", False)
 
 
 def parse_writer_trace_name(filename: str) -> Optional[TraceFileName]:

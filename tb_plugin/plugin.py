@@ -22,6 +22,10 @@ from .runs import SpanFailed, SpanLoading
 from .runs import UnknownSpan
 from .views import distributed, kernels, memory, modules, operators, overview, precomputed, stacks, summary, trace
 from .views import compare, run_table
+from .views import data_pipeline
+from .views import step_trace
+from .ingest import mindspore_step_trace
+from .ingest import minddata
 
 # is_active() waits this long at most for the first scan of the logdir (usually milliseconds).
 FIRST_SCAN_WAIT_SECONDS = 2.0
@@ -116,6 +120,8 @@ class ProfscopePlugin(base_plugin.TBPlugin):
             "/modules": json_route(self._modules_route),
             "/memory": json_route(self._memory_route),
             "/distributed": json_route(self._distributed_route),
+            "/datapipeline": json_route(self._data_pipeline_route),
+            "/steptrace": json_route(self._step_trace_route),
             "/compare": json_route(self._compare_route),
             "/runs/table": json_route(self._runs_table_route),
             "/trace/tracks": json_route(self._trace_tracks_route),
@@ -171,16 +177,18 @@ class ProfscopePlugin(base_plugin.TBPlugin):
         return summary.span_summary(self._resolve(request))
 
     def _manifest(self, request: wrappers.Request) -> dict[str, Any]:
-        source = self.manager.source_of(request.args.get("run", ""), request.args.get("worker", ""),
-                                        request.args.get("span", ""))
+        run, worker = request.args.get("run", ""), request.args.get("worker", "")
+        source = self.manager.source_of(run, worker, self._span_name(run, worker, request.args.get("span")))
         return dict(source.manifest or {}) if source else {}
 
     def _overview_route(self, request: wrappers.Request) -> dict[str, Any]:
         model = self._resolve(request)
         marker = arg(request, "step_marker") or None
-        batch_size = self._manifest(request).get("batch_size")
-        return precomputed.answer(model, ("overview", marker, batch_size),
-                                  lambda: overview.overview(model, marker=marker, batch_size=batch_size))
+        manifest = self._manifest(request)
+        batch_size = manifest.get("batch_size")
+        answer = precomputed.answer(model, ("overview", marker, batch_size),
+                                    lambda: overview.overview(model, marker=marker, batch_size=batch_size))
+        return overview.with_host_cpu(answer, manifest)  # from the manifest as it is now: never stale
 
     def _operators_route(self, request: wrappers.Request) -> dict[str, Any]:
         model = self._resolve(request)
@@ -247,6 +255,43 @@ class ProfscopePlugin(base_plugin.TBPlugin):
         payload["span_index"] = index
         payload["failed"] = failed
         return payload
+
+    def _data_pipeline_route(self, request: wrappers.Request) -> dict[str, Any]:
+        """Is the span waiting for data: per-step data wait, verdict, and MindSpore's MindData pipeline."""
+        model = self._resolve(request)
+        run, worker = arg(request, "run", required=True) or "", arg(request, "worker", required=True) or ""
+        source = self.manager.source_of(run, worker, self._span_name(run, worker, arg(request, "span")))
+        marker = arg(request, "step_marker") or None
+        manifest = dict(source.manifest or {}) if source else {}
+        return data_pipeline.data_pipeline(model, marker=marker, manifest=manifest, minddata=self._minddata_of(source))
+
+    def _minddata_of(self, source: Any) -> Optional[dict[str, Any]]:
+        """MindData files beside a MindSpore timeline: the known names for its device id, in its folder only."""
+        if source is None or "mindspore" not in (source.framework, source.layout):
+            return None
+        device_id = minddata.device_id_for(posixpath.basename(source.path), source.worker)
+        if device_id is None:
+            return None
+        storage = self.manager.storage
+        folder = storage.parent(source.path)
+        # One byte over the limit tells a file too large to read from one that fits.
+        return minddata.read_minddata(
+            lambda name: storage.read_small(storage.join(folder, name), minddata.MAX_FILE_BYTES + 1), device_id)
+
+    def _step_trace_route(self, request: wrappers.Request) -> dict[str, Any]:
+        """Per step: iteration gap, forward, backward, optimizer, communication, tail; fp_point/bp_point name the
+        operators that start forward and end backward. MindSpore's own step trace file is used when present."""
+        model = self._resolve(request)
+        fp_point, bp_point = arg(request, "fp_point") or None, arg(request, "bp_point") or None
+        run, worker = arg(request, "run", required=True) or "", arg(request, "worker", required=True) or ""
+        source = self.manager.source_of(run, worker, self._span_name(run, worker, arg(request, "span")))
+        table, table_error = None, None
+        if source is not None:
+            try:  # only the known file names, in the discovered timeline's own folder
+                table = mindspore_step_trace.load_beside(self.manager.storage, source.path)
+            except mindspore_step_trace.StepTraceFileError as exc:
+                table_error = str(exc)
+        return step_trace.step_trace(model, fp_point, bp_point, table=table, table_error=table_error)
 
     # Compare and the run table ----------------------------------------------------------
 

@@ -19,7 +19,7 @@ import posixpath
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any, BinaryIO, Callable, Optional, Sequence
 
 from . import layout
 from .cache import ModelCache, SourceIdentity
@@ -73,7 +73,7 @@ def _init_worker(progress_array: Any) -> None:
 
 def _parse_into_cache(
     path: str, cache_dir: str, identity: SourceIdentity, slot: int,
-    storage_options: Optional[dict[str, Any]] = None,
+    storage_options: Optional[dict[str, Any]] = None, companions: Sequence[str] = (),
 ) -> Optional[str]:
     """Parse one trace into the cache (in a worker process); returns an error message or None.
 
@@ -81,7 +81,7 @@ def _parse_into_cache(
     with the logdir's ``storage_options`` (credentials come from this process's environment).
     """
     from .cache import write_model
-    from .ingest import TraceLoadError, load_trace, load_trace_stream
+    from .ingest import TraceLoadError, load_trace_stream, read_companions
     from .storage import LogdirUnreadable, open_location
 
     def report(fraction: float) -> None:
@@ -91,11 +91,12 @@ def _parse_into_cache(
     try:
         # parallel forks a decoding helper. This process runs no other threads for a local file; for a
         # remote one, fsspec's I/O thread is idle by then and the helper only decodes the bytes it was given.
-        if storage_options is None:
-            model = load_trace(path, report, parallel=True)
-        else:
-            model = load_trace_stream(lambda: open_location(path, storage_options), posixpath.basename(path),
-                                      report, parallel=True)
+        opener: Callable[[str], BinaryIO] = (
+            (lambda location: open(location, "rb")) if storage_options is None
+            else (lambda location: open_location(location, storage_options))
+        )
+        model = load_trace_stream(lambda: opener(path), posixpath.basename(path), report, parallel=True,
+                                  companions=read_companions(opener, companions))
     except TraceLoadError as exc:
         return str(exc)
     except FileNotFoundError:
@@ -140,6 +141,15 @@ def _derive_in_cache(model_path: str, batch_size: Optional[int]) -> None:
         trace_index(model)
     except Exception:  # noqa: BLE001 - only an optimisation: the views compute on demand otherwise
         logger.debug("profscope: deriving %s failed", model_path, exc_info=True)
+
+
+def _listed_manifest(manifest: dict[str, Any]) -> dict[str, Any]:
+    """A manifest as the ``runs`` route lists it: without the CPU sample series (the overview serves them),
+    which would make the list ~2.5 KB bigger per span."""
+    cpu = manifest.get("cpu_utilization")
+    if not isinstance(cpu, dict) or "samples" not in cpu:
+        return manifest
+    return {**manifest, "cpu_utilization": {key: value for key, value in cpu.items() if key != "samples"}}
 
 
 # --- plugin process side -------------------------------------------------------------
@@ -227,7 +237,8 @@ class RunManager:
         self._scanned.set()
 
     def _identity(self, src: SpanSource) -> SourceIdentity:
-        return SourceIdentity(self.storage.identity_location(src.path), src.size, src.mtime_ns, src.etag)
+        companions = tuple((self.storage.identity_location(path), size, mtime) for path, size, mtime in src.companions)
+        return SourceIdentity(self.storage.identity_location(src.path), src.size, src.mtime_ns, src.etag, companions)
 
     def _refresh_once(self) -> None:
         try:
@@ -322,7 +333,7 @@ class RunManager:
         state.status = "loading"
         try:
             future = pool.submit(_parse_into_cache, state.source.path, self.cache.cache_dir, identity, slot,
-                                 self.storage.parser_options())
+                                 self.storage.parser_options(), [path for path, _, _ in state.source.companions])
         except futures.process.BrokenProcessPool:
             self._pool = None
             state.status, state.progress_slot = "queued", None
@@ -340,11 +351,12 @@ class RunManager:
                 pass
 
     def _load_in_thread(self, key: tuple[str, str, str], state: _SpanState) -> None:
-        from .ingest import TraceLoadError, load_trace_stream
+        from .ingest import TraceLoadError, load_trace_stream, read_companions
 
         path = state.source.path
         try:
-            model = load_trace_stream(lambda: self.storage.open(path), posixpath.basename(path))
+            companions = read_companions(self.storage.open, [p for p, _, _ in state.source.companions])
+            model = load_trace_stream(lambda: self.storage.open(path), posixpath.basename(path), companions=companions)
             with self._lock:
                 state.model, state.status = model, "ready"
         except TraceLoadError as exc:
@@ -443,7 +455,7 @@ class RunManager:
         if state.error:
             info["error"] = state.error
         if state.source.manifest:
-            info["manifest"] = state.source.manifest
+            info["manifest"] = _listed_manifest(state.source.manifest)
         return info
 
     def pending_files(self) -> int:

@@ -14,6 +14,8 @@ import pytest
 
 from profscope.tb_plugin import cli, layout
 
+from conftest import copy_trace
+
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 TORCH213 = SHARED / "traces" / "torch213"
 MLP_SCHED = TORCH213 / "mlp_train_sched"
@@ -258,3 +260,124 @@ def test_demo_writes_two_writer_runs_and_one_torch_run(tmp_path: Path, capsys: p
     # A second demo into the same logdir would mix with the first: refused.
     assert run_cli("demo", "--logdir", tmp_path) == 1
     assert "already exists" in capsys.readouterr().err
+
+
+# --- every input format, detected by content ------------------------------------------------
+
+TRACES = SHARED / "traces"
+PADDLE_LINEAR = (
+    TRACES / "paddle" / "linear_sched_2_10" / "host_vmpid_23377_time_2026_11_21_23_22_29_386961.paddle_trace.json"
+)
+MINDSPORE_SPAN = TRACES / "mindspore_cpu" / "graph_cnn_legacy_profiler" / "vm_23716_20261121232253911_ascend_ms"
+MINDSPORE_TIMELINES = (
+    TRACES / "mindspore" / "ascend_run_2_profiler" / "ascend_timeline_display_1.json",
+    TRACES / "mindspore" / "gpu_timeline" / "gpu_timeline_display_0.json",
+)
+KINETO_UNNAMED = TRACES / "hta" / "nccl_parser_config" / "nccl_data.json.gz"
+
+
+def local_epoch(digits: str) -> float:
+    """A ``YYYYmmddHHMMSS<fraction>`` name (local time) as epoch seconds."""
+    import datetime
+
+    fraction = digits[14:]
+    return datetime.datetime.strptime(digits[:14], "%Y%m%d%H%M%S").timestamp() + int(fraction) / 10 ** len(fraction)
+
+
+def imported(logdir: Path, run: str) -> dict[str, dict[str, Any]]:
+    """File name → manifest of every span imported into a run."""
+    return {p.name: manifest_of(p) for p in sorted(asset_dir(logdir, run).glob("*.trace.json.gz"))}
+
+
+@needs_shared
+def test_paddle_traces_are_detected_and_named_after_paddles_file_names(tmp_path: Path) -> None:
+    logdir = tmp_path / "logs"
+    assert run_cli("import", PADDLE_LINEAR, "--logdir", logdir, "--run", "pd", "--no-event-file") == 0
+    ((name, manifest),) = imported(logdir, "pd").items()
+    assert name == "host_vmpid_23377.20261121232229386961.paddle.trace.json.gz"
+    assert (manifest["worker"], manifest["span"], manifest["framework"]) == (
+        "host_vmpid_23377", "20261121232229386961", "paddle"
+    )
+    assert manifest["wall_time"] == pytest.approx(local_epoch("20261121232229386961"))
+    assert gzip.decompress((asset_dir(logdir, "pd") / name).read_bytes()) == PADDLE_LINEAR.read_bytes()
+
+
+@needs_shared
+def test_mindspore_profiler_output_by_file_or_by_folder(tmp_path: Path) -> None:
+    logdir = tmp_path / "logs"
+    timeline = MINDSPORE_SPAN / layout.MINDSPORE_OUTPUT_FOLDER / layout.MINDSPORE_TRACE_FILE
+    assert run_cli("import", timeline, "--logdir", logdir, "--run", "by_file", "--no-event-file") == 0
+    assert run_cli("import", MINDSPORE_SPAN, "--logdir", logdir, "--run", "by_folder", "--no-event-file") == 0
+    for run in ("by_file", "by_folder"):
+        ((name, manifest),) = imported(logdir, run).items()
+        assert name == "vm_23716.20261121232253911.mindspore.trace.json.gz"
+        assert manifest["framework"] == "mindspore" and manifest["source_file"] == "trace_view.json"
+        assert manifest["wall_time"] == pytest.approx(local_epoch("20261121232253911"))
+        assert gzip.decompress((asset_dir(logdir, run) / name).read_bytes()) == timeline.read_bytes()
+
+
+@needs_shared
+def test_mindspore_timeline_display_files_are_mindspore_ranks(tmp_path: Path) -> None:
+    logdir = tmp_path / "logs"
+    assert run_cli("import", *MINDSPORE_TIMELINES, "--logdir", logdir, "--run", "ms", "--no-event-file") == 0
+    manifests = imported(logdir, "ms").values()
+    assert sorted((m["worker"], m["framework"], m["source_file"]) for m in manifests) == [
+        ("rank0", "mindspore", "gpu_timeline_display_0.json"),
+        ("rank1", "mindspore", "ascend_timeline_display_1.json"),
+    ]
+
+
+@needs_shared
+def test_kineto_and_generic_traces_are_told_apart_by_content(tmp_path: Path) -> None:
+    generic = tmp_path / "handmade.json"
+    generic.write_text(json.dumps({"traceEvents": EVENTS}))
+    logdir = tmp_path / "logs"
+    assert run_cli("import", KINETO_UNNAMED, generic, "--logdir", logdir, "--run", "mixed", "--no-event-file") == 0
+    assert sorted((m["worker"], m["framework"]) for m in imported(logdir, "mixed").values()) == [
+        ("handmade", "generic"), ("nccl_data", "pytorch")
+    ]
+    # An explicit --framework wins over detection.
+    assert run_cli("import", generic, "--logdir", logdir, "--run", "forced", "--framework", "deeplink",
+                   "--no-event-file") == 0
+    assert [m["framework"] for m in imported(logdir, "forced").values()] == ["deeplink"]
+
+
+def test_a_folder_that_is_not_a_mindspore_span_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "some_folder").mkdir()
+    assert run_cli("import", tmp_path / "some_folder", "--logdir", tmp_path / "logs", "--run", "r") == 1
+    assert "a folder" in capsys.readouterr().err
+    assert all_files(tmp_path / "logs") == []
+
+
+@needs_shared
+def test_imported_spans_load_in_the_plugin_like_the_original_files(tmp_path: Path, make_client) -> None:
+    logdir = tmp_path / "logs"
+    # The originals, in the layouts the plugin reads directly.
+    copy_trace(PADDLE_LINEAR, logdir / "paddle_original")
+    timeline = MINDSPORE_SPAN / layout.MINDSPORE_OUTPUT_FOLDER / layout.MINDSPORE_TRACE_FILE
+    copy_trace(timeline, logdir / "mindspore_original" / MINDSPORE_SPAN.name / layout.MINDSPORE_OUTPUT_FOLDER)
+    torch_source = sorted(MLP_SCHED.glob("*.pt.trace.json.gz"))[0]
+    copy_trace(torch_source, logdir / "torch_original")
+    # The same files imported.
+    for run, source in (("paddle_imported", PADDLE_LINEAR), ("mindspore_imported", MINDSPORE_SPAN),
+                        ("torch_imported", torch_source)):
+        assert run_cli("import", source, "--logdir", logdir, "--run", run, "--no-event-file") == 0
+    assert run_cli("import", *MINDSPORE_TIMELINES, "--logdir", logdir, "--run", "timelines", "--no-event-file") == 0
+
+    client = make_client(logdir)
+    client.settle()
+    _, runs = client.get("runs")
+    by_name = {run["name"]: run for run in runs["runs"]}
+    assert {name: run["status"] for name, run in by_name.items()} == dict.fromkeys(by_name, "ready")
+    for kind, framework in (("paddle", "paddle"), ("mindspore", "mindspore"), ("torch", "pytorch")):
+        answers = []
+        for run in (f"{kind}_original", f"{kind}_imported"):
+            ((worker, spans),) = [(w["name"], w["spans"]) for w in by_name[run]["workers"]]
+            assert by_name[run]["framework"] == framework
+            status, answer = client.get("overview", run=run, worker=worker, span=spans[0])
+            assert status == 200
+            answers.append(answer)
+        assert answers[0] == answers[1], kind
+    for worker in ("rank0", "rank1"):
+        status, answer = client.get("overview", run="timelines", worker=worker)
+        assert status == 200 and answer["steps"], worker

@@ -1,4 +1,5 @@
-"""Framework detection by content (ingest/detect.py) on every Chrome trace of ../shared/traces."""
+"""Framework detection by content (ingest/detect.py) on every Chrome trace of ../shared/traces, on
+hand-made DeepLink, TensorFlow and JAX traces, and on renamed copies (a name that says nothing)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,9 @@ from profscope.tb_plugin.ingest.detect import HEAD_BYTES, detect_framework
 from profscope.tb_plugin.ingest.reader import read_trace_bytes
 
 from conftest import SHARED_TRACES, shared_trace
+from deeplink_trace import deeplink_trace
+from handmade import write
+from test_generic_chrome import jax_trace, tensorflow_trace
 
 EXPECTED_BY_FOLDER = {
     "kineto_resnet50": "pytorch",
@@ -19,7 +23,11 @@ EXPECTED_BY_FOLDER = {
     "hta": "pytorch",
     "paddle": "paddle",
     "mindspore_cpu": "mindspore",
+    "mindspore": "mindspore",
 }
+# Hand-made traces of formats without a real trace here (see each builder for its source).
+HAND_MADE = {"deeplink": deeplink_trace, "tensorflow": tensorflow_trace, "jax": jax_trace}
+EXPECTED_HAND_MADE = {"deeplink": "deeplink", "tensorflow": "generic", "jax": "generic"}
 
 
 def _traces(folder: str) -> list[Path]:
@@ -29,6 +37,8 @@ def _traces(folder: str) -> list[Path]:
                                                                                 "expectations.json"))]
     if folder == "mindspore_cpu":
         found = [p for p in found if p.name == "trace_view.json"]
+    if folder == "mindspore":  # the timelines, not the statistics and pipeline files beside them
+        found = [p for p in found if "_timeline_display_" in p.name]
     if folder == "hta":  # only HTA's trace files, not its parser configuration data
         found = [p for p in found if "traceEvents" in _head(p).decode("utf-8", "replace")]
     return found
@@ -79,3 +89,22 @@ def test_shared_traces_folder_is_where_the_tests_expect_it() -> None:
     if not SHARED_TRACES.exists():
         pytest.skip("../shared/traces is not available")
     assert set(EXPECTED_BY_FOLDER) <= {p.name for p in SHARED_TRACES.iterdir()}
+
+
+@pytest.mark.parametrize("folder", sorted(EXPECTED_BY_FOLDER))
+def test_renamed_copy_loads_as_its_framework(tmp_path: Path, folder: str) -> None:
+    # The smallest trace of the family, under a name that says nothing (gzip is found by its magic).
+    source = min(_traces(folder), key=lambda p: p.stat().st_size)
+    renamed = tmp_path / "renamed.json"
+    renamed.write_bytes(source.read_bytes())
+    assert load_trace(str(renamed)).framework == EXPECTED_BY_FOLDER[folder], source
+
+
+@pytest.mark.parametrize("kind", sorted(HAND_MADE))
+def test_hand_made_formats_are_detected(tmp_path: Path, kind: str) -> None:
+    doc = HAND_MADE[kind]()
+    head = json.dumps(doc).encode()[:HEAD_BYTES]
+    assert detect_framework(head, "") == EXPECTED_HAND_MADE[kind]
+    for name in ("renamed.json", "worker0.1.pt.trace.json.gz" if kind == "deeplink" else "trace.json.gz"):
+        path = write(tmp_path / name, doc, gz=name.endswith(".gz"))
+        assert load_trace(str(path)).framework == EXPECTED_HAND_MADE[kind], name

@@ -241,3 +241,43 @@ def test_truncated_timeline_gives_its_run_an_error_only(tmp_path: Path, make_cli
     assert worker["name"] == "vm_23716"
     status, summary = client.get("summary", run="good", worker=worker["name"])
     assert status == 200 and summary["framework"] == "mindspore", summary
+
+
+def _record_peak_inside_timeline(span_folder: Path) -> int:
+    """The highest Total Allocated of the span's memory record within its timeline's time range (read here)."""
+    events = json.loads(_timeline(span_folder).read_text())
+    starts = [float(e["ts"]) for e in events if e.get("ph") == "X"]
+    ends = [float(e["ts"]) + float(e["dur"]) for e in events if e.get("ph") == "X"]
+    lo_ns, hi_ns = min(starts) * 1000, max(ends) * 1000
+    record = next((span_folder / "FRAMEWORK").glob("cpu_ms_memory_record_*.txt"))
+    rows = _read_csv(record)
+    return max(int(r["Total Allocated(Byte)"]) for r in rows if lo_ns <= int(r["Timestamp(ns)"]) <= hi_ns)
+
+
+def test_memory_record_reaches_the_memory_view(tmp_path: Path, make_client) -> None:
+    """The plugin finds FRAMEWORK/cpu_ms_memory_record_<id>.txt beside the timeline and shows its peak."""
+    import shutil
+
+    run = "graph_cnn_legacy_profiler"
+    span_folder = _span_folders(run)[0]
+    shutil.copytree(span_folder, tmp_path / run / span_folder.name)
+    sources = discovery.scan_logdir(str(tmp_path))
+    assert [Path(c[0]).name for c in sources[0].companions] == ["cpu_ms_memory_record_0.txt"]
+    client = make_client(tmp_path)
+    client.settle()
+    status, body = client.get("runs")
+    worker = body["runs"][0]["workers"][0]
+    status, memory = client.get("memory", run=run, worker=worker["name"], span=worker["spans"][0])
+    assert status == 200, memory
+    assert memory["peak"]["cpu"]["allocated"] == _record_peak_inside_timeline(span_folder)
+
+    # A damaged record is left out with a note; the span still loads.
+    record = next((tmp_path / run / span_folder.name / "FRAMEWORK").glob("cpu_ms_memory_record_*.txt"))
+    record.write_text("not,a,memory,record\n1,2,3,4\n")
+    broken = discovery.scan_logdir(str(tmp_path))[0]
+    from profscope.tb_plugin.ingest import read_companions
+
+    model = load_trace_stream(lambda: open(broken.path, "rb"), layout.MINDSPORE_TRACE_FILE,
+                              companions=read_companions(lambda p: open(p, "rb"), [c[0] for c in broken.companions]))
+    assert len(model.instants) == 0
+    assert any("cpu_ms_memory_record_0.txt was not used" in note for note in model.stats["notes"])

@@ -1,4 +1,5 @@
-"""profscope.writer: file names, manifest contents, atomicity, default names, torch integration."""
+"""profscope.writer: file names, manifest contents, atomicity, default names, CPU sampling, torch integration,
+and the plugin showing what the writer recorded (host CPU, batch size, tags)."""
 
 from __future__ import annotations
 
@@ -25,7 +26,10 @@ from profscope.writer import (
     parse_manifest,
     trace_handler,
 )
-from profscope.writer import _atomic, torch_handler
+from profscope.writer import _atomic, cpu_sampler, span_writer
+from profscope.writer.cpu_sampler import CpuReading, CpuSampler, read_proc_stat, summarise_window
+
+from conftest import copy_trace, shared_trace
 
 SMALL_TRACE = {
     "schemaVersion": 1,
@@ -77,7 +81,9 @@ def read_manifest(path: Path) -> dict[str, Any]:
 
 def test_span_is_written_with_layout_names_and_exact_trace_bytes(tmp_path: Path) -> None:
     payload = trace_bytes()
-    writer = trace_handler(tmp_path, run="exp1", worker="w0", batch_size=16, tags={"lr": 0.5, "opt": "sgd"})
+    writer = trace_handler(
+        tmp_path, run="exp1", worker="w0", batch_size=16, tags={"lr": 0.5, "opt": "sgd"}, cpu_sample_interval=None
+    )
     before_ns = time.time_ns()
     writer(FakeProfiler(payload))
     after_ns = time.time_ns()
@@ -139,7 +145,7 @@ def test_spans_increase_and_updates_apply_to_later_spans(tmp_path: Path) -> None
 
 
 def test_span_names_stay_unique_when_the_clock_repeats(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(torch_handler.time, "time_ns", lambda: 1_700_000_000_000_000_000)
+    monkeypatch.setattr(span_writer.time, "time_ns", lambda: 1_700_000_000_000_000_000)
     writer = ProfscopeWriter(tmp_path, "exp", "w")
     for seed in range(3):
         writer(FakeProfiler(trace_bytes(seed)))
@@ -240,7 +246,7 @@ def test_a_failure_while_compressing_leaves_nothing(tmp_path: Path, monkeypatch:
         out.write(b"\x1f\x8b partial bytes")
         raise OSError("No space left on device")
 
-    monkeypatch.setattr(torch_handler, "gzip_file_into", failing_gzip)
+    monkeypatch.setattr(span_writer, "gzip_file_into", failing_gzip)
     writer = ProfscopeWriter(tmp_path, "exp", "w")
     with pytest.raises(OSError, match="No space"):
         writer(FakeProfiler(trace_bytes()))
@@ -273,6 +279,128 @@ def test_new_files_follow_the_umask(tmp_path: Path) -> None:
     if os.name == "posix":
         assert span.trace_path.stat().st_mode & 0o777 == 0o644
         assert span.manifest_path.stat().st_mode & 0o777 == 0o644
+
+
+# --- host CPU utilization ---------------------------------------------------------------
+
+MS = 1_000_000  # ns
+
+
+def reading(ms: float, process_ms: float, busy: Optional[float] = None, total: Optional[float] = None) -> CpuReading:
+    return CpuReading(int(ms * MS), int(process_ms * MS), busy, total)
+
+
+def test_cpu_window_is_summarised_from_the_counters_and_cut_between_readings() -> None:
+    # 0-100 ms: process half a CPU, system 10 of 20 ticks busy; 100-200: 1 CPU, 20/20; 200-300: idle, 0/20.
+    readings = [reading(0, 0, 0, 0), reading(100, 50, 10, 20), reading(200, 150, 30, 40), reading(300, 150, 30, 60)]
+    summary = summarise_window(readings, 50 * MS, 250 * MS, interval=0.1, wall_offset_ns=1_000 * 10**9, cpu_count=4)
+    assert summary is not None
+    # By hand over [50, 250] ms: process 25 + 100 + 0 = 125 ms of CPU in 200 ms; system (5 + 20 + 0) / 40 ticks.
+    assert summary["process"] == 0.625 and summary["system"] == 0.625
+    assert (summary["process_max"], summary["system_max"]) == (1.0, 1.0)
+    assert (summary["start"], summary["duration"], summary["cpu_count"]) == (1000.05, 0.2, 4)
+    assert summary["samples"] == {"time": [0.0, 0.05, 0.15], "process": [0.5, 1.0, 0.0], "system": [0.5, 1.0, 0.0]}
+    assert summary["source"] == "proc_stat"
+    # A window reaching past the readings is cut to them; one before them has nothing.
+    assert summarise_window(readings, -MS, 900 * MS, interval=0.1, wall_offset_ns=0)["duration"] == 0.3
+    assert summarise_window(readings, -9 * MS, -MS, interval=0.1, wall_offset_ns=0) is None
+    assert summarise_window(readings[:1], 0, MS, interval=0.1, wall_offset_ns=0) is None
+
+
+def test_readings_too_close_to_tell_anything_are_merged_into_their_neighbours() -> None:
+    # The handler's own reading 0.1 ms after the thread's, with no system tick between: no interval of its own.
+    readings = [reading(0, 0, 0, 0), reading(100, 50, 10, 20), reading(100.1, 50.1, 10, 20), reading(200, 150, 30, 40)]
+    summary = summarise_window(readings, 0, 200 * MS, interval=0.1, wall_offset_ns=0)
+    assert summary is not None
+    assert summary["samples"] == {"time": [0.0, 0.1], "process": [0.5, 1.0], "system": [0.5, 1.0]}
+    assert (summary["process"], summary["system"]) == (0.75, 0.75)
+    # A window too short for any tick has no system figure, but still the process one.
+    short = summarise_window(readings, int(100.02 * MS), int(100.08 * MS), interval=0.1, wall_offset_ns=0)
+    assert short is not None and short["system"] is None and short["samples"]["system"] is None
+    assert short["process"] == 1.0
+
+
+def test_a_long_cpu_series_is_merged_exactly_to_its_bound() -> None:
+    # 1000 readings 10 ms apart; the process alternates between 0 and 1 CPU each interval.
+    readings, used = [], 0.0
+    for i in range(1000):
+        readings.append(reading(i * 10, used))
+        used += 10 if i % 2 == 0 else 0
+    summary = summarise_window(readings, 0, 999 * 10 * MS, interval=0.01, wall_offset_ns=0, max_points=100)
+    assert summary is not None and summary["source"] == "process_time" and summary["system"] is None
+    samples = summary["samples"]
+    assert len(samples["time"]) == len(samples["process"]) == 100 and samples["system"] is None
+    assert summary["process"] == round(500 / 999, 3)  # 500 busy intervals of 999
+    assert summary["process_max"] == 1.0  # at the readings' own resolution
+    # Merged intervals hold the exact CPU time of what they merge.
+    edges = samples["time"] + [summary["duration"]]
+    merged_cpu = sum(p * (b - a) for p, a, b in zip(samples["process"], edges, edges[1:]))
+    assert merged_cpu == pytest.approx(summary["process"] * summary["duration"], rel=0.01)
+
+
+def test_proc_stat_busy_and_total_ticks(tmp_path: Path) -> None:
+    stat = tmp_path / "stat"
+    # user nice system idle iowait irq softirq steal guest guest_nice
+    stat.write_text("cpu  100 5 50 800 40 3 2 1 7 0\ncpu0 50 2 25 400 20 1 1 0 3 0\n")
+    assert read_proc_stat(str(stat)) == (161.0, 1001.0)  # guest time is already in user time
+    assert read_proc_stat(str(tmp_path / "missing")) is None
+    stat.write_text("intr 1 2 3\n")
+    assert read_proc_stat(str(stat)) is None
+
+
+def test_the_sampler_thread_reads_until_stopped() -> None:
+    sampler = CpuSampler(interval=0.02)
+    sampler.start()
+    began = time.perf_counter_ns()
+    while time.perf_counter_ns() - began < 300 * MS:  # keep this process busy
+        sum(range(1000))
+    summary = sampler.summarise(began, time.perf_counter_ns())
+    sampler.stop()
+    assert not sampler.running
+    count = len(sampler.readings())
+    time.sleep(0.1)
+    assert len(sampler.readings()) == count
+    assert summary is not None and len(summary["samples"]["time"]) >= 5
+    assert 0 < summary["process"] <= (os.cpu_count() or 1) * 1.05
+    if os.path.exists(cpu_sampler.PROC_STAT):
+        assert summary["source"] == "proc_stat" and 0 <= summary["system"] <= 1
+
+
+def test_cpu_sampling_options(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="cpu_sample_interval"):
+        ProfscopeWriter(tmp_path, "exp", "w", cpu_sample_interval=0.001)
+    with pytest.raises(ValueError, match="cpu_sample_interval"):
+        ProfscopeWriter(tmp_path, "exp", "w", cpu_sample_interval=float("nan"))
+    off = ProfscopeWriter(tmp_path, "off", "w", cpu_sample_interval=None, event_file=False)
+    off(FakeProfiler(trace_bytes()))
+    assert "cpu_utilization" not in read_manifest(off.spans[0].manifest_path)
+    on = ProfscopeWriter(tmp_path, "on", "w", cpu_sample_interval=0.05, event_file=False)
+    assert on._cpu is not None and on._cpu.running
+    on.close()
+    assert not on._cpu.running
+    on(FakeProfiler(trace_bytes()))  # a span after close() samples again
+    assert on._cpu.running
+    on.close()
+
+
+def test_without_the_profilers_window_the_cpu_window_runs_from_the_previous_span(tmp_path: Path) -> None:
+    clock = time.perf_counter_ns
+    created = (clock(), ProfscopeWriter(tmp_path, "exp", "w", cpu_sample_interval=0.02, event_file=False), clock())
+    writer = created[1]
+    time.sleep(0.2)
+    first_call = (clock(), writer(FakeProfiler(trace_bytes(1))), clock())  # a fake profiler says no window
+    time.sleep(0.3)
+    second_call = (clock(), writer(FakeProfiler(trace_bytes(2))), clock())
+    writer.close()
+    first, second = (read_manifest(s.manifest_path)["cpu_utilization"] for s in writer.spans)
+
+    def within(duration: float, since: tuple[int, Any, int], until: tuple[int, Any, int]) -> bool:
+        # The window starts inside the call `since` and ends inside the call `until`.
+        return (until[0] - since[2]) / 1e9 - 1e-6 <= duration <= (until[2] - since[0]) / 1e9 + 1e-6
+
+    assert within(first["duration"], created, first_call)  # from the start of sampling
+    assert within(second["duration"], first_call, second_call)  # from the end of the previous span
+    assert second["start"] == pytest.approx(first["start"] + first["duration"], abs=0.005)
 
 
 # --- names --------------------------------------------------------------------------
@@ -438,3 +566,144 @@ def test_worker_is_the_rank_when_torch_distributed_is_initialised(
     finally:
         dist.destroy_process_group()
     assert default_worker_name() != "rank0"
+
+
+def test_a_torch_spans_cpu_window_is_the_profilers_recording_window(tmp_path: Path) -> None:
+    torch = pytest.importorskip("torch", reason="torch is not installed (pip install torch==2.13.0)")
+    writer = trace_handler(tmp_path, run="cpu", worker="trainer", event_file=False, cpu_sample_interval=0.02)
+    with torch.profiler.profile(
+        activities=[torch.profiler.ProfilerActivity.CPU],
+        schedule=torch.profiler.schedule(wait=1, warmup=1, active=3, repeat=1),
+        on_trace_ready=writer,
+    ) as prof:
+        for _ in range(6):
+            began = time.perf_counter()
+            while time.perf_counter() - began < 0.05:
+                torch.randn(64, 64) @ torch.randn(64, 64)
+            prof.step()
+    writer.close()
+    (span,) = writer.spans
+    cpu = read_manifest(span.manifest_path)["cpu_utilization"]
+    document = json.loads(gzip.decompress(span.trace_path.read_bytes()))
+    steps = [e for e in document["traceEvents"] if str(e.get("name", "")).startswith("ProfilerStep#")]
+    recorded_us = max(e["ts"] + e["dur"] for e in steps) - min(e["ts"] for e in steps)
+    # Three steps of at least 50 ms, and not the wait and warmup steps before them.
+    assert recorded_us >= 150_000
+    assert cpu["duration"] == pytest.approx(recorded_us / 1e6, abs=0.03)  # not the 100 ms of wait and warmup
+    assert len(cpu["samples"]["time"]) >= 5
+    assert 0 < cpu["process"] <= cpu["cpu_count"]
+
+
+# --- the plugin shows what the writer recorded -----------------------------------------------
+
+MLP_TRACE = "torch213/mlp_train_sched/worker0.1795303442092317655.pt.trace.json.gz"
+
+
+def test_the_overview_shows_the_spans_host_cpu_from_its_manifest(tmp_path: Path, make_client) -> None:
+    import jsonschema
+    import yaml
+
+    from profscope.tb_plugin.views.overview import host_cpu
+
+    payload = gzip.decompress(shared_trace(MLP_TRACE).read_bytes())
+    logdir = tmp_path / "logs"
+    writer = ProfscopeWriter(logdir, "cpu", "w", batch_size=8, tags={"lr": 0.1}, event_file=False,
+                             cpu_sample_interval=0.02)
+    time.sleep(0.3)
+    writer(FakeProfiler(payload))
+    writer.close()
+    manifest = read_manifest(writer.spans[0].manifest_path)
+    cpu = manifest["cpu_utilization"]
+    client = make_client(logdir)
+    client.settle()
+
+    status, answer = client.get("overview", run="cpu", worker="w")  # the worker's only span
+    assert status == 200
+    shown = answer["host_cpu"]
+    assert shown == host_cpu(manifest)
+    assert shown["duration"] == pytest.approx(cpu["duration"] * 1e6)
+    assert shown["process"] == {"mean": cpu["process"], "max": cpu["process_max"]}
+    assert shown["samples"]["time"] == [pytest.approx(t * 1e6) for t in cpu["samples"]["time"]]
+    assert shown["samples"]["process"] == cpu["samples"]["process"]
+    assert answer["benchmark"]["batch_size"] == 8
+    openapi = yaml.safe_load((Path(__file__).resolve().parents[1] / "tb_plugin" / "api" / "openapi.yaml").read_text())
+    jsonschema.validate(answer, {"$ref": "#/components/schemas/Overview", "components": openapi["components"]},
+                        cls=jsonschema.Draft202012Validator)
+
+    status, table = client.get("runs/table")
+    assert status == 200
+    (row,) = table["rows"]
+    assert (row["batch_size"], row["tags"]) == (8, {"lr": 0.1})
+
+    # The run list carries the manifest without the sample series (the overview has them).
+    status, runs = client.get("runs")
+    listed = runs["runs"][0]["workers"][0]["span_info"][0]["manifest"]
+    assert "samples" not in listed["cpu_utilization"] and listed["cpu_utilization"]["process"] == cpu["process"]
+
+
+def test_a_precomputed_overview_gets_the_host_cpu_of_a_manifest_that_came_later(tmp_path: Path, make_client) -> None:
+    """The parser pool stores the overview per (marker, batch size); the CPU summary is added per request."""
+    from profscope.tb_plugin.views import precomputed
+
+    logdir = tmp_path / "logs"
+    folder = logdir.joinpath("late", *layout.ASSET_DIR)
+    trace_name = layout.writer_trace_name("w", "1795303442092317655", "pytorch")
+    copy_trace(shared_trace(MLP_TRACE), folder, trace_name)  # old enough to load without its manifest
+    client = make_client(logdir)
+    client.settle()
+    status, before = client.get("overview", run="late", worker="w")
+    assert status == 200 and before["host_cpu"] is None
+    model = client.plugin.manager.resolve("late", "w", "1795303442092317655")
+    assert precomputed._stored(model).get(precomputed._key_text(("overview", None, None))) is not None
+
+    cpu = summarise_window([reading(0, 0, 0, 0), reading(100, 80, 10, 20)], 0, 100 * MS, interval=0.1,
+                           wall_offset_ns=0, cpu_count=2)
+    manifest = Manifest(worker="w", span="1795303442092317655", framework="pytorch", framework_version=None,
+                        profscope_version="test", trace_file=trace_name, wall_time=1.0, cpu_utilization=cpu)
+    (folder / layout.writer_manifest_name("w", "1795303442092317655")).write_bytes(manifest.to_json_bytes())
+    client.plugin.manager.refresh()
+    status, after = client.get("overview", run="late", worker="w")
+    assert status == 200
+    assert after["host_cpu"]["process"] == {"mean": 0.8, "max": 0.8}
+    assert after["host_cpu"]["system"] == {"mean": 0.5, "max": 0.5}
+    assert {k: v for k, v in after.items() if k != "host_cpu"} == {k: v for k, v in before.items() if k != "host_cpu"}
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        None,
+        "busy",
+        {"process": 0.5},  # no duration
+        {"process": -1, "duration": 1.0},
+        {"process": float("inf"), "duration": 1.0},
+        {"process": 0.5, "duration": 0},
+        {"process": 10**400, "duration": 1.0},
+    ],
+)
+def test_a_malformed_cpu_record_shows_no_host_cpu(bad: Any) -> None:
+    from profscope.tb_plugin.views.overview import host_cpu
+
+    assert host_cpu({"cpu_utilization": bad}) is None
+
+
+def test_malformed_cpu_samples_are_dropped_but_the_summary_stays() -> None:
+    from profscope.tb_plugin.views.overview import HOST_CPU_MAX_POINTS, host_cpu
+
+    good = {"process": 0.5, "system": 0.25, "duration": 0.2, "interval": 0.1, "cpu_count": 2,
+            "samples": {"time": [0.0, 0.1], "process": [0.4, 0.6], "system": [0.2, 0.3]}}
+    shown = host_cpu({"cpu_utilization": good})
+    assert shown is not None and shown["samples"] == {"time": [0.0, 100000.0], "process": [0.4, 0.6],
+                                                      "system": [0.2, 0.3]}
+    assert (shown["duration"], shown["interval"], shown["cpu_count"]) == (200000.0, 100000.0, 2)
+    for samples in (
+        {"time": [0.0, 0.1], "process": [0.4]},  # lengths differ
+        {"time": [0.1, 0.0], "process": [0.4, 0.6]},  # out of order
+        {"time": [0.0, 5.0], "process": [0.4, 0.6]},  # beyond the span
+        {"time": [0.0, 0.1], "process": [0.4, "x"]},
+        {"time": [0.0, 0.1], "process": [0.4, 0.6], "system": [0.2, 1.5]},  # a share above 1
+        {"time": [0.0] * (HOST_CPU_MAX_POINTS + 1), "process": [0.1] * (HOST_CPU_MAX_POINTS + 1)},
+    ):
+        shown = host_cpu({"cpu_utilization": {**good, "samples": samples}})
+        assert shown is not None and shown["samples"] is None and shown["process"]["mean"] == 0.5
+    assert host_cpu({"cpu_utilization": {**good, "system": 2.0}})["system"] is None

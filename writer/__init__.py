@@ -1,6 +1,6 @@
 """Profscope's writer: profiler spans written where the Profscope TensorBoard tab finds them.
 
-Use it as torch's ``on_trace_ready``::
+Use it as torch's ``on_trace_ready`` (Paddle: ``paddle_trace_handler``, below)::
 
     import torch
     import profscope.writer
@@ -15,11 +15,18 @@ Use it as torch's ``on_trace_ready``::
             prof.step()
     # then: tensorboard --logdir runs
 
+or as Paddle's::
+
+    writer = profscope.writer.paddle_trace_handler("runs", run="exp1", batch_size=32)
+    with paddle.profiler.Profiler(scheduler=(2, 10), on_trace_ready=writer) as prof:
+        ...
+
 Each span (one ``on_trace_ready`` call) becomes two files in
 ``<logdir>/<run>/plugins/profscope/``:
 
-* ``<worker>.<span>.pytorch.trace.json.gz``: torch's own ``export_chrome_trace``
-  output, gzip-compressed, content unchanged;
+* ``<worker>.<span>.<framework>.trace.json.gz``: the profiler's own Chrome-trace export
+  (torch's ``export_chrome_trace``, Paddle's ``export(path, "json")``), gzip-compressed,
+  content unchanged; ``<framework>`` is ``pytorch`` or ``paddle``;
 * ``<worker>.<span>.manifest.json``, written after the trace: its presence marks the
   span complete.
 
@@ -45,11 +52,16 @@ Manifest schema (format 1)::
       "batch_size": int | null,      # samples per step
       "samples": int | null,         # batch_size x number of steps in step_range
       "tags": {str: str | int | float},
-      "source_file": str             # only in imported spans: the input's base name
+      "source_file": str,            # only in imported spans: the input's base name
+      "cpu_utilization": {...}       # host CPU over the span (see profscope.writer.manifest)
     }
 
 ``step_range`` is null whenever it cannot be known for sure (no schedule, or a window
 cut short by the device). Readers ignore keys they do not know.
+
+A background thread samples this process's and the whole system's CPU utilization (every
+100 ms by default, ``cpu_sample_interval=None`` turns it off); each manifest gets the
+utilization over its span (``profscope.writer.cpu_sampler``).
 
 Each span is also recorded in a TensorBoard event file of the run folder
 (``<logdir>/<run>/events.out.tfevents.*.profscope``): a record whose summary metadata
@@ -65,17 +77,22 @@ Torch is never imported by this package at import time. ``profscope import`` (se
 from .manifest import MANIFEST_FORMAT, Manifest, parse_manifest
 from .naming import RUN_ENV_VAR, default_run_name, default_worker_name
 from .span_files import SpanExistsError, WrittenSpan
+from .paddle_handler import PaddleWriter, paddle_trace_handler
+from .span_writer import SpanWriter
 from .torch_handler import ProfscopeWriter, trace_handler
 
 __all__ = [
     "MANIFEST_FORMAT",
     "Manifest",
+    "PaddleWriter",
     "ProfscopeWriter",
     "RUN_ENV_VAR",
     "SpanExistsError",
+    "SpanWriter",
     "WrittenSpan",
     "default_run_name",
     "default_worker_name",
+    "paddle_trace_handler",
     "parse_manifest",
     "trace_handler",
 ]

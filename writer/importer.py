@@ -7,6 +7,17 @@ as raw bytes. Then each file is written exactly like the writer's own spans (gzi
 manifest, atomically); a gzipped input is copied as is, a plain one is compressed.
 Nothing is written unless every input passes.
 
+The framework that wrote a file is detected from its content (``ingest.detect``), unless
+given; it goes into the span's file name and manifest, and decides how the plugin reads
+it. The worker and span names come from each format's own file names:
+
+* torch's handler: ``<worker>.<ns timestamp>.pt.trace.json[.gz]``;
+* Paddle's ``export_chrome_tracing``: ``<worker>_time_<date>.paddle_trace.json[.gz]``;
+* MindSpore's profiler: ``<host>_<pid>_<date>_ascend_ms/ASCEND_PROFILER_OUTPUT/trace_view.json``
+  (the ``*_ascend_ms`` folder itself may be given), and the older
+  ``ascend_timeline_display_<rank>.json`` / ``gpu_timeline_display_<rank>.json``;
+* anything else: the file name without ``.json[.gz]``, and the file's mtime.
+
 Like the writer, an import also records each span in a TensorBoard event file of the
 run folder, with its performance scalars (``profscope.writer.events``), computed here in
 this process; the step of a span is its position among its worker's spans in the run
@@ -15,7 +26,9 @@ this process; the step of a span is its position among its worker's spans in the
 
 from __future__ import annotations
 
+import datetime
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, Callable, Mapping, Optional, Sequence
@@ -23,13 +36,15 @@ from typing import BinaryIO, Callable, Mapping, Optional, Sequence
 import msgspec
 
 from profscope.tb_plugin import layout
+from profscope.tb_plugin.ingest.detect import HEAD_BYTES, detect_framework
 
 from ._atomic import copy_file_into, gzip_file_into
 from .manifest import Manifest, TagValue, check_batch_size, check_framework, check_tags
 from .naming import asset_folder, check_run, profscope_version
 from .span_files import SpanExistsError, WrittenSpan, span_paths, write_span
 
-DEFAULT_FRAMEWORK = "pytorch"
+# "<date><time>[fraction]" digits of Paddle's and MindSpore's file names, in local time.
+_DATE_DIGITS = re.compile(r"^(?P<seconds>\d{14})(?P<fraction>\d{0,9})$")
 _SUFFIXES = (".json.gz", ".json")
 _WHITESPACE = b" \t\r\n"
 # Seconds since the epoch that a file-name timestamp may plausibly stand for (2001..2100).
@@ -54,6 +69,7 @@ class TraceSource:
     worker: str
     span: str
     wall_time: float
+    framework: str
 
 
 def _read_document(path: Path, gzipped: bool) -> bytes:
@@ -125,35 +141,92 @@ def _timestamp_seconds(span: str) -> Optional[float]:
     return None
 
 
-def inspect_trace_file(path: str | os.PathLike[str], worker: Optional[str] = None) -> TraceSource:
-    """Check one input file and choose its worker and span names.
+def _date_digits_seconds(digits: str) -> Optional[float]:
+    """``YYYYmmddHHMMSS[fraction]`` digits (local time, as Paddle and MindSpore name files) as epoch seconds."""
+    match = _DATE_DIGITS.match(digits)
+    if match is None:
+        return None
+    try:
+        moment = datetime.datetime.strptime(match["seconds"], "%Y%m%d%H%M%S")
+    except ValueError:
+        return None
+    fraction = match["fraction"]
+    return moment.timestamp() + (int(fraction) / 10 ** len(fraction) if fraction else 0.0)
 
-    Worker: ``worker`` if given, else the worker part of a torch-handler (or writer)
-    file name, else the file's stem. Span: the file name's timestamp, else the file's
-    mtime in nanoseconds.
+
+@dataclass(frozen=True)
+class _NamedSpan:
+    worker: str
+    span: Optional[str]  # None: the file's mtime
+    wall_time: Optional[float]  # None: the file's mtime
+
+
+def _names_from_path(path: Path, stem: str) -> _NamedSpan:
+    """Worker, span and time from the file name conventions of torch, Paddle, MindSpore and the writer."""
+    name = path.name
+    parsed = layout.parse_torch_trace_name(name) or layout.parse_writer_trace_name(name)
+    if parsed is not None:
+        return _NamedSpan(parsed.worker, parsed.span, _timestamp_seconds(parsed.span))
+    parsed = layout.parse_paddle_trace_name(name) or layout.parse_mindspore_trace_path(
+        path.parent.parent.name, path.parent.name, name
+    )
+    if parsed is not None:
+        wall_time = _date_digits_seconds(parsed.span) or _timestamp_seconds(parsed.span)
+        return _NamedSpan(parsed.worker, parsed.span, wall_time)
+    timeline = layout.parse_mindspore_timeline_name(name)
+    if timeline is not None:
+        return _NamedSpan(timeline.worker, None, None)
+    return _NamedSpan(stem, None, None)
+
+
+def _detected_framework(path: Path, data: bytes) -> str:
+    # The tail too: DeepLink's device records come after the CPU operators.
+    return detect_framework(data[:HEAD_BYTES], path.name, data[-HEAD_BYTES:])
+
+
+def _input_file(path: Path) -> Path:
+    """A MindSpore span folder (``*_ascend_ms``) stands for its timeline file."""
+    if path.is_dir():
+        timeline = path / layout.MINDSPORE_OUTPUT_FOLDER / layout.MINDSPORE_TRACE_FILE
+        if timeline.is_file():
+            return timeline
+        raise TraceFileError(
+            f"{path}: a folder; expected a trace file, or a MindSpore profiler folder with "
+            f"{layout.MINDSPORE_OUTPUT_FOLDER}/{layout.MINDSPORE_TRACE_FILE}"
+        )
+    return path
+
+
+def inspect_trace_file(
+    path: str | os.PathLike[str], worker: Optional[str] = None, framework: Optional[str] = None
+) -> TraceSource:
+    """Check one input file and choose its framework, worker and span names.
+
+    Framework: ``framework`` if given, else detected from the content. Worker: ``worker`` if
+    given, else from the file name (see the module's notes), else the file's stem. Span:
+    the file name's timestamp, else the file's mtime in nanoseconds.
     """
-    path = Path(path)
+    path = _input_file(Path(path))
     stem = _strip_suffix(path.name)
     if stem is None:
         raise TraceFileError(f"{path}: expected a .json or .json.gz trace file")
     if not path.is_file():
         raise TraceFileError(f"{path}: no such file")
     gzipped = path.name.lower().endswith(".gz")
-    check_chrome_trace(path, _read_document(path, gzipped))
+    data = _read_document(path, gzipped)
+    check_chrome_trace(path, data)
+    detected = framework if framework is not None else _detected_framework(path, data)
+    del data
 
-    parsed = layout.parse_torch_trace_name(path.name) or layout.parse_writer_trace_name(path.name)
+    named = _names_from_path(path, stem)
     stat = path.stat()
-    if parsed is not None:
-        name_worker, span = parsed.worker, parsed.span
-    else:
-        name_worker, span = stem, str(stat.st_mtime_ns)
-    wall_time = _timestamp_seconds(span) if parsed is not None else None
     return TraceSource(
         path=path,
         gzipped=gzipped,
-        worker=layout.safe_component(worker if worker is not None else name_worker),
-        span=layout.safe_component(span),
-        wall_time=wall_time if wall_time is not None else stat.st_mtime,
+        worker=layout.safe_component(worker if worker is not None else named.worker),
+        span=layout.safe_component(named.span if named.span is not None else str(stat.st_mtime_ns)),
+        wall_time=named.wall_time if named.wall_time is not None else stat.st_mtime,
+        framework=detected,
     )
 
 
@@ -162,7 +235,7 @@ def import_trace_files(
     logdir: str | os.PathLike[str],
     run: str,
     worker: Optional[str] = None,
-    framework: str = DEFAULT_FRAMEWORK,
+    framework: Optional[str] = None,
     batch_size: Optional[int] = None,
     tags: Optional[Mapping[str, TagValue]] = None,
     overwrite: bool = False,
@@ -171,17 +244,18 @@ def import_trace_files(
 ) -> list[WrittenSpan]:
     """Import trace files into ``<logdir>/<run>``; checks every input before writing any.
 
-    With ``event_file``, the spans are then recorded in a new TensorBoard event file of the
-    run folder; a span that cannot be analysed gets no scalars, and ``report`` (default: a
-    warning) is told why.
+    ``framework`` None: each file's is detected from its content. With ``event_file``, the
+    spans are then recorded in a new TensorBoard event file of the run folder; a span that
+    cannot be analysed gets no scalars, and ``report`` (default: a warning) is told why.
     """
-    check_framework(framework)
+    if framework is not None:
+        check_framework(framework)
     check_run(run)
     batch_size = check_batch_size(batch_size)
     checked_tags = check_tags(tags or {})
     if not paths:
         raise TraceFileError("no input files")
-    sources = [inspect_trace_file(path, worker) for path in paths]
+    sources = [inspect_trace_file(path, worker, framework) for path in paths]
 
     asset_dir = asset_folder(logdir, run)
     seen: dict[tuple[str, str], Path] = {}
@@ -194,7 +268,7 @@ def import_trace_files(
             )
         seen[key] = source.path
         if not overwrite:
-            for existing in span_paths(asset_dir, source.worker, source.span, framework):
+            for existing in span_paths(asset_dir, source.worker, source.span, source.framework):
                 if existing.exists():
                     raise SpanExistsError(f"{existing} already exists (use --overwrite to replace it)")
 
@@ -203,10 +277,10 @@ def import_trace_files(
         manifest = Manifest(
             worker=source.worker,
             span=source.span,
-            framework=framework,
+            framework=source.framework,
             framework_version=None,  # a trace file does not say which framework version wrote it
             profscope_version=profscope_version(),
-            trace_file=layout.writer_trace_name(source.worker, source.span, framework),
+            trace_file=layout.writer_trace_name(source.worker, source.span, source.framework),
             wall_time=source.wall_time,
             step_range=None,
             batch_size=batch_size,

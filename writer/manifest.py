@@ -14,10 +14,28 @@ Its presence marks the span complete. Schema (format 1)::
       "step_range": [2, 4],             # first and last profiler step in the trace, or null
       "batch_size": 32,                 # samples per step, or null
       "samples": 96,                    # batch_size x steps in step_range, or null
-      "tags": {"lr": 0.01}              # user tags: str -> str | int | float
+      "tags": {"lr": 0.01},             # user tags: str -> str | int | float
+      "cpu_utilization": {...}          # host CPU over the span (writer spans; see below), or absent
     }
 
 Imported files may also carry ``"source_file"``: the base name of the imported file.
+
+``cpu_utilization`` (``profscope.writer.cpu_sampler``)::
+
+    {
+      "source": "proc_stat",            # or "process_time": no system figure on this OS
+      "cpu_count": 8,
+      "interval": 0.1,                  # s between readings
+      "start": 1763769600.0, "duration": 1.5,   # the window summarised: epoch s, s
+      "process": 0.93, "process_max": 1.6,      # this process's CPU time / elapsed (1.0 = one CPU)
+      "system": 0.41, "system_max": 0.55,       # busy share of all CPUs, 0..1; null without /proc/stat
+      "samples": {"time": [...], "process": [...], "system": [...] | null}
+    }
+
+``samples`` holds at most 120 intervals (merged exactly when there were more readings), each
+at the time it starts (s from ``start``; it lasts until the next one, the last one until
+``duration``). The window is the profiler's own recording window when it says (torch), else
+from the trace's first event (Paddle), else since the previous span.
 Readers must ignore keys they do not know.
 """
 
@@ -101,6 +119,7 @@ class Manifest:
     batch_size: Optional[int] = None
     tags: dict[str, TagValue] = field(default_factory=dict)
     source_file: Optional[str] = None  # imported files only
+    cpu_utilization: Optional[dict[str, Any]] = None  # writer spans with CPU sampling on
 
     @property
     def samples(self) -> Optional[int]:
@@ -126,6 +145,8 @@ class Manifest:
         }
         if self.source_file is not None:
             document["source_file"] = self.source_file
+        if self.cpu_utilization is not None:
+            document["cpu_utilization"] = self.cpu_utilization
         return document
 
     def to_json_bytes(self) -> bytes:
@@ -168,6 +189,9 @@ def parse_manifest(data: bytes) -> Manifest:
     tags = document.get("tags") or {}
     if not isinstance(tags, dict):
         raise ValueError("manifest field 'tags' must be an object")
+    cpu_utilization = document.get("cpu_utilization")
+    if cpu_utilization is not None and not isinstance(cpu_utilization, dict):
+        raise ValueError("manifest field 'cpu_utilization' must be an object or absent")
     try:
         batch_size = check_batch_size(document.get("batch_size"))
         tags = check_tags(tags)
@@ -185,4 +209,5 @@ def parse_manifest(data: bytes) -> Manifest:
         batch_size=batch_size,
         tags=tags,
         source_file=optional_text("source_file"),
+        cpu_utilization=cpu_utilization,
     )

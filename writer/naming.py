@@ -38,12 +38,17 @@ def distributed_rank() -> int | None:
     return int(rank) if rank.isdigit() else None
 
 
+def host_worker_name() -> str:
+    """``<hostname>_<pid>``, made file-name safe: the worker name outside a distributed job."""
+    return layout.safe_component(f"{socket.gethostname()}_{os.getpid()}")
+
+
 def default_worker_name() -> str:
     """``rank<N>`` in a distributed job, else ``<hostname>_<pid>`` (made file-name safe)."""
     rank = distributed_rank()
     if rank is not None:
         return f"rank{rank}"
-    return layout.safe_component(f"{socket.gethostname()}_{os.getpid()}")
+    return host_worker_name()
 
 
 def check_run(run: str) -> PurePath:

@@ -7,7 +7,7 @@ import { el, replaceChildren } from "./components/dom";
 import { createErrorPanel } from "./components/error_panel";
 import { createLoadingBar, type LoadingBar } from "./components/loading_bar";
 import { createPicker, type Picker } from "./components/picker";
-import { createRunList, type RunList } from "./components/run_list";
+import { createRunList, createSpanNotes, type RunList, type SpanNotes } from "./components/run_list";
 import { createTabs, type Tabs } from "./components/tabs";
 import { lookingForRunsState, noRunsState, runLoadingState, runWithoutSpansState } from "./components/empty_state";
 import { formatPercent, spanLabel, spanTimestampMs } from "./lib/format";
@@ -47,6 +47,8 @@ export class ProfscopeApp {
   private readonly workerPicker: Picker;
   private readonly spanPicker: Picker;
   private readonly runMeta = el("span", { className: "ps-run-meta", testId: "run-meta" });
+  /** What could not be derived from the selected span, beside the run's framework. */
+  private readonly spanNotes: SpanNotes;
   private readonly tabs: Tabs<ViewId>;
   private readonly loadingBar: LoadingBar = createLoadingBar();
   private readonly banner = el("div", { className: "ps-banner", hidden: true });
@@ -64,6 +66,7 @@ export class ProfscopeApp {
     this.spanPicker = createPicker("Span", "span-picker", (span) => this.select({ span }));
     this.tabs = createTabs(VIEWS, (view) => this.update({ ...this.state, view }));
     this.runList = createRunList((run) => this.select({ run, worker: null, span: null }));
+    this.spanNotes = createSpanNotes(api);
     this.root = el(
       "div",
       { className: "ps-app", testId: "profscope-app" },
@@ -74,6 +77,7 @@ export class ProfscopeApp {
         this.workerPicker.root,
         this.spanPicker.root,
         this.runMeta,
+        this.spanNotes.root,
       ),
       this.tabs.root,
       this.loadingBar.root,
@@ -195,6 +199,11 @@ export class ProfscopeApp {
     this.spanPicker.select.disabled ||= scope !== "span";
     this.runMeta.textContent =
       run === null ? "" : [run.framework, run.status === "ready" ? null : run.status].filter((part) => part).join(" · ");
+    this.spanNotes.update(
+      run !== null && run.status === "ready" && worker !== null && span !== null
+        ? { run: run.name, worker: worker.name, span }
+        : null,
+    );
   }
 
   private renderLoading(): void {

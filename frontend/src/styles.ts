@@ -54,6 +54,15 @@ body { font: 13px/1.45 var(--ps-font); }
 }
 .ps-picker select:disabled { opacity: 0.6; }
 .ps-run-meta { margin-left: auto; color: var(--ps-fg-muted); }
+.ps-span-notes { position: relative; color: var(--ps-fg-muted); }
+.ps-span-notes > summary { cursor: pointer; }
+/* Opens as a panel over the page, so the toolbar keeps its height. */
+.ps-span-notes > ul {
+  position: absolute; right: 0; top: calc(100% + 4px); z-index: 20; margin: 0; padding: 8px 12px 8px 28px;
+  width: max-content; max-width: min(520px, 90vw); color: var(--ps-fg); background: var(--ps-bg-raised);
+  border: 1px solid var(--ps-border); border-radius: 4px; box-shadow: 0 2px 8px rgba(0, 0, 0, 0.2);
+}
+.ps-span-notes li + li { margin-top: 4px; }
 .ps-tabs { display: flex; gap: 2px; padding: 0 12px; border-bottom: 1px solid var(--ps-border); overflow-x: auto; }
 .ps-tab {
   font: inherit; font-weight: 500; color: var(--ps-fg-muted); background: none; border: 0;

@@ -8,18 +8,19 @@ Paddle trace (``paddle.py``) and MindSpore's to a MindSpore timeline (``mindspor
 from __future__ import annotations
 
 import os
-from typing import BinaryIO, Callable, Optional
+import posixpath
+from typing import BinaryIO, Callable, Optional, Sequence
 
 from ..layout import parse_torch_trace_name, parse_writer_trace_name
 from ..model.build import build_model
 from ..model.trace_model import TraceModel
-from . import mindspore, paddle
+from . import mindspore, mindspore_memory, paddle
 from .detect import HEAD_BYTES, MINDSPORE, PADDLE, detect_framework
-from .kineto import TraceFormatError, read_kineto
+from .kineto import RawColumns, TraceFormatError, read_kineto
 from .parallel import read_kineto_parallel
 from .reader import TraceReadError, read_trace_bytes
 
-__all__ = ["TraceLoadError", "load_trace", "load_trace_stream"]
+__all__ = ["TraceLoadError", "load_trace", "load_trace_stream", "read_companions"]
 
 # Share of the progress bar for each stage of a load.
 _READ_SHARE, _DECODE_SHARE = 0.15, 0.75
@@ -38,9 +39,26 @@ def load_trace(path: str, progress: Optional[Callable[[float], None]] = None, pa
     return load_trace_stream(lambda: open(path, "rb"), os.path.basename(path), progress, parallel)
 
 
+def read_companions(opener: Callable[[str], BinaryIO], locations: Sequence[str]) -> dict[str, bytes]:
+    """The bytes of a span's side files (see ``discovery.SpanSource.companions``), by file name.
+
+    A side file that is gone or too large is left out: the trace still loads without it.
+    """
+    found: dict[str, bytes] = {}
+    for location in locations:
+        try:
+            with opener(location) as handle:
+                data = handle.read(mindspore_memory.MAX_RECORD_BYTES + 1)
+        except OSError:
+            continue
+        if len(data) <= mindspore_memory.MAX_RECORD_BYTES:
+            found[posixpath.basename(location.replace("\\", "/"))] = data
+    return found
+
+
 def load_trace_stream(
     opener: Callable[[], BinaryIO], filename: str = "", progress: Optional[Callable[[float], None]] = None,
-    parallel: bool = False,
+    parallel: bool = False, companions: Optional[dict[str, bytes]] = None,
 ) -> TraceModel:
     report = progress or (lambda fraction: None)
     try:
@@ -54,6 +72,7 @@ def load_trace_stream(
             raw = (read_kineto_parallel if parallel else read_kineto)(data, decode_progress)
             if framework == MINDSPORE:
                 mindspore.normalise(raw)
+                _add_memory_record(raw, companions or {})
         del data
         model = build_model(raw, framework=framework)
     except (TraceReadError, TraceFormatError) as exc:
@@ -66,10 +85,22 @@ def load_trace_stream(
     return model
 
 
+def _add_memory_record(raw: RawColumns, companions: dict[str, bytes]) -> None:
+    """A MindSpore span's memory record as memory events; a bad record is a note, never the span's failure."""
+    name = mindspore_memory.record_name_for(list(companions))
+    if name is None:
+        return
+    try:
+        mindspore_memory.add_memory_record(raw, mindspore_memory.read_memory_record(companions[name]))
+    except mindspore_memory.MemoryRecordError as exc:
+        raw.stats.setdefault("notes", []).append(f"{name} was not used: {exc}")
+
+
 def _framework_of(filename: str, data: bytearray) -> str:
     """The writer's file name says the framework; otherwise the content does (``detect.py``)."""
     # "<worker>.<ts>.pt.trace.json" also fits the writer's pattern (framework "pt"): torch's name wins.
     writer = None if parse_torch_trace_name(filename) else parse_writer_trace_name(filename)
     if writer is not None and writer.framework:
         return writer.framework
-    return detect_framework(memoryview(data)[:HEAD_BYTES].tobytes(), filename)
+    # The tail too: some writers (DeepLink's device records) put their telling events last.
+    return detect_framework(memoryview(data)[:HEAD_BYTES].tobytes(), filename, memoryview(data)[-HEAD_BYTES:].tobytes())

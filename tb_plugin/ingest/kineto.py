@@ -3,7 +3,8 @@
 What it reads: a JSON object with ``traceEvents`` (or a bare JSON array of events), each
 event with ``ph``, ``name``, ``cat``, ``ts``, ``dur``, ``pid``, ``tid`` and ``args``.
 Phases X (complete), i/I (instant), C (counter), s/t/f (flow) and M (metadata) are
-kept; B/E and other phases are counted in the stats and skipped. ``ts``/``dur`` are µs,
+kept; B/E and async b/e are paired into slices (``begin_end.py``); other phases are counted
+in the stats and skipped. ``ts``/``dur`` are µs,
 numbers or (MindSpore) decimal strings, which are read exactly (``_times_ns``). Of ``args``
 it keeps the keys the views use (``ARG_FIELDS`` below); other keys are ignored. Top-level keys other
 than ``traceEvents`` (``deviceProperties``, ``distributedInfo``, ``baseTimeNanoseconds``,
@@ -29,6 +30,7 @@ import msgspec
 import numpy as np
 from msgspec import Raw
 
+from . import begin_end
 from .interning import NO_STRING, OptionalStrings, RawJsonStrings, ScalarKeys, StringTable
 
 CHUNK_EVENTS = 50_000
@@ -596,6 +598,8 @@ class _ChunkReader:
         phase_class = np.array([_PHASE_CLASS.get(p, -1) for p in self.phases.strings], dtype=np.int8)[phase_ids]
         self.last_phase_class = phase_class
         event_id = np.arange(first_event_id, first_event_id + n, dtype=np.int64)
+        if not begin_end.PHASES.isdisjoint(self.phases.strings):  # B/E or b/e seen: kept for pairing
+            begin_end.collect(self.out, events, phase_ids, self.phases.strings, event_id, names, cats, pids, tids, ts)
         strings = self.out.strings
         for cat_id, count in zip(*np.unique(cats, return_counts=True)):
             text = strings.strings[int(cat_id)]
@@ -758,13 +762,15 @@ def read_kineto(data: bytearray, progress: Optional[Callable[[float], None]] = N
     """
     start, end, metadata = _events_region(data)
     try:
-        return _read_chunks(data, _guessed_chunks(data, start, end), metadata, progress, guessed=True,
-                            precise_start=precise_start)
+        raw = _read_chunks(data, _guessed_chunks(data, start, end), metadata, progress, guessed=True,
+                           precise_start=precise_start)
     except _BadSplit:
         # A guessed boundary (a chunk cut or the array's end) was wrong: read the document exactly.
         start, end, metadata = _events_region(data, quick=False)
-        return _read_chunks(data, _exact_chunks(data, start, end), metadata, progress, guessed=False,
-                            precise_start=precise_start)
+        raw = _read_chunks(data, _exact_chunks(data, start, end), metadata, progress, guessed=False,
+                           precise_start=precise_start)
+    begin_end.pair(raw)  # B/E pairs may straddle chunks: paired once the whole document is read
+    return raw
 
 
 def _read_chunks(data: bytearray, chunks: list[tuple[int, int]], metadata: dict[str, Any],

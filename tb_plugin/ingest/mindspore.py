@@ -10,9 +10,16 @@ module then normalises the decoded columns (``normalise``), before ``model.build
   bare type in PyNative mode, ``"MatMul"``) and ``"Scope Layer"`` (the scope hierarchy, one
   thread per depth). Slices of those processes take the process name as their category, so
   ``model/categories.py`` can classify them (``MINDSPORE_*``) and the trace view shows
-  MindSpore's own terms. Slices of other processes (Ascend's device timelines) keep theirs.
+  MindSpore's own terms. Slices of other processes keep theirs (the layers of a newer Ascend
+  ``trace_view.json``, such as ``Ascend Hardware``, are not mapped yet).
 * Steps: the CPU profiler records none (no step markers, data loading or memory in the
   timeline), so the whole span is one step, as for any trace without steps.
+* Memory: the timeline has none; the memory record beside it (``FRAMEWORK/cpu_ms_memory_record_<id>.txt``)
+  maps onto ``[memory]`` totals with ``mindspore_memory.py``.
+
+The older device timelines of MindSpore's profiler folder (``ascend_timeline_display_<id>.json``,
+``gpu_timeline_display_<id>.json``) have no ``process_name`` metadata at all: fixed process ids
+say what a slice is there, and ``mindspore_timeline.py`` maps them (``normalise`` hands them over).
 """
 
 from __future__ import annotations
@@ -31,6 +38,17 @@ MINDSPORE_CATEGORIES = frozenset({MINDSPORE_OPERATOR_PROCESS, MINDSPORE_SCOPE_PR
 
 
 def normalise(raw: RawColumns) -> None:
+    """Apply MindSpore's conventions in place: the CPU profiler's process names as categories, or
+    the MindInsight-era device timeline's roles (``mindspore_timeline.py``)."""
+    from . import mindspore_timeline  # it builds on this module's names
+
+    if mindspore_timeline.is_device_timeline(raw):
+        mindspore_timeline.normalise(raw)
+        return
+    _categories_from_process_names(raw)
+
+
+def _categories_from_process_names(raw: RawColumns) -> None:
     """Give the slices of MindSpore's known processes their process name as category, in place."""
     strings = raw.strings
     category_of_pid: dict[int, int] = {}

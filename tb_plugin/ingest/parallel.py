@@ -24,7 +24,7 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
-from . import kineto
+from . import begin_end, kineto
 from .interning import StringTable
 from .kineto import RawColumns, TraceFormatError
 
@@ -37,6 +37,7 @@ STRING_COLUMNS = {
     "instants": ("name", "cat", "pid", "tid"),
     "flows": ("cat", "pid", "tid"),
     "counters": ("name", "series", "pid"),
+    begin_end.TABLE: begin_end.STRING_COLUMNS,
 }
 
 
@@ -78,6 +79,7 @@ def read_kineto_parallel(data: bytearray, progress: Optional[Callable[[float], N
     if status != "ok":
         return kineto.read_kineto(data, progress)  # a wrong guess or a lost helper: the exact path decides
     merged = merge(mine, payload)
+    begin_end.pair(merged)  # after the merge: a B/E pair may straddle the two halves
     if progress:
         progress(1.0)
     return merged

@@ -31,6 +31,8 @@ RUNTIME_CATEGORIES = frozenset(
 # torch's ProfilerStep#N and Paddle's ProfileStep#N.
 _STEP_NAME = re.compile(r"^Profiler?Step#(\d+)$")
 _GPU_PROCESS = re.compile(r"^(?:GPU|gpu|Device|device)\s*(\d+)")
+# Device processes already named after an accelerator that is not a GPU keep their name.
+_ACCELERATOR_PROCESS = re.compile(r"(?i)\b(?:ascend|npu|mlu|xpu|mtia|dipu|hpu)\b")
 
 
 def build_model(raw: RawColumns, framework: str = "pytorch") -> TraceModel:
@@ -43,7 +45,7 @@ def build_model(raw: RawColumns, framework: str = "pytorch") -> TraceModel:
     instants = _build_instants(raw, track_of)
     counters = _build_counters(raw, track_of)
     flows = _build_flows(raw, track_of, slices)
-    links = _build_links(slices, text)
+    links = _build_links(slices, text, flows)
     steps = _build_steps(slices, tracks, text)
     times = [a for a in (slices.start, slices.end, instants.ts, counters.ts) if len(a)]
     start = int(min(a.min() for a in times)) if times else 0
@@ -177,7 +179,7 @@ def _describe_tracks(raw: RawColumns, tracks_info: list[tuple[int, int]], slices
             device = int(gpu_match.group(1))
         if device is None and is_gpu and pid_text.isdigit():
             device = int(pid_text)
-        if is_gpu and device is not None and "gpu" not in pname.lower():
+        if is_gpu and device is not None and "gpu" not in pname.lower() and not _ACCELERATOR_PROCESS.search(pname):
             pname = f"GPU {device}"  # device lanes are grouped by device, whatever the host process is called
         tracks.append(
             Track(
@@ -271,8 +273,11 @@ def _build_flows(raw: RawColumns, track_of: dict[str, np.ndarray], slices: Slice
     )
 
 
-def _build_links(slices: SliceTable, text: list[str]) -> LinkTable:
-    """Device activity → launching runtime call (correlation) → operator (External id)."""
+def _build_links(slices: SliceTable, text: list[str], flows: FlowTable) -> LinkTable:
+    """Device activity → launching runtime call (correlation) → operator (External id).
+
+    Writers that give no correlation (DeepLink's DIPU) still draw an ``ac2g`` flow from the launch
+    to its device activity: that flow links them instead."""
     n = len(slices)
     launcher = np.full(n, -1, dtype=np.int32)
     op = np.full(n, -1, dtype=np.int32)
@@ -286,6 +291,12 @@ def _build_links(slices: SliceTable, text: list[str]) -> LinkTable:
     runtime_rows = np.flatnonzero(is_runtime & (slices.correlation >= 0))
     device_rows = np.flatnonzero(is_device & (slices.correlation >= 0))
     launcher[device_rows] = _lookup(slices.correlation[runtime_rows], runtime_rows, slices.correlation[device_rows])
+    if len(flows.src) and "ac2g" in text:
+        launch_flow = (flows.cat == text.index("ac2g")) & (flows.src >= 0) & (flows.dst >= 0)
+        src, dst = flows.src[launch_flow], flows.dst[launch_flow]
+        unlinked = (launcher[dst] < 0) & is_device[dst] & is_runtime[src]
+        launcher[dst[unlinked]] = src[unlinked]
+        device_rows = np.union1d(device_rows, dst[unlinked])
 
     op_rows = np.flatnonzero(is_operator & (slices.external_id >= 0))
     # Several slices can share an External id (an annotation and its op); keep the innermost.

@@ -3,12 +3,17 @@
 Every instant of a step is assigned to exactly one category, by priority
 Kernel > Memcpy > Memset > Communication > Runtime > DataLoader > CPU Exec > Other,
 so the categories of a step sum to its duration.
+
+The host CPU utilization that the writer sampled over a span lives in the span's manifest,
+not in its trace: ``with_host_cpu`` adds it to an overview answer (computed or precomputed)
+at request time, from the manifest as it is then.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any, Mapping, Optional
 
 import numpy as np
 
@@ -35,6 +40,11 @@ TENSOR_CORE_USED = 0.1
 SYNC_CALLS = ("cudaStreamSynchronize", "cudaDeviceSynchronize", "cudaEventSynchronize", "hipStreamSynchronize",
               "hipDeviceSynchronize", "hipEventSynchronize", "cuStreamSynchronize", "cuCtxSynchronize")
 SCALAR_SYNC_OPS = ("aten::item", "aten::_local_scalar_dense")
+# A manifest is a file anyone may have written: at most this many CPU samples are passed on.
+HOST_CPU_MAX_POINTS = 1000
+HOST_CPU_TIME_ROUNDING_S = 0.001
+US_PER_SECOND = 1e6
+
 SLOW_CONV_OPS = ("aten::thnn_conv2d", "aten::_slow_conv2d_forward", "aten::_slow_conv2d_backward",
                  "aten::slow_conv3d", "aten::slow_conv_dilated2d", "aten::slow_conv_transpose2d",
                  "aten::thnn_conv2d_forward", "aten::thnn_conv2d_backward")
@@ -334,3 +344,91 @@ def _host_sync_rule(model: TraceModel, kinds: SliceKinds, breakdown: Breakdown) 
                 ".cpu() and explicit synchronisation inside the training loop; log metrics every N steps instead.",
         "evidence": {"sync_share": share, "calls": int(sync.sum()), "names": names},
     }]
+
+
+# --- host CPU (from the writer's manifest) -----------------------------------------------
+
+
+def _finite(value: Any, low: float = 0.0, high: float = math.inf) -> Optional[float]:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    try:
+        number = float(value)
+    except OverflowError:  # an int too large for a float
+        return None
+    return number if math.isfinite(number) and low <= number <= high else None
+
+
+def _numbers(values: Any, count: int, low: float, high: float) -> Optional[list[float]]:
+    """``values`` when it is a list of ``count`` finite numbers within [low, high], else None."""
+    if not isinstance(values, list) or len(values) != count:
+        return None
+    numbers: list[float] = []
+    for value in values:
+        number = _finite(value, low, high)
+        if number is None:
+            return None
+        numbers.append(number)
+    return numbers
+
+
+def _host_cpu_samples(samples: Any, duration_s: float) -> Optional[dict[str, Any]]:
+    """The utilization series, if it is well formed (equal lengths, times in order within the span)."""
+    if not isinstance(samples, Mapping):
+        return None
+    times = samples.get("time")
+    if not isinstance(times, list) or not 0 < len(times) <= HOST_CPU_MAX_POINTS:
+        return None
+    # The writer rounds times to the ms: the last may pass the duration by that much.
+    offsets = _numbers(times, len(times), 0.0, duration_s + HOST_CPU_TIME_ROUNDING_S)
+    if offsets is None or any(later < earlier for earlier, later in zip(offsets, offsets[1:])):
+        return None
+    offsets = [min(offset, duration_s) for offset in offsets]
+    process = _numbers(samples.get("process"), len(times), 0.0, math.inf)
+    if process is None:
+        return None
+    system = None if samples.get("system") is None else _numbers(samples.get("system"), len(times), 0.0, 1.0)
+    if system is None and samples.get("system") is not None:
+        return None
+    return {"time": [t * US_PER_SECOND for t in offsets], "process": process, "system": system}
+
+
+def host_cpu(manifest: Mapping[str, Any]) -> Optional[dict[str, Any]]:
+    """The manifest's ``cpu_utilization``, checked and in the routes' units (µs, ratios); None when
+    the span has none or it is malformed.
+
+    ``process``: this process's CPU time / elapsed time (1.0 = one CPU busy; at most ``cpu_count``),
+    ``system``: busy share of all the machine's CPUs (0..1), each as the span's mean and the
+    highest sampled interval, like the CPU rows of Paddle's "Device Summary".
+    """
+    value = manifest.get("cpu_utilization")
+    if not isinstance(value, Mapping):
+        return None
+    duration = _finite(value.get("duration"))
+    process_mean = _finite(value.get("process"))
+    if duration is None or duration <= 0 or process_mean is None:
+        return None
+    cpu_count = value.get("cpu_count")
+    interval = _finite(value.get("interval"))
+    system_mean = _finite(value.get("system"), 0.0, 1.0)
+    return {
+        "cpu_count": cpu_count if isinstance(cpu_count, int) and not isinstance(cpu_count, bool) and cpu_count > 0
+        else None,
+        "interval": interval * US_PER_SECOND if interval is not None else None,
+        "duration": duration * US_PER_SECOND,
+        "process": {"mean": process_mean, "max": _finite(value.get("process_max"))},
+        "system": {"mean": system_mean, "max": _finite(value.get("system_max"), 0.0, 1.0)}
+        if system_mean is not None else None,
+        "samples": _host_cpu_samples(value.get("samples"), duration),
+    }
+
+
+def with_host_cpu(answer: Mapping[str, Any], manifest: Mapping[str, Any]) -> dict[str, Any]:
+    """A copy of an overview answer with ``host_cpu`` from the span's manifest (None without one).
+
+    Kept out of ``overview()`` on purpose: its answers are memoised and precomputed per
+    (marker, batch size), while the manifest can arrive after the trace was parsed.
+    """
+    result = dict(answer)
+    result["host_cpu"] = host_cpu(manifest)
+    return result

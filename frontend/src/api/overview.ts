@@ -1,5 +1,5 @@
-// The `overview` route: steps and their time breakdown, GPU summary, benchmark figures and
-// recommendations of one span. Times in µs, ratios 0..1, sizes in bytes.
+// The `overview` route: steps and their time breakdown, GPU summary, host CPU utilization,
+// benchmark figures and recommendations of one span. Times in µs, ratios 0..1, sizes in bytes.
 import type { ApiClient } from "./client";
 import {
   booleanField,
@@ -71,6 +71,33 @@ export interface BenchmarkFigures {
   readonly samplesPerSecond: number | null;
 }
 
+/** A utilization over the span: its mean and the highest sampled interval (null when unknown). */
+export interface UtilizationFigures {
+  readonly mean: number;
+  readonly max: number | null;
+}
+
+/** Utilization per sampled interval; `time` is each interval's start in µs from the span's start. */
+export interface HostCpuSamples {
+  readonly time: readonly number[];
+  readonly process: readonly number[];
+  readonly system: readonly number[] | null;
+}
+
+/** Host CPU utilization the writer sampled over the span (from its manifest). */
+export interface HostCpu {
+  readonly cpuCount: number | null;
+  /** µs between readings. */
+  readonly interval: number | null;
+  /** µs the figures cover. */
+  readonly duration: number;
+  /** This process's CPU time / elapsed time: 1 is one CPU kept busy, at most `cpuCount`. */
+  readonly process: UtilizationFigures;
+  /** Busy share of all the machine's CPUs, 0..1; null where it could not be read. */
+  readonly system: UtilizationFigures | null;
+  readonly samples: HostCpuSamples | null;
+}
+
 /** One number (or name, or list of names) a recommendation is based on. */
 export type EvidenceValue = number | string | boolean | readonly (string | number)[];
 
@@ -90,6 +117,8 @@ export interface OverviewData {
   readonly breakdown: Readonly<Record<string, number>>;
   readonly meanStepTime: number;
   readonly devices: readonly DeviceSummary[];
+  /** Null when the span's writer did not sample the CPU (traces not written by the writer). */
+  readonly hostCpu: HostCpu | null;
   readonly benchmark: BenchmarkFigures | null;
   readonly recommendations: readonly Recommendation[];
 }
@@ -137,6 +166,45 @@ function parseBenchmark(value: unknown): BenchmarkFigures | null {
   };
 }
 
+function parseUtilization(value: unknown): UtilizationFigures | null {
+  if (!isObject(value)) return null;
+  const mean = value["mean"];
+  if (typeof mean !== "number" || !Number.isFinite(mean)) return null;
+  return { mean, max: nullableNumberField(value, "max") };
+}
+
+/** A list of finite numbers of the given length, else null. */
+function numberList(value: unknown, length: number | null): number[] | null {
+  if (!Array.isArray(value) || (length !== null && value.length !== length)) return null;
+  const numbers = value.filter((entry): entry is number => typeof entry === "number" && Number.isFinite(entry));
+  return numbers.length === value.length ? numbers : null;
+}
+
+function parseHostCpuSamples(value: unknown): HostCpuSamples | null {
+  if (!isObject(value)) return null;
+  const time = numberList(value["time"], null);
+  if (time === null || time.length === 0) return null;
+  const process = numberList(value["process"], time.length);
+  if (process === null) return null;
+  const system = value["system"] === null || value["system"] === undefined ? null : numberList(value["system"], time.length);
+  return { time, process, system };
+}
+
+export function parseHostCpu(value: unknown): HostCpu | null {
+  if (!isObject(value)) return null;
+  const process = parseUtilization(value["process"]);
+  const duration = value["duration"];
+  if (process === null || typeof duration !== "number" || !Number.isFinite(duration)) return null;
+  return {
+    cpuCount: nullableNumberField(value, "cpu_count"),
+    interval: nullableNumberField(value, "interval"),
+    duration,
+    process,
+    system: parseUtilization(value["system"]),
+    samples: parseHostCpuSamples(value["samples"]),
+  };
+}
+
 function parseEvidence(value: unknown): Record<string, EvidenceValue> {
   const out: Record<string, EvidenceValue> = {};
   for (const [key, entry] of Object.entries(objectOf(value))) {
@@ -174,6 +242,7 @@ export function parseOverview(json: unknown): OverviewData {
     breakdown: numberMapField(json, "breakdown"),
     meanStepTime: numberField(json, "mean_step_time"),
     devices: listField(json, "devices", parseDevice),
+    hostCpu: parseHostCpu(json["host_cpu"]),
     benchmark: parseBenchmark(json["benchmark"]),
     recommendations: listField(json, "recommendations", parseRecommendation),
   };

@@ -1,6 +1,9 @@
 // The side list of every run with its status: ready, loading (with its own progress bar),
-// or failed. Clicking an entry selects the run.
-import type { RunInfo } from "../api/types";
+// or failed. Clicking an entry selects the run. Also the note beside the selected run's
+// framework that says what could not be derived from the selected span.
+import type { ApiClient } from "../api/client";
+import { fetchSpanSummary, type SpanLimitation } from "../api/summary";
+import type { RunInfo, SpanRef } from "../api/types";
 import { formatPercent } from "../lib/format";
 import { el, replaceChildren } from "./dom";
 
@@ -62,6 +65,57 @@ export function createRunList(onSelect: (run: string) => void): RunList {
       signature = next;
       heading.textContent = `Runs (${runs.length})`;
       replaceChildren(list, ...runs.map((run) => runEntry(run, run.name === selectedRun, onSelect)));
+    },
+  };
+}
+
+export interface SpanNotes {
+  readonly root: HTMLElement;
+  /** Shows what could not be derived from this span (fetched once per span); null hides the note. */
+  update(ref: SpanRef | null): void;
+}
+
+function limitationsHeading(count: number): string {
+  return `${count} thing${count === 1 ? "" : "s"} could not be derived`;
+}
+
+/** A collapsed "N things could not be derived" note that opens to the backend's sentences. */
+export function createSpanNotes(api: ApiClient): SpanNotes {
+  const heading = el("summary", {});
+  const list = el("ul", {});
+  const root = el("details", { className: "ps-span-notes", testId: "span-notes", hidden: true }, heading, list);
+  let shownKey = "";
+  let pending: AbortController | null = null;
+
+  function show(limitations: readonly SpanLimitation[]): void {
+    heading.textContent = limitationsHeading(limitations.length);
+    // The sentences may quote trace strings (category names): text nodes only.
+    replaceChildren(list, ...limitations.map((item) => el("li", { attrs: { "data-id": item.id } }, item.text)));
+    root.hidden = limitations.length === 0;
+  }
+
+  return {
+    root,
+    update(ref) {
+      const key = ref === null ? "" : JSON.stringify([ref.run, ref.worker, ref.span]);
+      if (key === shownKey) return;
+      shownKey = key;
+      pending?.abort();
+      pending = null;
+      show([]);
+      root.open = false;
+      if (ref === null) return;
+      const controller = new AbortController();
+      pending = controller;
+      fetchSpanSummary(api, ref, controller.signal).then(
+        (result) => {
+          if (controller.signal.aborted) return;
+          pending = null;
+          if (result.kind === "ok") show(result.data.limitations ?? []);
+          else if (result.kind === "loading" && shownKey === key) shownKey = ""; // asked again on the next poll
+        },
+        () => undefined, // aborted: another span was selected meanwhile
+      );
     },
   };
 }

@@ -64,7 +64,7 @@ export const CATEGORY_INFO: Readonly<Record<BreakdownCategory, CategoryInfo>> = 
 };
 
 export const STEP_SOURCE_TEXT: Readonly<Record<StepSource, string>> = {
-  ProfilerStep: "ProfilerStep#N ranges recorded by torch.profiler",
+  ProfilerStep: "step ranges recorded by the profiler (ProfilerStep#N, Paddle's ProfileStep#N, MindSpore's steps)",
   user: "ranges named by the step marker",
   span: "no step ranges found: the whole span counts as one step",
 };
@@ -76,7 +76,7 @@ export const METRIC_DEFINITIONS = {
     "(a step starts no earlier than the previous one ends).",
   meanStepTime: "Mean step time: the mean of the step times of the steps listed below.",
   stepSource:
-    "Steps come from ProfilerStep#N ranges, from record_function ranges whose name is the step marker (name or name#N), " +
+    "Steps come from the profiler's step ranges (ProfilerStep#N, ProfileStep#N), from record_function ranges whose name is the step marker (name or name#N), " +
     "or, with neither, from the whole span.",
   stepCount: "Number of steps found in this span (trailing steps whose device work was not recorded are dropped).",
   stepMarker:

@@ -1,5 +1,5 @@
-// Overview: where a step's time goes, how busy each GPU is, benchmark figures and
-// recommendations. The step marker (a record_function name that marks user steps) lives
+// Overview: where a step's time goes, how busy each GPU and the host CPU are, benchmark
+// figures and recommendations. The step marker (a record_function name that marks user steps) lives
 // in the URL as `overview.step_marker` and reloads the page's data in place.
 import { fetchOverview, type OverviewData } from "../api/overview";
 import type { SpanRef } from "../api/types";
@@ -17,6 +17,7 @@ import {
   benchmarkSection,
   breakdownChartSection,
   gpuSummarySection,
+  hostCpuSection,
   recommendationsSection,
 } from "./overview_sections";
 
@@ -127,6 +128,7 @@ function mountOverview(host: HTMLElement, ctx: ViewContext): void {
             load();
           }),
           gpuSummarySection(data),
+          hostCpuSection(data, signal),
           breakdownChartSection(data, signal),
           el("div", { className: "ps-row" }, averagesSection(data), benchmarkSection(data)),
           recommendationsSection(data),

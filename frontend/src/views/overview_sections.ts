@@ -1,7 +1,8 @@
 // The parts of the Overview page, each built from the parsed `overview` answer.
-import type { DeviceSummary, OverviewData, Recommendation } from "../api/overview";
+import type { DeviceSummary, HostCpu, OverviewData, Recommendation, UtilizationFigures } from "../api/overview";
 import { createStackedColumnChart } from "../components/chart";
-import { el } from "../components/dom";
+import { el, replaceChildren } from "../components/dom";
+import { createTimeChart } from "../components/time_chart";
 import { keyValueList, metricLabel } from "../components/view_parts";
 import { stepAxisLabels } from "../lib/chart_data";
 import { formatBytes, formatCount, formatPercent } from "../lib/format";
@@ -205,4 +206,121 @@ export function recommendationsSection(data: OverviewData): HTMLElement {
       ? el("ul", { className: "ps-recos" }, ...data.recommendations.map(recommendationItem))
       : el("p", { className: "ps-muted" }, "Nothing stands out in this span.");
   return el("section", { className: "ps-section ps-panel", testId: "recommendations" }, el("h2", {}, "Recommendations"), body);
+}
+
+// --- host CPU (sampled by the writer over the span) ------------------------------------------
+
+const PROCESS_COLOR = "#4e79a7";
+const SYSTEM_COLOR = "#e15759";
+
+export const HOST_CPU_DEFINITIONS = {
+  process:
+    "CPU (process): CPU time of the profiled process (all its threads, not its child processes such as " +
+    "DataLoader workers) / elapsed time. 100% is one CPU kept busy; the most is the number of CPUs × 100%.",
+  system: "CPU (system): busy time of all the machine's CPUs / their busy and idle time (every process), 0–100%.",
+  mean: "Over the span: from the counters at its start and end.",
+  max: "The highest utilization of one sampling interval in the span.",
+} as const;
+
+/** "1.2 s sampled every 100 ms · 8 CPUs": what the figures cover. */
+export function hostCpuCoverage(cpu: HostCpu): string {
+  const parts = [`${formatTime(cpu.duration)} of the span`];
+  if (cpu.interval !== null) parts.push(`sampled every ${formatTime(cpu.interval)}`);
+  if (cpu.cpuCount !== null) parts.push(cpu.cpuCount === 1 ? "1 CPU" : `${formatCount(cpu.cpuCount)} CPUs`);
+  return parts.join(" · ");
+}
+
+function utilizationRow(label: string, definition: string, figures: UtilizationFigures | null, id: string): HTMLElement {
+  return el(
+    "tr",
+    { testId: `host-cpu-${id}` },
+    el("td", {}, metricLabel(label, definition)),
+    el("td", { className: "ps-num", testId: `host-cpu-${id}-mean` }, figures !== null ? formatPercent(figures.mean) : "—"),
+    el("td", { className: "ps-num", testId: `host-cpu-${id}-max` }, figures !== null ? percentOrDash(figures.max) : "—"),
+  );
+}
+
+function hostCpuChart(cpu: HostCpu, signal: AbortSignal): HTMLElement | null {
+  const samples = cpu.samples;
+  if (samples === null) return null;
+  // Each value holds over its interval: a last point at the end closes the last one.
+  const time = [...samples.time, cpu.duration];
+  const closed = (values: readonly number[]): number[] => [...values, values[values.length - 1] ?? 0];
+  const hover = el("p", { className: "ps-hover-line", testId: "host-cpu-hover", attrs: { "aria-live": "off" } });
+  const series = [
+    { label: "Process", color: PROCESS_COLOR, values: closed(samples.process), fill: "rgba(78, 121, 167, 0.12)" },
+    ...(samples.system !== null ? [{ label: "System", color: SYSTEM_COLOR, values: closed(samples.system) }] : []),
+  ];
+  const chart = createTimeChart({
+    time,
+    origin: 0,
+    series,
+    xFormat: formatAxisDuration,
+    yFormat: (value) => formatPercent(value, 0),
+    xLabel: "time since the start of the span",
+    yLabel: "CPU utilization",
+    ariaLabel: `Host CPU utilization over ${formatTime(cpu.duration)} of the span`,
+    testId: "host-cpu-chart",
+    height: 180,
+    selection: null,
+    onHover: (index) => {
+      // The closing point at the end reads as the last interval.
+      const at = index === null ? -1 : Math.min(index, samples.time.length - 1);
+      const start = samples.time[at];
+      if (start === undefined) {
+        replaceChildren(hover);
+        return;
+      }
+      const parts = [`at ${formatTime(start)}`, `process ${formatPercent(samples.process[at] ?? Number.NaN)}`];
+      if (samples.system !== null) parts.push(`system ${formatPercent(samples.system[at] ?? Number.NaN)}`);
+      replaceChildren(hover, parts.join(" · "));
+    },
+    signal,
+  });
+  const legendItem = (color: string, label: string, definition: string): HTMLElement => {
+    const swatch = el("span", { className: "ps-swatch" });
+    swatch.style.background = color;
+    return el("li", {}, swatch, metricLabel(label, definition));
+  };
+  const legend = el(
+    "ul",
+    { className: "ps-legend", testId: "host-cpu-legend" },
+    legendItem(PROCESS_COLOR, "CPU (process)", HOST_CPU_DEFINITIONS.process),
+    samples.system !== null ? legendItem(SYSTEM_COLOR, "CPU (system)", HOST_CPU_DEFINITIONS.system) : null,
+  );
+  return el("div", {}, chart.root, hover, legend);
+}
+
+/** Like the CPU rows of Paddle's "Device Summary": the process's and the whole system's CPU use. */
+export function hostCpuSection(data: OverviewData, signal: AbortSignal): HTMLElement | null {
+  const cpu = data.hostCpu;
+  if (cpu === null) return null;
+  return el(
+    "section",
+    { className: "ps-section ps-panel", testId: "host-cpu-section" },
+    el("h2", {}, "Host CPU"),
+    el("p", { className: "ps-note", testId: "host-cpu-coverage" }, hostCpuCoverage(cpu)),
+    el(
+      "table",
+      { className: "ps-table", testId: "host-cpu-table" },
+      el(
+        "thead",
+        {},
+        el(
+          "tr",
+          {},
+          el("th", {}, "Device"),
+          el("th", { className: "ps-num" }, metricLabel("Utilization", HOST_CPU_DEFINITIONS.mean)),
+          el("th", { className: "ps-num" }, metricLabel("Highest interval", HOST_CPU_DEFINITIONS.max)),
+        ),
+      ),
+      el(
+        "tbody",
+        {},
+        utilizationRow("CPU (process)", HOST_CPU_DEFINITIONS.process, cpu.process, "process"),
+        utilizationRow("CPU (system)", HOST_CPU_DEFINITIONS.system, cpu.system, "system"),
+      ),
+    ),
+    hostCpuChart(cpu, signal),
+  );
 }
