@@ -7,9 +7,9 @@ the same buffer (shared copy-on-write, nothing is copied) and hands its columns 
 string ids and event ids are then renumbered into the first half's.
 
 The child's column arrays (~60 bytes per event) go through a file in shared memory
-(``/dev/shm`` where it is writable) that the parent memory-maps: pickling them through the
-pipe cost ~0.3 s of serial time per 120 MB. Only the small rest (strings, metadata) is
-pickled. Where the file cannot be written (a small ``/dev/shm``), the arrays go through the pipe.
+(``/dev/shm`` where it is writable) that the parent reads: pickling them through the
+pipe cost ~0.3 s of serial time per 120 MB; one read of the file costs a fraction of that.
+Only the small rest (strings, metadata) is pickled. Where the file cannot be written (a small ``/dev/shm``), the arrays go through the pipe.
 
 Only used where forking is safe (the parser worker processes and the CLI, which run no
 other threads); any problem falls back to the one-process path.
@@ -120,10 +120,10 @@ def _spill(columns: RawColumns, path: str) -> bool:
 
 
 def _unspill(path: str) -> dict[str, dict[str, list[np.ndarray]]]:
-    """The arrays ``_spill`` wrote, memory-mapped (the file can be removed right after: the mapping stays)."""
+    """The arrays ``_spill`` wrote, read in one go (mapping them cost more: page faults of 4 KB each)."""
     from ..cache import read_arrays
 
-    _header, arrays = read_arrays(path)
+    _header, arrays = read_arrays(path, in_memory=True)
     parts: dict[str, dict[str, list[np.ndarray]]] = {}
     for name, array in arrays.items():  # in the written order: parts keep their chunk order
         table, key, _index = name.split("/")
