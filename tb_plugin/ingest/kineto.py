@@ -342,7 +342,10 @@ def _events_region(data: bytearray, quick: bool = True) -> tuple[int, int, dict[
 
 
 _EVENTS_KEY = re.compile(rb'"traceEvents"\s*:\s*\[')
-_EVENTS_END = re.compile(rb"\]\s*(,|\})")
+# How far from the end, and how many closing brackets, the quick path looks for the events'
+# end before leaving it to the exact path (what follows the events is a few small keys).
+_TAIL_BYTES = 1 << 20
+_TAIL_ATTEMPTS = 1000
 
 
 def _events_region_by_key(data: bytearray, start: int) -> Optional[tuple[int, int, dict[str, Any]]]:
@@ -361,12 +364,14 @@ def _events_region_by_key(data: bytearray, start: int) -> Optional[tuple[int, in
             if not before.endswith(b","):
                 return None
             metadata.update(msgspec.json.decode(before[:-1] + b"}"))
-        # The array ends at the last ']' whose tail closes the object (other keys may follow).
-        search_from = max(events_start, len(data) - (64 << 20))
-        tail_start = None
-        for m in _EVENTS_END.finditer(data, search_from):
-            tail_start = m.start()
-        while tail_start is not None:
+        # The array ends at the last ']' whose tail closes the object (other keys may follow):
+        # candidates are tried from the end of the file (a forward scan of the tail cost ~0.5 s per GB).
+        search_from = max(events_start, len(data) - _TAIL_BYTES)
+        found = data.rfind(b"]", search_from)
+        tail_start = found if found >= 0 else None
+        for _attempt in range(_TAIL_ATTEMPTS):
+            if tail_start is None:
+                break
             tail = bytes(memoryview(data)[tail_start + 1 :]).strip()
             try:
                 rest = msgspec.json.decode(b"{" + tail[1:]) if tail.startswith(b",") else (
