@@ -1,7 +1,8 @@
 """Run discovery: which trace files of the logdir form which run, worker and span.
 
 Every layout of the on-disk contract (``layout.py``: torch's handler, Paddle's chrome export,
-MindSpore's ``*_ascend_ms`` span folders and older ``*_timeline_display_<id>.json`` profiler folders, the writer)
+MindSpore's ``*_ascend_ms`` span folders and older ``*_timeline_display_<id>.json`` profiler folders, msprof's
+``msprof_<ts>.json`` reports, the writer)
 is found at any depth; other files (Paddle's ``.pb`` twins...) are ignored. A file that
 is still being written (a live training job) is reported only once it is complete: a
 writer span when its manifest exists, a torch-handler file when its size and mtime have
@@ -81,6 +82,11 @@ def scan_logdir(logdir: str, storage: Optional[Storage] = None) -> list[SpanSour
                 # A logdir that is itself a span folder (or inside one) has no run folder: its basename is "."
                 # and nothing matches.
                 run_folder = storage.parent(span_folder)
+            elif (msprof := layout.parse_msprof_trace_path(_folder_components(storage, folder), name)) is not None:
+                # <run>/[<worker>_<ts>_ascend_ms/][PROF_<...>/]<output folder>/msprof_<ts>.json
+                parsed, run_folder = msprof.name, folder
+                for _ in range(msprof.run_levels_up):
+                    run_folder = storage.parent(run_folder)
             else:
                 parsed = (layout.parse_torch_trace_name(name) or layout.parse_paddle_trace_name(name)
                           or layout.parse_mindspore_timeline_name(name))
@@ -102,7 +108,18 @@ def scan_logdir(logdir: str, storage: Optional[Storage] = None) -> list[SpanSour
                     manifest=manifest, etag=st.etag,
                 )
             )
-    return [_with_companions(storage, src, memory_records) for src in found]
+    return [_with_companions(storage, src, memory_records) for src in _without_msprof_twins(storage, found)]
+
+
+def _without_msprof_twins(storage: Storage, found: list[SpanSource]) -> list[SpanSource]:
+    """MindSpore on Ascend writes the same window twice in a span folder: ``trace_view.json`` and, under
+    ``PROF_*/mindstudio_profiler_output``, msprof's report. The span folder's ``trace_view.json`` stands for it."""
+    span_folders = {storage.relative(storage.parent(storage.parent(src.path))) + "/"
+                    for src in found if src.layout == "mindspore" and src.path.endswith(layout.MINDSPORE_TRACE_FILE)}
+    if not span_folders:
+        return found
+    return [src for src in found if src.layout != "msprof"
+            or not any(storage.relative(src.path).startswith(folder) for folder in span_folders)]
 
 
 def _with_companions(storage: Storage, src: SpanSource, memory_records: dict[str, str]) -> SpanSource:
@@ -114,6 +131,12 @@ def _with_companions(storage: Storage, src: SpanSource, memory_records: dict[str
     if record is None or st is None:
         return src
     return dataclasses.replace(src, companions=((record, st.size, st.mtime_ns),))
+
+
+def _folder_components(storage: Storage, folder: str) -> list[str]:
+    """The last three components of a folder's logdir-relative path, outermost first (none above the logdir)."""
+    relative = storage.relative(folder)
+    return [] if relative in ("", ".") else relative.split("/")[-3:]
 
 
 def _basename(storage: Storage, location: str) -> str:

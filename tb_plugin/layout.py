@@ -26,6 +26,18 @@ A run is a folder under the logdir, at any depth. Its traces are either
       <run>/ascend_timeline_display_<id>.json
       <run>/gpu_timeline_display_<id>.json
 
+* or msprof's timeline report (the msprof command of CANN, and the Ascend profilers that run its analysis:
+  MindSpore, torch_npu), ``msprof_<timestamp digits>.json`` in an output folder named
+  ``mindstudio_profiler_output`` or ``ASCEND_PROFILER_OUTPUT``. The span is the file's timestamp;
+  the worker is the folder that owns the output: the ``<worker>_<ts>_ascend_ms`` / ``_ascend_pt``
+  span folder above it when there is one (named as for ``trace_view.json``), else the output folder's
+  parent (msprof's ``PROF_<...>`` folder, or ``rank<N>`` when it names a rank); the run is that
+  folder's parent. Its content (the Ascend layers) says what it is::
+
+      <run>/PROF_<...>/mindstudio_profiler_output/msprof_<timestamp>.json
+      <run>/<worker>_<ts>_ascend_ms/PROF_<...>/mindstudio_profiler_output/msprof_<timestamp>.json
+      <run>/<worker>_<ts>_ascend_ms/ASCEND_PROFILER_OUTPUT/msprof_<timestamp>.json
+
 * or the writer's output, under the plugin's asset folder::
 
       <run>/plugins/profscope/<worker>.<span>.<framework>.trace.json.gz
@@ -40,7 +52,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Optional
+from typing import Optional, Sequence
 
 PLUGIN_NAME = "profscope"
 TAB_NAME = "PROFSCOPE"
@@ -61,6 +73,11 @@ MINDSPORE_OUTPUT_FOLDER = "ASCEND_PROFILER_OUTPUT"
 MINDSPORE_TRACE_FILE = "trace_view.json"
 # MindSpore/MindInsight's older profiler folder: "ascend_timeline_display_1.json", "gpu_timeline_display_0.json".
 _MINDSPORE_DEVICE_TIMELINE = re.compile(r"^(?P<kind>ascend|gpu)_timeline_display_(?P<device>\d+)\.json$")
+# msprof's timeline report and the folders it is written to.
+_MSPROF_TRACE = re.compile(r"^msprof_(?P<span>\d+)\.json$")
+MSPROF_OUTPUT_FOLDERS = frozenset({"mindstudio_profiler_output", MINDSPORE_OUTPUT_FOLDER})
+# Span folders of the Ascend profilers: MindSpore's "_ascend_ms", torch_npu's "_ascend_pt".
+_ASCEND_SPAN_FOLDER = re.compile(r"^(?P<worker>.+)_(?P<span>\d+)_ascend_(?:ms|pt)$")
 _WRITER_TRACE = re.compile(
     r"^(?P<worker>[^./\\]+)\.(?P<span>[^./\\]+)\.(?P<framework>[a-z0-9_]+)\.trace\.json(?P<gz>\.gz)?$"
 )
@@ -74,8 +91,8 @@ class TraceFileName:
 
     worker: str
     span: str
-    # "torch" (torch's handler), "paddle" (Paddle's chrome export), "mindspore" (MindSpore's profiler folder)
-    # or "writer" (Profscope's writer)
+    # "torch" (torch's handler), "paddle" (Paddle's chrome export), "mindspore" (MindSpore's profiler folder),
+    # "msprof" (msprof's timeline report) or "writer" (Profscope's writer)
     layout: str
     framework: Optional[str]
     gzipped: bool
@@ -119,6 +136,38 @@ def parse_mindspore_timeline_name(filename: str) -> Optional[TraceFileName]:
     if not m:
         return None
     return TraceFileName(f"rank{int(m['device'])}", m["kind"], "mindspore", "mindspore", False)
+
+
+@dataclass(frozen=True)
+class MsprofTracePath:
+    """What an msprof report's path says: its name, and how many folders above the file's the run is."""
+
+    name: TraceFileName
+    run_levels_up: int
+
+
+def parse_msprof_trace_path(folders: Sequence[str], filename: str) -> Optional[MsprofTracePath]:
+    """``.../<owner>/[PROF_<...>/]<output folder>/msprof_<ts>.json`` → worker, span and run, else None.
+
+    ``folders`` are the last components of the file's folder path, outermost first (up to three are
+    used: the output folder, its parent, and that one's parent); see the module docstring.
+    """
+    m = _MSPROF_TRACE.match(filename)
+    if not m or not folders or folders[-1] not in MSPROF_OUTPUT_FOLDERS:
+        return None
+    # The owner: the nearest Ascend span folder above the output folder (at most two levels up), else its parent.
+    for levels, owner in enumerate(reversed(folders[-3:-1]), start=1):
+        span_folder = _ASCEND_SPAN_FOLDER.match(owner)
+        if span_folder:
+            worker = span_folder["worker"]
+            break
+    else:
+        if len(folders) < 2 or folders[-1] == MINDSPORE_OUTPUT_FOLDER:
+            return None  # ASCEND_PROFILER_OUTPUT only counts inside a span folder
+        levels, worker = 1, folders[-2]
+    rank = _RANK_IN_WORKER.search(worker)
+    name = TraceFileName(f"rank{int(rank['rank'])}" if rank else worker, m["span"], "msprof", None, False)
+    return MsprofTracePath(name, levels + 1)
 
 
 def parse_writer_trace_name(filename: str) -> Optional[TraceFileName]:

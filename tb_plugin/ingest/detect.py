@@ -18,7 +18,10 @@
   written as strings (``"ts": "1795303374563996.947"``); or its older device timelines
   (``ascend_timeline_display_<id>.json``, ``gpu_timeline_display_<id>.json``, known by that name
   too) — operators named ``<Type>-op<N>``, full scope names in ``fullname`` / ``op_full_name``,
-  thread names ``Stream #<n>`` / ``Scope Name``. Two of these are needed.
+  thread names ``Stream #<n>`` / ``Scope Name``. Two of these are needed. Or the layers of an Ascend
+  timeline (MindSpore 2.x on Ascend, msprof's ``msprof_<ts>.json``): two distinct layer names among the
+  ``process_name`` metadata (``Ascend Hardware``, ``CANN``, ``HCCL``, ``Communication``, ``Overlap
+  Analysis``, ``AI Core Freq``), see ``ascend_layers.py``.
 * ``"generic"``: any other Chrome trace (hand-made files...).
 
 Only a prefix is looked at, so the answer is cheap and the same for a file of any size; the
@@ -52,6 +55,10 @@ _MINDSPORE_MARKERS = (
     # Their thread names from MindSpore 1.6 on (written first, as metadata): "Stream #519", "Scope Name"...
     re.compile(rb'"args"\s*:\s*\{\s*"name"\s*:\s*"(?:Stream #\d+|Scope Name|GpuOps|HostCpuOps)"'),
 )
+# The layers of an Ascend timeline, as process_name metadata (ascend_layers.py); two distinct ones are needed.
+_ASCEND_LAYER_NAME = re.compile(
+    rb'"args"\s*:\s*\{\s*"name"\s*:\s*"(Ascend Hardware|CANN|HCCL|Communication|Overlap Analysis|AI Core Freq)"'
+)
 # MindSpore/MindInsight's profiler folder names its device timelines (see layout.py).
 _MINDSPORE_FILE = re.compile(r"^(?:ascend|gpu)_timeline_display_\d+\.json$")
 _KINETO_KEYS = re.compile(rb'"(?:schemaVersion|deviceProperties|distributedInfo|baseTimeNanoseconds|traceName)"\s*:')
@@ -83,6 +90,8 @@ def detect_framework(head: bytes, filename: str = "", tail: bytes = b"") -> str:
     if _MINDSPORE_FILE.match(filename):
         return MINDSPORE
     if _KINETO_KEYS.search(prefix) is None and sum(1 for marker in _MINDSPORE_MARKERS if marker.search(prefix)) >= 2:
+        return MINDSPORE
+    if _KINETO_KEYS.search(prefix) is None and len(set(_ASCEND_LAYER_NAME.findall(prefix))) >= 2:
         return MINDSPORE
     if _KINETO_KEYS.search(prefix) or _TORCH_CATEGORIES.search(prefix) or _TORCH_STEP.search(prefix):
         return PYTORCH

@@ -10,8 +10,9 @@ module then normalises the decoded columns (``normalise``), before ``model.build
   bare type in PyNative mode, ``"MatMul"``) and ``"Scope Layer"`` (the scope hierarchy, one
   thread per depth). Slices of those processes take the process name as their category, so
   ``model/categories.py`` can classify them (``MINDSPORE_*``) and the trace view shows
-  MindSpore's own terms. Slices of other processes keep theirs (the layers of a newer Ascend
-  ``trace_view.json``, such as ``Ascend Hardware``, are not mapped yet).
+  MindSpore's own terms. The layers of an Ascend ``trace_view.json`` (``Ascend Hardware``, ``CANN``,
+  ``HCCL``, ``Overlap Analysis``...; msprof's ``msprof_<ts>.json`` has the same) are mapped by
+  ``ascend_layers.py``.
 * Steps: the CPU profiler records none (no step markers, data loading or memory in the
   timeline), so the whole span is one step, as for any trace without steps.
 * Memory: the timeline has none; the memory record beside it (``FRAMEWORK/cpu_ms_memory_record_<id>.txt``)
@@ -42,10 +43,13 @@ def normalise(raw: RawColumns) -> None:
     the MindInsight-era device timeline's roles (``mindspore_timeline.py``)."""
     from . import mindspore_timeline  # it builds on this module's names
 
+    from . import ascend_layers
+
     if mindspore_timeline.is_device_timeline(raw):
         mindspore_timeline.normalise(raw)
         return
     _categories_from_process_names(raw)
+    ascend_layers.normalise(raw)
 
 
 def _categories_from_process_names(raw: RawColumns) -> None:

@@ -276,8 +276,9 @@ def _build_flows(raw: RawColumns, track_of: dict[str, np.ndarray], slices: Slice
 def _build_links(slices: SliceTable, text: list[str], flows: FlowTable) -> LinkTable:
     """Device activity → launching runtime call (correlation) → operator (External id).
 
-    Writers that give no correlation (DeepLink's DIPU) still draw an ``ac2g`` flow from the launch
-    to its device activity: that flow links them instead."""
+    Writers that give no correlation still draw a flow from the launch to its device activity
+    (DeepLink's DIPU: ``ac2g``; Ascend's timelines: ``HostToDevice``): any flow from a runtime call
+    to a device activity links them instead."""
     n = len(slices)
     launcher = np.full(n, -1, dtype=np.int32)
     op = np.full(n, -1, dtype=np.int32)
@@ -291,8 +292,8 @@ def _build_links(slices: SliceTable, text: list[str], flows: FlowTable) -> LinkT
     runtime_rows = np.flatnonzero(is_runtime & (slices.correlation >= 0))
     device_rows = np.flatnonzero(is_device & (slices.correlation >= 0))
     launcher[device_rows] = _lookup(slices.correlation[runtime_rows], runtime_rows, slices.correlation[device_rows])
-    if len(flows.src) and "ac2g" in text:
-        launch_flow = (flows.cat == text.index("ac2g")) & (flows.src >= 0) & (flows.dst >= 0)
+    if len(flows.src):
+        launch_flow = (flows.src >= 0) & (flows.dst >= 0)
         src, dst = flows.src[launch_flow], flows.dst[launch_flow]
         unlinked = (launcher[dst] < 0) & is_device[dst] & is_runtime[src]
         launcher[dst[unlinked]] = src[unlinked]

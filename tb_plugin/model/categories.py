@@ -37,6 +37,9 @@ PADDLE_HOST_RANGE_CATEGORIES = frozenset(
 # kinds: AI Core, AI CPU, communication tasks and GPU kernels are "kernel" (GPU copies
 # "gpu_memcpy"), GPU operator executions and the zero-length records of Ascend tasks "Operator";
 # their "Scope Name" and "Overlap Analysis" ranges are in no set, so no view counts them as time.
+# The layers of a newer Ascend timeline (ingest/ascend_layers.py) take Kineto's kinds too: "kernel"
+# (Ascend Hardware tasks; communication tasks name their collective), "Runtime" (CANN calls); the
+# rows that repeat or derive device time ("HCCL", "HCCL Task", "Overlap Analysis") are in no set.
 MINDSPORE_OPERATOR_CATEGORIES = frozenset({MINDSPORE_OPERATOR_PROCESS})
 MINDSPORE_HOST_RANGE_CATEGORIES = frozenset({MINDSPORE_SCOPE_PROCESS})
 
@@ -256,8 +259,10 @@ class SliceKinds:
 
     @cached_property
     def collective_kernel(self) -> np.ndarray:
-        """Device activities of collectives: by kernel name, or launched from inside a collective op."""
+        """Device activities of collectives: by kernel name, naming their collective (Ascend's communication
+        tasks, ingest/ascend_layers.py), or launched from inside a collective op."""
         by_name = self._by_name(lambda s: bool(COLLECTIVE_KERNEL_NAME.match(s))) & self.device_activity
+        by_name |= (self.model.slices.collective >= 0) & self.device_activity
         op = self.model.links.op
         by_op = np.zeros(len(op), dtype=bool)
         has_op = op >= 0
