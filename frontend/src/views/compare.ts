@@ -14,12 +14,11 @@ import {
   type CompareOperatorRow,
 } from "../api/compare";
 import { el, replaceChildren } from "../components/dom";
-import { createErrorPanel } from "../components/error_panel";
+import { createHostLoader } from "../components/loader";
 import { injectViewStyles } from "../components/view_styles";
-import { emptyNote, loadingNote, metricLabel, spanRefOf } from "../components/view_parts";
+import { emptyNote, metricLabel, spanRefOf } from "../components/view_parts";
 import { createVirtualTable, type TableColumn } from "../components/virtual_table";
 import { formatCount } from "../lib/format";
-import { loadUntilReady } from "../lib/retry";
 import { formatSortParam, parseSortParam } from "../lib/table_model";
 import { COMPARE_DEF, compareKernelColumns, compareOperatorColumns, compareOperatorKey } from "./compare_columns";
 import { pairParams, resolvePair, spanChoices, type ComparePair } from "./compare_model";
@@ -144,7 +143,7 @@ function mountCompare(host: HTMLElement, ctx: ViewContext): void {
   const groupParam = ctx.param("group_by");
   let groupBy: CompareGrouping = isCompareGrouping(groupParam) ? groupParam : "name";
   ctx.setParams(pairParams(pair)); // the address bar names the pair from the start: a shareable link
-  let loadController: AbortController | null = null;
+  const loader = createHostLoader(ctx.signal);
 
   const pickerHost = el("div", {});
   const resultHost = el("div", { className: "ps-page", testId: "compare-results" });
@@ -188,31 +187,25 @@ function mountCompare(host: HTMLElement, ctx: ViewContext): void {
   }
 
   function load(): void {
-    loadController?.abort();
-    const controller = new AbortController();
-    loadController = controller;
-    ctx.signal.addEventListener("abort", () => controller.abort(), { once: true });
-    resultHost.dataset["state"] = "loading";
-    replaceChildren(resultHost, loadingNote("the comparison", null, "compare-loading"));
     const requested = pair;
-    void loadUntilReady((signal) => fetchCompare(ctx.api, requested.base, requested.exp, groupBy, signal), {
-      loading: (progress) => replaceChildren(resultHost, loadingNote("both spans", progress, "compare-loading")),
-      error: (message) => {
-        resultHost.dataset["state"] = "error";
-        replaceChildren(resultHost, createErrorPanel("compare-error", "The comparison could not be computed", message));
-      },
-      ok: (data) => {
-        resultHost.dataset["state"] = "ready";
+    void loader.load({
+      host: resultHost,
+      fetch: (signal) => fetchCompare(ctx.api, requested.base, requested.exp, groupBy, signal),
+      what: "the comparison",
+      waitingFor: "both spans",
+      testIdPrefix: "compare",
+      errorTitle: "The comparison could not be computed",
+      stateOn: resultHost,
+      render: (data, signal) =>
         replaceChildren(
           resultHost,
           notesSection(data),
           stepTimeSection(data),
-          operatorSection(ctx, data, controller.signal),
-          kernelSection(ctx, data, controller.signal),
+          operatorSection(ctx, data, signal),
+          kernelSection(ctx, data, signal),
           pairFactsSection(data),
-        );
-      },
-    }, controller.signal);
+        ),
+    });
   }
 
   renderPickers();

@@ -14,15 +14,14 @@ import {
 import type { Recommendation } from "../api/overview";
 import { createStackedColumnChart } from "../components/chart";
 import { el, replaceChildren } from "../components/dom";
-import { createErrorPanel } from "../components/error_panel";
+import { loadInto } from "../components/loader";
 import { passiveTip } from "../components/tooltip";
 import { injectViewStyles } from "../components/view_styles";
-import { keyValueList, loadingNote, metricLabel, spanRefOf } from "../components/view_parts";
+import { keyValueList, metricLabel, spanRefOf } from "../components/view_parts";
 import { stepAxisLabels } from "../lib/chart_data";
 import { formatCount, formatPercent } from "../lib/format";
 import { evidenceLabel, formatAxisDuration, formatEvidenceValue, formatTime, orDash } from "../lib/metric_format";
 import { CATEGORY_INFO } from "../lib/metrics";
-import { loadUntilReady } from "../lib/retry";
 import type { ViewContext, ViewDefinition } from "./types";
 
 const STYLE_ELEMENT_ID = "profscope-data-pipeline-styles";
@@ -303,18 +302,18 @@ function mountDataPipeline(host: HTMLElement, ctx: ViewContext): void {
   const page = el("div", { className: "ps-page", testId: "datapipeline-page" });
   host.appendChild(page);
   if (ref === null) return;
-  replaceChildren(page, loadingNote("the data pipeline", null, "datapipeline-loading"));
-  void loadUntilReady(
-    (signal) => fetchDataPipeline(ctx.api, ref, signal),
+  void loadInto(
     {
-      loading: (progress) => replaceChildren(page, loadingNote("the data pipeline", progress, "datapipeline-loading")),
-      error: (message) =>
-        replaceChildren(page, createErrorPanel("datapipeline-error", "The data pipeline could not be computed", message)),
-      ok: (data) =>
+      host: page,
+      fetch: (signal) => fetchDataPipeline(ctx.api, ref, signal),
+      what: "the data pipeline",
+      testIdPrefix: "datapipeline",
+      errorTitle: "The data pipeline could not be computed",
+      render: (data, signal) =>
         replaceChildren(
           page,
           verdictSection(data),
-          stepChartSection(data, ctx.signal),
+          stepChartSection(data, signal),
           recommendationsSection(data.recommendations),
           data.minddata !== null ? mindDataSection(data.minddata) : null,
           notesSection(data.notes),

@@ -4,14 +4,13 @@
 import { fetchDistributed, type DistributedData, type RankRow } from "../api/distributed";
 import { injectAnalysisStyles } from "../components/analysis_styles";
 import { el, replaceChildren } from "../components/dom";
-import { createErrorPanel } from "../components/error_panel";
-import { emptyNote, loadingNote, metricLabel } from "../components/view_parts";
+import { createHostLoader } from "../components/loader";
+import { emptyNote, metricLabel } from "../components/view_parts";
 import { injectViewStyles } from "../components/view_styles";
 import { createVirtualTable } from "../components/virtual_table";
 import { DISTRIBUTED_DEFINITIONS as DEF } from "../lib/analysis_definitions";
 import { parseSpanIndex, spanIndexCount, stragglerSentence } from "../lib/distributed_model";
 import { formatCount } from "../lib/format";
-import { loadUntilReady } from "../lib/retry";
 import { formatSortParam, parseSortParam } from "../lib/table_model";
 import { collectivesTable, rankColumns, stepBars, waitBars } from "./distributed_parts";
 import type { ViewContext, ViewDefinition } from "./types";
@@ -62,7 +61,7 @@ function mountDistributed(host: HTMLElement, ctx: ViewContext): void {
   const body = el("div", { className: "ps-page" });
   page.append(el("h2", {}, "Distributed"), controls, body);
 
-  let loadController: AbortController | null = null;
+  const loader = createHostLoader(ctx.signal);
   spanPicker.addEventListener("change", () => {
     spanIndex = parseSpanIndex(spanPicker.value, spanCount);
     ctx.setParams({ span_index: spanIndex === 0 ? null : String(spanIndex) });
@@ -106,20 +105,14 @@ function mountDistributed(host: HTMLElement, ctx: ViewContext): void {
   }
 
   function load(): void {
-    loadController?.abort();
-    const controller = new AbortController();
-    loadController = controller;
-    ctx.signal.addEventListener("abort", () => controller.abort(), { once: true });
-    replaceChildren(body, loadingNote("every worker's span", null, "distributed-loading"));
-    void loadUntilReady(
-      (signal) => fetchDistributed(ctx.api, run!.name, spanIndex, signal),
-      {
-        loading: (progress) => replaceChildren(body, loadingNote("every worker's span", progress, "distributed-loading")),
-        error: (message) => replaceChildren(body, createErrorPanel("distributed-error", "The distributed view could not be computed", message)),
-        ok: (data) => show(data, controller.signal),
-      },
-      controller.signal,
-    );
+    void loader.load({
+      host: body,
+      fetch: (signal) => fetchDistributed(ctx.api, run!.name, spanIndex, signal),
+      what: "every worker's span",
+      testIdPrefix: "distributed",
+      errorTitle: "The distributed view could not be computed",
+      render: show,
+    });
   }
 
   load();

@@ -3,15 +3,14 @@
 import { fetchKernels, isKernelGrouping, type KernelGrouping, type KernelRow, type KernelsData } from "../api/kernels";
 import { createBarList, createShareBar } from "../components/bars";
 import { el, replaceChildren } from "../components/dom";
-import { createErrorPanel } from "../components/error_panel";
+import { createHostLoader } from "../components/loader";
 import { injectViewStyles } from "../components/view_styles";
-import { createTableControls, emptyNote, loadingNote, spanRefOf } from "../components/view_parts";
+import { createTableControls, emptyNote, spanRefOf } from "../components/view_parts";
 import { createVirtualTable, type TableColumn, type VirtualTable } from "../components/virtual_table";
 import { shares, topN } from "../lib/chart_data";
 import { formatCount, formatPercent } from "../lib/format";
 import { formatFixed, formatMicrosNumber, formatTime, shortKernelName } from "../lib/metric_format";
 import { METRIC_DEFINITIONS as DEF } from "../lib/metrics";
-import { loadUntilReady } from "../lib/retry";
 import { formatSortParam, parseSortParam } from "../lib/table_model";
 import type { ViewContext, ViewDefinition } from "./types";
 
@@ -145,7 +144,7 @@ function mountKernel(host: HTMLElement, ctx: ViewContext): void {
   let filter = ctx.param("filter") ?? "";
   let table: VirtualTable<KernelRow> | null = null;
   let total = 0;
-  let loadController: AbortController | null = null;
+  const loader = createHostLoader(ctx.signal);
 
   const chartsHost = el("div", {});
   const tableHost = el("div", {});
@@ -209,18 +208,16 @@ function mountKernel(host: HTMLElement, ctx: ViewContext): void {
   }
 
   function load(): void {
-    loadController?.abort();
-    const controller = new AbortController();
-    loadController = controller;
-    ctx.signal.addEventListener("abort", () => controller.abort(), { once: true });
     table = null;
     replaceChildren(chartsHost);
-    replaceChildren(tableHost, loadingNote("the kernels", null, "kernel-loading"));
-    void loadUntilReady((signal) => fetchKernels(ctx.api, ref!, groupBy, signal), {
-      loading: (progress) => replaceChildren(tableHost, loadingNote("the kernels", progress, "kernel-loading")),
-      error: (message) => replaceChildren(tableHost, createErrorPanel("kernel-error", "The kernels could not be computed", message)),
-      ok: (data) => show(data, controller.signal),
-    }, controller.signal);
+    void loader.load({
+      host: tableHost,
+      fetch: (signal) => fetchKernels(ctx.api, ref!, groupBy, signal),
+      what: "the kernels",
+      testIdPrefix: "kernel",
+      errorTitle: "The kernels could not be computed",
+      render: show,
+    });
   }
 
   load();

@@ -8,8 +8,8 @@ import { fetchSpanSummary } from "../api/summary";
 import type { ApiResult, SpanRef } from "../api/types";
 import { injectAnalysisStyles } from "../components/analysis_styles";
 import { el, replaceChildren } from "../components/dom";
-import { createErrorPanel } from "../components/error_panel";
-import { emptyNote, loadingNote, spanRefOf } from "../components/view_parts";
+import { createHostLoader, createSignalSlot, loadInto } from "../components/loader";
+import { emptyNote, spanRefOf } from "../components/view_parts";
 import { injectViewStyles } from "../components/view_styles";
 import { createVirtualTable, type VirtualTable } from "../components/virtual_table";
 import { formatCount } from "../lib/format";
@@ -21,7 +21,6 @@ import {
   parseRangeParams,
   type TimeRange,
 } from "../lib/memory_model";
-import { loadUntilReady } from "../lib/retry";
 import { formatSortParam, parseSortParam } from "../lib/table_model";
 import { deviceChart, peakCard, type DeviceChart } from "./memory_charts";
 import {
@@ -73,15 +72,17 @@ function mountMemory(host: HTMLElement, ctx: ViewContext): void {
     limit: ALLOCATION_LIMIT,
   });
 
-  const body = el("div", { className: "ps-page" }, loadingNote("the memory events", null, "memory-loading"));
+  const body = el("div", { className: "ps-page" });
   page.append(el("h2", {}, "Memory"), body);
 
-  void loadUntilReady(
-    (signal) => fetchMemoryPage(ctx, ref, query(), signal),
+  void loadInto(
     {
-      loading: (progress) => replaceChildren(body, loadingNote("the memory events", progress, "memory-loading")),
-      error: (message) => replaceChildren(body, createErrorPanel("memory-error", "The memory view could not be computed", message)),
-      ok: (data) => show(data),
+      host: body,
+      fetch: (signal) => fetchMemoryPage(ctx, ref, query(), signal),
+      what: "the memory events",
+      testIdPrefix: "memory",
+      errorTitle: "The memory view could not be computed",
+      render: (data) => show(data),
     },
     ctx.signal,
   );
@@ -115,13 +116,10 @@ function mountMemory(host: HTMLElement, ctx: ViewContext): void {
     const cardsHost = el("div", { className: "ps-cards", testId: "memory-peaks" });
     const chartsHost = el("div", { className: "ps-page" });
     let charts: DeviceChart[] = [];
-    let chartsController: AbortController | null = null;
+    const chartSignals = createSignalSlot(ctx.signal);
 
     function renderDevices(): void {
-      chartsController?.abort();
-      const controller = new AbortController();
-      chartsController = controller;
-      ctx.signal.addEventListener("abort", () => controller.abort(), { once: true });
+      const chartSignal = chartSignals.next();
       const shown = memory.devices.filter((candidate) => device === "" || candidate.id === device);
       replaceChildren(cardsHost, ...shown.map((candidate) => peakCard(candidate, memory.peaks.get(candidate.id) ?? null, origin)));
       charts = shown.flatMap((candidate) => {
@@ -135,7 +133,7 @@ function mountMemory(host: HTMLElement, ctx: ViewContext): void {
             origin,
             selection: range,
             onBrush: (next) => setRange(next),
-            signal: controller.signal,
+            signal: chartSignal,
           }),
         ];
       });
@@ -290,26 +288,17 @@ function mountMemory(host: HTMLElement, ctx: ViewContext): void {
       updateOpCount();
     }
 
-    let tablesController: AbortController | null = null;
+    const tablesLoader = createHostLoader(ctx.signal);
     function refreshTables(): void {
-      tablesController?.abort();
-      const controller = new AbortController();
-      tablesController = controller;
-      ctx.signal.addEventListener("abort", () => controller.abort(), { once: true });
-      tables.dataset["state"] = "loading";
-      replaceChildren(tablesStatus, loadingNote("the tables for this selection", null, "memory-tables-loading"));
-      void loadUntilReady(
-        (signal) => fetchMemory(ctx.api, ref!, query(), signal),
-        {
-          loading: (progress) => replaceChildren(tablesStatus, loadingNote("the tables for this selection", progress, "memory-tables-loading")),
-          error: (message) => {
-            tables.dataset["state"] = "error";
-            replaceChildren(tablesStatus, createErrorPanel("memory-tables-error", "The tables could not be updated", message));
-          },
-          ok: (data) => renderTables(data),
-        },
-        controller.signal,
-      );
+      void tablesLoader.load({
+        host: tablesStatus,
+        fetch: (signal) => fetchMemory(ctx.api, ref!, query(), signal),
+        what: "the tables for this selection",
+        testIdPrefix: "memory-tables",
+        errorTitle: "The tables could not be updated",
+        stateOn: tables,
+        render: (data) => renderTables(data),
+      });
     }
 
     replaceChildren(body, controls, cardsHost, chartsHost, tables);

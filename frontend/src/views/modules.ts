@@ -4,14 +4,13 @@
 import { fetchModules, type ModuleTree, type ModulesData } from "../api/modules";
 import { injectAnalysisStyles } from "../components/analysis_styles";
 import { el, replaceChildren } from "../components/dom";
-import { createErrorPanel } from "../components/error_panel";
+import { loadInto } from "../components/loader";
 import { passiveTip } from "../components/tooltip";
-import { emptyNote, loadingNote, spanRefOf } from "../components/view_parts";
+import { emptyNote, spanRefOf } from "../components/view_parts";
 import { injectViewStyles } from "../components/view_styles";
 import { MODULES_DEFINITIONS as DEF } from "../lib/analysis_definitions";
 import { formatCount } from "../lib/format";
 import { formatMicrosNumber } from "../lib/metric_format";
-import { loadUntilReady } from "../lib/retry";
 import { allParents, expandedToDepth, flattenTree, indexTree, type TreeIndex } from "../lib/tree_model";
 import { formatSortParam, parseSortParam, type SortState } from "../lib/table_model";
 import type { ViewContext, ViewDefinition } from "./types";
@@ -64,7 +63,7 @@ function mountModules(host: HTMLElement, ctx: ViewContext): void {
   const page = el("div", { className: "ps-page", testId: "modules-page" });
   host.appendChild(page);
   if (ref === null) return;
-  const body = el("div", { className: "ps-page" }, loadingNote("the modules", null, "modules-loading"));
+  const body = el("div", { className: "ps-page" });
   page.append(el("h2", {}, "Modules"), body);
 
   function show(data: ModulesData): void {
@@ -214,12 +213,14 @@ function mountModules(host: HTMLElement, ctx: ViewContext): void {
     );
   }
 
-  void loadUntilReady(
-    (signal) => fetchModules(ctx.api, ref, signal),
+  void loadInto(
     {
-      loading: (progress) => replaceChildren(body, loadingNote("the modules", progress, "modules-loading")),
-      error: (message) => replaceChildren(body, createErrorPanel("modules-error", "The modules could not be computed", message)),
-      ok: show,
+      host: body,
+      fetch: (signal) => fetchModules(ctx.api, ref, signal),
+      what: "the modules",
+      testIdPrefix: "modules",
+      errorTitle: "The modules could not be computed",
+      render: show,
     },
     ctx.signal,
   );

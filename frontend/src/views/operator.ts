@@ -13,14 +13,13 @@ import { fetchSpanSummary, type SpanSummary } from "../api/summary";
 import type { SpanRef } from "../api/types";
 import { createBarList } from "../components/bars";
 import { el, replaceChildren } from "../components/dom";
-import { createErrorPanel } from "../components/error_panel";
+import { createHostLoader, createSignalSlot } from "../components/loader";
 import { injectViewStyles } from "../components/view_styles";
-import { createTableControls, emptyNote, loadingNote, spanRefOf } from "../components/view_parts";
+import { createTableControls, emptyNote, spanRefOf } from "../components/view_parts";
 import { createVirtualTable, type VirtualTable } from "../components/virtual_table";
 import { topN } from "../lib/chart_data";
 import { formatTime } from "../lib/metric_format";
 import { METRIC_DEFINITIONS as DEF } from "../lib/metrics";
-import { loadUntilReady } from "../lib/retry";
 import { formatSortParam, parseSortParam, type SortState } from "../lib/table_model";
 import { createOperatorDetailPanel } from "./operator_detail";
 import { operatorColumns, operatorRowKey, stackSummary } from "./operator_columns";
@@ -91,8 +90,8 @@ function mountOperator(host: HTMLElement, ctx: ViewContext): void {
   let filter = ctx.param("filter") ?? "";
   let table: VirtualTable<OperatorRow> | null = null;
   let data: OperatorsData | null = null;
-  let loadController: AbortController | null = null;
-  let detailController: AbortController | null = null;
+  const loader = createHostLoader(ctx.signal);
+  const detailSignals = createSignalSlot(ctx.signal);
   let summary: Promise<SpanSummary | null> | null = null;
 
   const chartsHost = el("div", {});
@@ -132,18 +131,14 @@ function mountOperator(host: HTMLElement, ctx: ViewContext): void {
   }
 
   function closeDetail(): void {
-    detailController?.abort();
-    detailController = null;
+    detailSignals.clear();
     replaceChildren(detailHost);
     table?.setSelected(null);
   }
 
   function openDetail(row: OperatorRow, writeUrl: boolean): void {
     if (data === null) return;
-    detailController?.abort();
-    const controller = new AbortController();
-    detailController = controller;
-    ctx.signal.addEventListener("abort", () => controller.abort(), { once: true });
+    const signal = detailSignals.next();
     const key: OperatorKey = { name: row.name, inputShape: groupBy === "input_shape" ? row.inputShape : null };
     if (writeUrl) ctx.setParams({ op: key.name, op_shape: key.inputShape });
     table?.setSelected(operatorRowKey(row));
@@ -164,7 +159,7 @@ function mountOperator(host: HTMLElement, ctx: ViewContext): void {
         ctx.setParams({ op: null, op_shape: null });
         closeDetail();
       },
-      signal: controller.signal,
+      signal,
     });
     replaceChildren(detailHost, panel);
     if (writeUrl) panel.scrollIntoView({ block: "nearest", behavior: "smooth" });
@@ -207,20 +202,18 @@ function mountOperator(host: HTMLElement, ctx: ViewContext): void {
   }
 
   function load(): void {
-    loadController?.abort();
-    const controller = new AbortController();
-    loadController = controller;
-    ctx.signal.addEventListener("abort", () => controller.abort(), { once: true });
     table = null;
     data = null;
     replaceChildren(chartsHost);
-    replaceChildren(tableHost, loadingNote("the operators", null, "operator-loading"));
     controls.setCount(0, 0);
-    void loadUntilReady((signal) => fetchOperators(ctx.api, ref!, groupBy, signal), {
-      loading: (progress) => replaceChildren(tableHost, loadingNote("the operators", progress, "operator-loading")),
-      error: (message) => replaceChildren(tableHost, createErrorPanel("operator-error", "The operators could not be computed", message)),
-      ok: (loaded) => show(loaded, controller.signal),
-    }, controller.signal);
+    void loader.load({
+      host: tableHost,
+      fetch: (signal) => fetchOperators(ctx.api, ref!, groupBy, signal),
+      what: "the operators",
+      testIdPrefix: "operator",
+      errorTitle: "The operators could not be computed",
+      render: show,
+    });
   }
 
   load();

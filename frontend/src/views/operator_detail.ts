@@ -13,12 +13,11 @@ import type { SpanSummary } from "../api/summary";
 import type { SpanRef } from "../api/types";
 import type { ApiClient } from "../api/client";
 import { el, replaceChildren } from "../components/dom";
-import { createErrorPanel } from "../components/error_panel";
-import { keyValueList, loadingNote, simpleTable, type KeyValue, type SimpleColumn } from "../components/view_parts";
+import { loadInto } from "../components/loader";
+import { keyValueList, simpleTable, type KeyValue, type SimpleColumn } from "../components/view_parts";
 import { formatCount } from "../lib/format";
 import { formatMicrosNumber, formatTime } from "../lib/metric_format";
 import { METRIC_DEFINITIONS as DEF } from "../lib/metrics";
-import { loadUntilReady } from "../lib/retry";
 
 export interface DetailOptions {
   readonly api: ApiClient;
@@ -129,21 +128,27 @@ export function createOperatorDetailPanel(options: DetailOptions): HTMLElement {
     el("h2", {}, options.key.name),
     options.key.inputShape !== null ? el("p", { className: "ps-note" }, `Input shapes: ${options.key.inputShape}`) : null,
   );
-  const content = el("div", {}, loadingNote("the operator's details", null, "operator-detail-loading"));
+  const content = el("div", {});
   const panel = el(
     "section",
     { className: "ps-panel ps-drill", testId: "operator-detail", attrs: { "aria-label": `Details of ${options.key.name}` } },
     el("div", { className: "ps-drill-head" }, title, close),
     content,
   );
-  void loadUntilReady((signal) => fetchOperatorDetail(options.api, options.ref, options.key, signal), {
-    loading: (progress) => replaceChildren(content, loadingNote("the operator's details", progress, "operator-detail-loading")),
-    error: (message) => replaceChildren(content, createErrorPanel("operator-detail-error", "No details", message)),
-    ok: (detail) => {
-      void options.summary().then((summary) => {
-        if (!options.signal.aborted) replaceChildren(content, ...detailBody(options, detail, summary));
-      });
+  void loadInto(
+    {
+      host: content,
+      fetch: (signal) => fetchOperatorDetail(options.api, options.ref, options.key, signal),
+      what: "the operator's details",
+      testIdPrefix: "operator-detail",
+      errorTitle: "No details",
+      render: (detail, signal) => {
+        void options.summary().then((summary) => {
+          if (!signal.aborted) replaceChildren(content, ...detailBody(options, detail, summary));
+        });
+      },
     },
-  }, options.signal);
+    options.signal,
+  );
   return panel;
 }

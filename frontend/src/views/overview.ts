@@ -4,13 +4,12 @@
 import { fetchOverview, type OverviewData } from "../api/overview";
 import type { SpanRef } from "../api/types";
 import { el, replaceChildren } from "../components/dom";
-import { createErrorPanel } from "../components/error_panel";
+import { createHostLoader } from "../components/loader";
 import { injectViewStyles } from "../components/view_styles";
-import { keyValueList, loadingNote, metricLabel, spanRefOf } from "../components/view_parts";
+import { keyValueList, metricLabel, spanRefOf } from "../components/view_parts";
 import { formatCount, spanLabel } from "../lib/format";
 import { formatTime } from "../lib/metric_format";
 import { METRIC_DEFINITIONS as DEF, STEP_SOURCE_TEXT } from "../lib/metrics";
-import { loadUntilReady } from "../lib/retry";
 import type { ViewContext, ViewDefinition } from "./types";
 import {
   averagesSection,
@@ -106,19 +105,16 @@ function mountOverview(host: HTMLElement, ctx: ViewContext): void {
   if (ref === null) return;
   let marker = ctx.param(MARKER_PARAM) ?? "";
   /** Aborts the previous load (and its chart) when the marker changes. */
-  let current: AbortController | null = null;
+  const loader = createHostLoader(ctx.signal);
 
   function load(): void {
-    current?.abort();
-    const controller = new AbortController();
-    current = controller;
-    ctx.signal.addEventListener("abort", () => controller.abort(), { once: true });
-    const signal = controller.signal;
-    replaceChildren(page, loadingNote("the overview", null, "overview-loading"));
-    void loadUntilReady((s) => fetchOverview(ctx.api, ref!, marker, s), {
-      loading: (progress) => replaceChildren(page, loadingNote("the overview", progress, "overview-loading")),
-      error: (message) => replaceChildren(page, createErrorPanel("overview-error", "The overview could not be computed", message)),
-      ok: (data) =>
+    void loader.load({
+      host: page,
+      fetch: (signal) => fetchOverview(ctx.api, ref!, marker, signal),
+      what: "the overview",
+      testIdPrefix: "overview",
+      errorTitle: "The overview could not be computed",
+      render: (data, signal) =>
         replaceChildren(
           page,
           configurationSection(ctx, ref!, data, marker, (next) => {
@@ -133,7 +129,7 @@ function mountOverview(host: HTMLElement, ctx: ViewContext): void {
           el("div", { className: "ps-row" }, averagesSection(data), benchmarkSection(data)),
           recommendationsSection(data),
         ),
-    }, signal);
+    });
   }
   load();
 }

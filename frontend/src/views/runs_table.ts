@@ -6,13 +6,12 @@ import { fetchRunTable, type RunTableData, type RunTableRow } from "../api/compa
 import type { ApiClient } from "../api/client";
 import { BREAKDOWN_CATEGORIES, type BreakdownCategory } from "../api/overview";
 import { el, replaceChildren } from "../components/dom";
-import { createErrorPanel } from "../components/error_panel";
-import { loadingNote, metricLabel } from "../components/view_parts";
+import { loadInto } from "../components/loader";
+import { metricLabel } from "../components/view_parts";
 import { createVirtualTable, type TableColumn, type VirtualTable } from "../components/virtual_table";
 import { formatBytes, formatCount, formatPercent } from "../lib/format";
 import { formatMicrosNumber } from "../lib/metric_format";
 import { CATEGORY_INFO, METRIC_DEFINITIONS as DEF } from "../lib/metrics";
-import { loadUntilReady } from "../lib/retry";
 import { formatSortParam, parseSortParam, type SortState } from "../lib/table_model";
 import type { SpanRef } from "../api/types";
 import { pickRole, sameSpan, spanKey, togglePick, type ComparePair } from "./compare_model";
@@ -199,7 +198,7 @@ export function createRunTableSection(options: RunTableSectionOptions): RunTable
     testId: "runs-table-filter",
     attrs: { type: "search", placeholder: "Filter runs…", "aria-label": "Filter spans by run, worker, span or tag", spellcheck: "false" },
   });
-  const tableHost = el("div", {}, loadingNote("the run table", null, "runs-table-loading"));
+  const tableHost = el("div", {});
   const summary = el("summary", { testId: "runs-table-summary" }, "All spans");
   const root = el(
     "details",
@@ -270,11 +269,17 @@ export function createRunTableSection(options: RunTableSectionOptions): RunTable
     updatePicks();
   }
 
-  void loadUntilReady((signal) => fetchRunTable(options.api, signal), {
-    loading: (progress) => replaceChildren(tableHost, loadingNote("the run table", progress, "runs-table-loading")),
-    error: (message) => replaceChildren(tableHost, createErrorPanel("runs-table-error", "The run table could not be read", message)),
-    ok: show,
-  }, options.signal);
+  void loadInto(
+    {
+      host: tableHost,
+      fetch: (signal) => fetchRunTable(options.api, signal),
+      what: "the run table",
+      testIdPrefix: "runs-table",
+      errorTitle: "The run table could not be read",
+      render: show,
+    },
+    options.signal,
+  );
   updatePicks();
 
   return {

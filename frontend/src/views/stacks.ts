@@ -5,15 +5,14 @@ import { fetchFlameGraph, foldedStacksUrl, isFlameWeight, type FlameGraphData, t
 import { injectAnalysisStyles } from "../components/analysis_styles";
 import { createBarList } from "../components/bars";
 import { el, replaceChildren } from "../components/dom";
-import { createErrorPanel } from "../components/error_panel";
+import { createHostLoader } from "../components/loader";
 import { createFlameGraph, type FlameGraph } from "../components/flame_graph";
-import { emptyNote, loadingNote, metricLabel, spanRefOf } from "../components/view_parts";
+import { emptyNote, metricLabel, spanRefOf } from "../components/view_parts";
 import { injectViewStyles } from "../components/view_styles";
 import { STACKS_DEFINITIONS as DEF } from "../lib/analysis_definitions";
 import { buildFlameTree, frameName, pathTo, searchFrames, type FlameTree } from "../lib/flame_layout";
 import { formatCount, formatPercent } from "../lib/format";
 import { formatTime } from "../lib/metric_format";
-import { loadUntilReady } from "../lib/retry";
 import type { ViewContext, ViewDefinition } from "./types";
 
 const WEIGHT_LABELS: Readonly<Record<FlameWeight, string>> = { host: "Host time", device: "Device time" };
@@ -90,7 +89,7 @@ function mountStacks(host: HTMLElement, ctx: ViewContext): void {
   const body = el("div", { className: "ps-page" });
   page.append(el("h2", {}, "Call stacks"), controls, body);
 
-  let loadController: AbortController | null = null;
+  const loader = createHostLoader(ctx.signal);
   let graph: FlameGraph | null = null;
   let tree: FlameTree | null = null;
   let searchTimer: number | undefined;
@@ -222,23 +221,17 @@ function mountStacks(host: HTMLElement, ctx: ViewContext): void {
   }
 
   function load(): void {
-    loadController?.abort();
-    const controller = new AbortController();
-    loadController = controller;
-    ctx.signal.addEventListener("abort", () => controller.abort(), { once: true });
     graph = null;
     tree = null;
     searchSummary.textContent = "";
-    replaceChildren(body, loadingNote("the call stacks", null, "stacks-loading"));
-    void loadUntilReady(
-      (signal) => fetchFlameGraph(ctx.api, ref!, weight, signal),
-      {
-        loading: (progress) => replaceChildren(body, loadingNote("the call stacks", progress, "stacks-loading")),
-        error: (message) => replaceChildren(body, createErrorPanel("stacks-error", "The call stacks could not be computed", message)),
-        ok: (data) => show(data, controller.signal),
-      },
-      controller.signal,
-    );
+    void loader.load({
+      host: body,
+      fetch: (signal) => fetchFlameGraph(ctx.api, ref!, weight, signal),
+      what: "the call stacks",
+      testIdPrefix: "stacks",
+      errorTitle: "The call stacks could not be computed",
+      render: show,
+    });
   }
 
   load();

@@ -7,14 +7,13 @@ import type { SpanRef } from "../api/types";
 import { injectAnalysisStyles } from "../components/analysis_styles";
 import { createStackedColumnChart } from "../components/chart";
 import { el, replaceChildren } from "../components/dom";
-import { createErrorPanel } from "../components/error_panel";
-import { keyValueList, loadingNote, metricLabel, spanRefOf } from "../components/view_parts";
+import { createHostLoader } from "../components/loader";
+import { keyValueList, metricLabel, spanRefOf } from "../components/view_parts";
 import { injectViewStyles } from "../components/view_styles";
 import { createVirtualTable, type TableColumn } from "../components/virtual_table";
 import { stepAxisLabels } from "../lib/chart_data";
 import { formatPercent } from "../lib/format";
 import { formatAxisDuration, formatMicrosNumber, formatTime } from "../lib/metric_format";
-import { loadUntilReady } from "../lib/retry";
 import {
   PHASE_INFO,
   averageOf,
@@ -232,42 +231,35 @@ function mountStepTrace(host: HTMLElement, ctx: ViewContext): void {
   if (ref === null) return;
   let fpPoint = pointParam(ctx.param(FP_PARAM));
   let bpPoint = pointParam(ctx.param(BP_PARAM));
-  let current: AbortController | null = null;
+  const loader = createHostLoader(ctx.signal);
 
   function load(): void {
-    current?.abort();
-    const controller = new AbortController();
-    current = controller;
-    ctx.signal.addEventListener("abort", () => controller.abort(), { once: true });
-    const signal = controller.signal;
-    replaceChildren(page, loadingNote("the step trace", null, "step-trace-loading"));
-    void loadUntilReady(
-      (s) => fetchStepTrace(ctx.api, ref!, { fpPoint, bpPoint }, s),
-      {
-        loading: (progress) => replaceChildren(page, loadingNote("the step trace", progress, "step-trace-loading")),
-        error: (message) => replaceChildren(page, createErrorPanel("step-trace-error", "The step trace could not be computed", message)),
-        ok: (data) => {
-          const layers = visibleLayers(data);
-          const form = pointsForm(fpPoint, bpPoint, {
-            apply: (fp, bp) => {
-              if (fp === fpPoint && bp === bpPoint) return;
-              fpPoint = fp;
-              bpPoint = bp;
-              ctx.setParams({ [FP_PARAM]: fp === "" ? null : fp, [BP_PARAM]: bp === "" ? null : bp });
-              load();
-            },
-          });
-          replaceChildren(
-            page,
-            el("h2", {}, "Step trace"),
-            summarySection(data, form),
-            chartSection(data, layers, signal),
-            tableSection(ctx, data, layers, signal),
-          );
-        },
+    void loader.load({
+      host: page,
+      fetch: (signal) => fetchStepTrace(ctx.api, ref!, { fpPoint, bpPoint }, signal),
+      what: "the step trace",
+      testIdPrefix: "step-trace",
+      errorTitle: "The step trace could not be computed",
+      render: (data, signal) => {
+        const layers = visibleLayers(data);
+        const form = pointsForm(fpPoint, bpPoint, {
+          apply: (fp, bp) => {
+            if (fp === fpPoint && bp === bpPoint) return;
+            fpPoint = fp;
+            bpPoint = bp;
+            ctx.setParams({ [FP_PARAM]: fp === "" ? null : fp, [BP_PARAM]: bp === "" ? null : bp });
+            load();
+          },
+        });
+        replaceChildren(
+          page,
+          el("h2", {}, "Step trace"),
+          summarySection(data, form),
+          chartSection(data, layers, signal),
+          tableSection(ctx, data, layers, signal),
+        );
       },
-      signal,
-    );
+    });
   }
   load();
 }

@@ -3,10 +3,9 @@
 // and other views can open the trace at an operator's or kernel's occurrence):
 //   trace.start, trace.end — the visible window; trace.select — the selected event id.
 import { fetchTracks } from "../api/trace";
-import type { SpanRef } from "../api/types";
 import { el, replaceChildren } from "../components/dom";
-import { createErrorPanel } from "../components/error_panel";
-import { loadUntilReady } from "../lib/retry";
+import { loadInto, type LoadStage } from "../components/loader";
+import { spanRefOf } from "../components/view_parts";
 import { injectTraceStyles } from "../trace/styles";
 import { PARAM_END, PARAM_SELECT, PARAM_START, TraceViewer } from "../trace/viewer";
 import type { ViewContext, ViewDefinition } from "./types";
@@ -24,24 +23,30 @@ export function eventIdParam(value: string | null): number | null {
   return number !== null && Number.isInteger(number) && number >= 0 ? number : null;
 }
 
-function spanRefOf(ctx: ViewContext): SpanRef | null {
-  const { run, worker, span } = ctx.selection;
-  return run !== null && worker !== null && span !== null ? { run: run.name, worker: worker.name, span } : null;
+/** The timeline's own wording: first the request, then the backend's progress while it reads the trace. */
+function traceLoadingNote(stage: LoadStage): HTMLElement {
+  const text =
+    stage.kind === "requested"
+      ? "Loading the timeline…"
+      : stage.progress !== null
+        ? `The backend is loading the trace… ${Math.round(stage.progress * 100)}%`
+        : "The backend is loading the trace…";
+  return el("p", { className: "ps-trace-loading", testId: "trace-loading" }, text);
 }
 
 function mount(host: HTMLElement, ctx: ViewContext): void {
   injectTraceStyles(host.ownerDocument);
-  const ref = spanRefOf(ctx);
+  const ref = spanRefOf(ctx.selection);
   if (ref === null) return; // the shell mounts span views only with a span
-  const status = el("p", { className: "ps-trace-loading", testId: "trace-loading" }, "Loading the timeline…");
-  host.appendChild(status);
-  void loadUntilReady(
-    (signal) => fetchTracks(ctx.api, ref, signal),
+  void loadInto(
     {
-      loading(progress) {
-        status.textContent = progress !== null ? `The backend is loading the trace… ${Math.round(progress * 100)}%` : "The backend is loading the trace…";
-      },
-      ok(tracks) {
+      host,
+      fetch: (signal) => fetchTracks(ctx.api, ref, signal),
+      what: "the timeline",
+      testIdPrefix: "trace",
+      errorTitle: "Cannot show the trace",
+      note: traceLoadingNote,
+      render(tracks, signal) {
         replaceChildren(host);
         if (tracks.tracks.length === 0) {
           host.appendChild(el("p", { className: "ps-trace-loading", testId: "trace-empty" }, "This span has no slices or counters to show."));
@@ -56,10 +61,7 @@ function mount(host: HTMLElement, ctx: ViewContext): void {
           initialSelect: eventIdParam(ctx.param(PARAM_SELECT)),
           setParams: (patch) => ctx.setParams(patch),
         });
-        ctx.signal.addEventListener("abort", () => viewer.destroy(), { once: true });
-      },
-      error(message) {
-        replaceChildren(host, createErrorPanel("trace-error", "Cannot show the trace", message));
+        signal.addEventListener("abort", () => viewer.destroy(), { once: true });
       },
     },
     ctx.signal,
