@@ -1,5 +1,5 @@
-// Canned answers of the analysis routes (overview, operators, operators/detail, kernels,
-// summary) for dev/fake_server.mjs, from the JSON fixtures in test/fixtures/ plus a
+// Canned answers of the analysis routes (overview, operators, operators/detail, kernels, steptrace,
+// datapipeline, memory, modules, distributed, runs/table, summary) for dev/fake_server.mjs, from the JSON fixtures in test/fixtures/ plus a
 // generated big span for checking that the tables stay fast:
 //   resnet50_num_workers_0   GPU answers (overview captured from the real backend on the ResNet trace)
 //   ddp_gloo_2ranks          CPU-only answers (no kernels)
@@ -112,6 +112,18 @@ function answerFor(route, query, run) {
       if (big) return bigKernels(groupBy);
       return regroup(fixture(gpu ? "kernels_gpu.json" : "kernels_cpu.json"), groupBy);
     }
+    case "steptrace":
+      return fixture(gpu ? "steptrace_ascend.json" : "steptrace_mlp.json");
+    case "datapipeline":
+      return fixture(gpu ? "datapipeline_ascend.json" : "datapipeline_w0.json");
+    case "memory":
+      return fixture("memory_conv_cpu.json");
+    case "modules":
+      return fixture("modules_transformer.json");
+    case "distributed":
+      return fixture("distributed_ddp_gloo.json");
+    case "runs/table":
+      return fixture("runs_table.json");
     case "summary":
       return {
         start: gpu ? 1623142623460016.2 : 4446416051270.089,
