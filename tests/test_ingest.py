@@ -296,3 +296,34 @@ def test_two_process_decode_gives_the_same_model(monkeypatch, tmp_path, arrays_v
     if arrays_via == "shared file":  # the arrays really came through the file (when two processes decoded)
         assert mapped and set(mapped) <= set(spilled)
     assert list(spill_folder.iterdir()) == []  # every shared file is removed once mapped
+
+
+def test_a_mapped_plain_file_gives_the_same_model_and_clean_errors(monkeypatch, tmp_path) -> None:
+    """Large plain files are memory-mapped where the parse may run in its own process (parallel=True)."""
+    import gzip as gzip_module
+    import mmap
+
+    from profscope.tb_plugin.ingest import TraceLoadError, parallel, reader
+
+    plain = tmp_path / "worker0.1.pt.trace.json"
+    plain.write_bytes(gzip_module.decompress(shared_trace(
+        "kineto_resnet50/resnet50_num_workers_0/worker0.1623143089861.pt.trace.json.gz").read_bytes()))
+    expected = load_trace(str(plain))
+    monkeypatch.setattr(reader, "MAP_MIN_BYTES", 0)
+    monkeypatch.setattr(parallel, "MIN_PARALLEL_BYTES", 0)
+    with open(plain, "rb") as stream:
+        assert isinstance(reader.read_trace_bytes(lambda: stream, map_plain=True), mmap.mmap)
+    mapped = load_trace(str(plain), parallel=True)
+    _same_model(expected, mapped)
+    # The private mapping's writes (brackets around chunks) never reach the file.
+    assert plain.read_bytes() == gzip_module.decompress(shared_trace(
+        "kineto_resnet50/resnet50_num_workers_0/worker0.1623143089861.pt.trace.json.gz").read_bytes())
+
+    truncated = tmp_path / "truncated.pt.trace.json"
+    truncated.write_bytes(plain.read_bytes()[: plain.stat().st_size // 2])
+    with pytest.raises(TraceLoadError):
+        load_trace(str(truncated), parallel=True)
+    empty = tmp_path / "empty.pt.trace.json"
+    empty.write_bytes(b"")
+    with pytest.raises(TraceLoadError, match="empty"):
+        load_trace(str(empty), parallel=True)

@@ -18,7 +18,7 @@ from . import mindspore, mindspore_memory, paddle
 from .detect import HEAD_BYTES, MINDSPORE, PADDLE, detect_framework
 from .kineto import RawColumns, TraceFormatError, read_kineto
 from .parallel import read_kineto_parallel
-from .reader import TraceReadError, read_trace_bytes
+from .reader import TraceBuffer, TraceReadError, read_trace_bytes
 
 __all__ = ["TraceLoadError", "load_trace", "load_trace_stream", "read_companions"]
 
@@ -62,7 +62,8 @@ def load_trace_stream(
 ) -> TraceModel:
     report = progress or (lambda fraction: None)
     try:
-        data = read_trace_bytes(opener, progress=lambda f: report(_READ_SHARE * f))
+        # Mapped only where the parse may run in its own process (see reader.py: SIGBUS on truncation).
+        data = read_trace_bytes(opener, progress=lambda f: report(_READ_SHARE * f), map_plain=parallel)
         framework = _framework_of(filename, data)
         decode_progress = lambda f: report(_READ_SHARE + _DECODE_SHARE * f)  # noqa: E731
         if framework == PADDLE:
@@ -96,7 +97,7 @@ def _add_memory_record(raw: RawColumns, companions: dict[str, bytes]) -> None:
         raw.stats.setdefault("notes", []).append(f"{name} was not used: {exc}")
 
 
-def _framework_of(filename: str, data: bytearray) -> str:
+def _framework_of(filename: str, data: TraceBuffer) -> str:
     """The writer's file name says the framework; otherwise the content does (``detect.py``)."""
     # "<worker>.<ts>.pt.trace.json" also fits the writer's pattern (framework "pt"): torch's name wins.
     writer = None if parse_torch_trace_name(filename) else parse_writer_trace_name(filename)

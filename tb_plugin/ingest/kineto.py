@@ -31,6 +31,7 @@ import numpy as np
 from msgspec import Raw
 
 from . import begin_end
+from .reader import TraceBuffer
 from .interning import NO_STRING, OptionalStrings, RawJsonStrings, ScalarKeys, StringTable
 
 CHUNK_EVENTS = 50_000
@@ -301,7 +302,7 @@ def _address(buffer: Any) -> int:
     return int(np.frombuffer(buffer, dtype=np.uint8).ctypes.data) if len(buffer) else 0
 
 
-def _events_region(data: bytearray, quick: bool = True) -> tuple[int, int, dict[str, Any]]:
+def _events_region(data: TraceBuffer, quick: bool = True) -> tuple[int, int, dict[str, Any]]:
     """Byte range inside the events array (after its '[', up to its ']') and the top-level metadata.
 
     ``quick`` first tries to find the array without reading through it (see
@@ -348,7 +349,7 @@ _TAIL_BYTES = 1 << 20
 _TAIL_ATTEMPTS = 1000
 
 
-def _events_region_by_key(data: bytearray, start: int) -> Optional[tuple[int, int, dict[str, Any]]]:
+def _events_region_by_key(data: TraceBuffer, start: int) -> Optional[tuple[int, int, dict[str, Any]]]:
     """Find the events array without reading through it: the ``"traceEvents"`` key, and its
     closing bracket searched back from the end. Everything around it must decode as the rest
     of the top-level object, else None (and the caller reads the whole document instead).
@@ -399,7 +400,7 @@ class _BadSplit(Exception):
     """A guessed chunk boundary was not between two events."""
 
 
-def _guessed_chunks(data: bytearray, start: int, end: int, chunk_bytes: Optional[int] = None) -> list[tuple[int, int]]:
+def _guessed_chunks(data: TraceBuffer, start: int, end: int, chunk_bytes: Optional[int] = None) -> list[tuple[int, int]]:
     """Chunk byte ranges cut at separators found near every ``chunk_bytes``."""
     chunk_bytes = chunk_bytes or CHUNK_BYTES
     chunks: list[tuple[int, int]] = []
@@ -417,7 +418,7 @@ def _guessed_chunks(data: bytearray, start: int, end: int, chunk_bytes: Optional
     return chunks
 
 
-def _exact_chunks(data: bytearray, start: int, end: int) -> list[tuple[int, int]]:
+def _exact_chunks(data: TraceBuffer, start: int, end: int) -> list[tuple[int, int]]:
     """Chunk byte ranges from every event's exact position (a full skim of the events)."""
     try:
         raws = _RAW_LIST.decode(memoryview(data)[start - 1 : end + 1])
@@ -433,7 +434,7 @@ def _exact_chunks(data: bytearray, start: int, end: int) -> list[tuple[int, int]
     return chunks
 
 
-def _with_brackets(data: bytearray, a: int, b: int, decode: Callable[[memoryview], Any]) -> Any:
+def _with_brackets(data: TraceBuffer, a: int, b: int, decode: Callable[[memoryview], Any]) -> Any:
     """Decode data[a:b] (events separated by commas) as a JSON array, in place, without a copy.
 
     The byte before ``a`` (a comma, the array's bracket or white space) and the byte at ``b``
@@ -759,7 +760,7 @@ def _read_counters(raw_events: list[Raw], rows: np.ndarray, out: RawColumns, ts:
                 series=np.asarray(series, dtype=np.int32), value=np.asarray(values, dtype=np.float64))
 
 
-def read_kineto(data: bytearray, progress: Optional[Callable[[float], None]] = None,
+def read_kineto(data: TraceBuffer, progress: Optional[Callable[[float], None]] = None,
                 precise_start: bool = False) -> RawColumns:
     """Decode a Chrome-trace JSON document (already decompressed) into raw columns.
 
@@ -778,7 +779,7 @@ def read_kineto(data: bytearray, progress: Optional[Callable[[float], None]] = N
     return raw
 
 
-def _read_chunks(data: bytearray, chunks: list[tuple[int, int]], metadata: dict[str, Any],
+def _read_chunks(data: TraceBuffer, chunks: list[tuple[int, int]], metadata: dict[str, Any],
                  progress: Optional[Callable[[float], None]], guessed: bool, precise_start: bool = False) -> RawColumns:
     out = RawColumns(strings=StringTable(), metadata=metadata, stats={})
     reader = _ChunkReader(out, precise_start)

@@ -27,6 +27,7 @@ import numpy as np
 from . import begin_end, kineto
 from .interning import StringTable
 from .kineto import RawColumns, TraceFormatError
+from .reader import TraceBuffer
 
 # Below this many bytes of events a second process costs more than it saves.
 MIN_PARALLEL_BYTES = 64 << 20
@@ -41,7 +42,7 @@ STRING_COLUMNS = {
 }
 
 
-def read_kineto_parallel(data: bytearray, progress: Optional[Callable[[float], None]] = None) -> RawColumns:
+def read_kineto_parallel(data: TraceBuffer, progress: Optional[Callable[[float], None]] = None) -> RawColumns:
     """Like ``kineto.read_kineto``, decoding the second half of the events in a forked process."""
     if (os.cpu_count() or 1) < 2 or "fork" not in multiprocessing.get_all_start_methods():
         return kineto.read_kineto(data, progress)
@@ -131,7 +132,7 @@ def _unspill(path: str) -> dict[str, dict[str, list[np.ndarray]]]:
     return parts
 
 
-def _decode_in_child(data: bytearray, chunks: list[tuple[int, int]], sender: Any, spill_path: Optional[str]) -> None:
+def _decode_in_child(data: TraceBuffer, chunks: list[tuple[int, int]], sender: Any, spill_path: Optional[str]) -> None:
     try:
         columns = kineto._read_chunks(data, chunks, {}, None, guessed=True)
         if spill_path:

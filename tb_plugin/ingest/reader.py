@@ -2,13 +2,21 @@
 
 Gzip is inflated with ISA-L (``isal.igzip``) when it is installed: it is several times
 faster than zlib, and decompression would otherwise dominate the load of a large trace.
+
+A large plain local file can be memory-mapped instead of read (``map_plain``): no 1 GB copy
+before decoding starts, and the two decoding processes of ``parallel.py`` each fault in only
+their own half (1 GB trace: 6.3–7.4 s → 4.5–6.4 s for the whole load). The mapping is private
+(copy-on-write): the decoder writes brackets around its chunks. A file truncated while mapped
+kills the process reading it (SIGBUS), so only callers whose process may die without harm
+(the parser pool's workers, the command line) ask for it.
 """
 
 from __future__ import annotations
 
+import mmap
 import os
 import zlib
-from typing import BinaryIO, Callable, Optional
+from typing import BinaryIO, Callable, Optional, Union
 
 try:  # ISA-L's inflate; zlib is the fallback.
     from isal import isal_zlib as _zlib_impl
@@ -19,6 +27,11 @@ GZIP_MAGIC = b"\x1f\x8b"
 # A decompressed trace larger than this is refused (a gzip bomb must not take the host down).
 DEFAULT_MAX_BYTES = int(os.environ.get("PROFSCOPE_MAX_TRACE_BYTES", str(16 * 1024**3)))
 _READ_BLOCK = 8 * 1024 * 1024
+# Plain files from this size on are mapped when the caller allows it (below, reading is as fast).
+MAP_MIN_BYTES = 64 << 20
+
+# What decoders read: bytes they may write to around a chunk (see kineto._with_brackets).
+TraceBuffer = Union[bytearray, mmap.mmap]
 
 
 class TraceReadError(Exception):
@@ -29,16 +42,19 @@ def read_trace_bytes(
     opener: Callable[[], BinaryIO],
     progress: Optional[Callable[[float], None]] = None,
     max_bytes: int = DEFAULT_MAX_BYTES,
-) -> bytearray:
-    """Return the file's decompressed content (a bytearray: decoders read it without a copy).
+    map_plain: bool = False,
+) -> TraceBuffer:
+    """Return the file's decompressed content (a bytearray or a private mapping: decoders read it without a copy).
 
     ``opener`` returns a fresh binary stream (a local file or an fsspec file);
-    ``progress`` receives the fraction of the input consumed.
+    ``progress`` receives the fraction of the input consumed; ``map_plain`` maps a large plain
+    local file instead of reading it (see the module docstring).
     """
     with opener() as raw:
         head = raw.read(2)
         if head != GZIP_MAGIC:
-            data = _read_plain(raw, head, max_bytes)
+            mapped = _map_plain(raw, max_bytes) if map_plain else None
+            data: TraceBuffer = mapped if mapped is not None else _read_plain(raw, head, max_bytes)
             if progress:
                 progress(1.0)
             return data
@@ -46,6 +62,19 @@ def read_trace_bytes(
     if progress:
         progress(1.0)
     return _gunzip(compressed, max_bytes)
+
+
+def _map_plain(stream: BinaryIO, max_bytes: int) -> Optional[mmap.mmap]:
+    """A private mapping of a large local file, else None (small, not a local file, or not mappable)."""
+    try:
+        size = os.fstat(stream.fileno()).st_size
+        if size < MAP_MIN_BYTES:
+            return None
+        if size > max_bytes:
+            raise TraceReadError(f"trace is larger than the limit of {max_bytes} bytes")
+        return mmap.mmap(stream.fileno(), size, access=mmap.ACCESS_COPY)
+    except (AttributeError, OSError, ValueError):  # io.UnsupportedOperation is both
+        return None
 
 
 def _read_plain(stream: BinaryIO, head: bytes, max_bytes: int) -> bytearray:
