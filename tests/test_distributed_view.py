@@ -133,3 +133,22 @@ def test_synthetic_64_ranks_through_the_route(tmp_path: Path, make_client) -> No
     status, single = client.get("distributed", run="single")
     assert status == 200 and single["available"] is False
     assert client.get("distributed", run="nope")[0] == 404
+
+
+def test_gloo_message_sizes_come_from_the_recorded_input_shapes() -> None:
+    """Gloo writes no record_param_comms: sizes come from each gloo:all_reduce range's Input Dims and type."""
+    import gzip
+    import json
+    import math
+
+    ranks = _ranks(GLOO, "rank*.pt.trace.json.gz")
+    result = distributed(ranks)
+    (allreduce,) = result["collectives"]
+    for entry, path in zip(allreduce["per_rank"], sorted(shared_trace(GLOO).glob("rank*.pt.trace.json.gz"))):
+        events = json.loads(gzip.decompress(path.read_bytes()))["traceEvents"]
+        calls = [e for e in events if e.get("name") == "gloo:all_reduce"]
+        assert all(e["args"]["Input type"] == ["float"] for e in calls)  # 4 bytes per element
+        expected = sum(math.prod(e["args"]["Input Dims"][0]) * 4 for e in calls)
+        assert entry["bytes"] == expected
+    assert allreduce["bytes"] == sum(p["bytes"] for p in allreduce["per_rank"])
+    assert allreduce["bandwidth"] == pytest.approx(allreduce["bytes"] / (allreduce["transfer"] / 1e6))

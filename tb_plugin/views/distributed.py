@@ -10,10 +10,12 @@ until the last rank has started, and the rest of its duration is transfer.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from typing import Any, Optional
 
+import msgspec
 import numpy as np
 
 from ..model import intervals
@@ -27,7 +29,11 @@ DTYPE_BYTES = {
     "Half": 2, "bfloat16": 2, "BFloat16": 2, "int": 4, "int32": 4, "Int": 4, "long": 8, "int64": 8, "Long": 8,
     "int8": 1, "Char": 1, "uint8": 1, "Byte": 1, "bool": 1, "Bool": 1, "short": 2, "int16": 2, "Short": 2,
     "float8_e4m3fn": 1, "float8_e5m2": 1,
+    # record_shapes' "Input type" spelling of tensor dtypes (C++ type names).
+    "long int": 8, "c10::Half": 2, "c10::BFloat16": 2, "signed char": 1, "unsigned char": 1, "short int": 2,
 }
+# "Input type" of arguments that are not tensors (no bytes of their own).
+_NON_TENSOR_INPUTS = frozenset({"", "Scalar", "ScalarList", "GenericList"})
 _KERNEL_COLLECTIVE = re.compile(r"nccl(?:Dev)?Kernel_([A-Za-z]+)|rccl\w*?_([A-Za-z]+)", re.IGNORECASE)
 _OP_COLLECTIVE = re.compile(r"^(?:nccl:|gloo:|c10d::|hccl:|xccl:)([A-Za-z_]+?)_?$", re.IGNORECASE)
 _RANK_IN_NAME = re.compile(r"(?:rank|worker)[-_]?(\d+)", re.IGNORECASE)
@@ -71,6 +77,34 @@ def _message_bytes(model: TraceModel, row: int) -> int:
     return nelems * DTYPE_BYTES[dtype]
 
 
+def _input_tensor_bytes(model: TraceModel, row: int) -> int:
+    """Bytes of a collective's input tensors from its recorded shapes and types (-1 if unknown).
+
+    Gloo records no ``record_param_comms``, but its ``gloo:all_reduce`` ranges (recorded with
+    record_shapes) carry ``Input Dims`` [[68362]] and ``Input type`` ["float"]. A tensor list's
+    element type is not recorded, so a list input leaves the size unknown.
+    """
+    s = model.slices
+    if s.input_dims[row] < 0 or s.input_type[row] < 0:
+        return -1
+    try:
+        dims = msgspec.json.decode(model.strings[int(s.input_dims[row])])
+        types = msgspec.json.decode(model.strings[int(s.input_type[row])])
+    except msgspec.DecodeError:
+        return -1
+    if not isinstance(dims, list) or not isinstance(types, list) or len(dims) != len(types):
+        return -1
+    total = 0
+    for shape, dtype in zip(dims, types):
+        if dtype in _NON_TENSOR_INPUTS:
+            continue
+        if dtype not in DTYPE_BYTES or not isinstance(shape, list) or not all(
+                isinstance(d, int) and d >= 0 for d in shape):
+            return -1  # a tensor list, or a type of unknown size
+        total += math.prod(shape) * DTYPE_BYTES[dtype]  # a 0-d tensor (shape []) holds one element
+    return total if total > 0 else -1
+
+
 def collective_instances(model: TraceModel) -> RankInstances:
     return model.memo("collective_instances", lambda: _collective_instances(model))
 
@@ -104,7 +138,8 @@ def _collective_instances(model: TraceModel) -> RankInstances:
             names.append(normalize_collective(text[int(s.collective[source])]))
         else:
             names.append(normalize_collective(text[int(s.name[row])]))
-        sizes.append(_message_bytes(model, source) if source >= 0 else -1)
+        size = _message_bytes(model, source) if source >= 0 else -1
+        sizes.append(size if size >= 0 else _input_tensor_bytes(model, row))
     order = np.argsort(s.start[rows], kind="stable")
     return RankInstances(name=[names[i] for i in order], start=s.start[rows][order], end=s.end[rows][order],
                          nbytes=np.asarray(sizes, dtype=np.int64)[order] if sizes else np.zeros(0, np.int64))
