@@ -118,3 +118,18 @@ def test_memory_response_matches_the_contract(tmp_path: Path, make_client) -> No
         status, body = client.get("memory", run=run, worker="worker0")
         assert status == 200
         check(body, "Memory")
+
+
+def test_curves_run_to_the_end_of_the_span() -> None:
+    """After the last memory event the last values hold until the span ends (the chart covers the span)."""
+    from profscope.tb_plugin.ingest import load_trace
+    from profscope.tb_plugin.views.memory import memory
+
+    from conftest import shared_trace
+
+    model = load_trace(str(next(shared_trace("torch213/conv_cpu_memory").glob("*.pt.trace.json.gz"))))
+    answer = memory(model)
+    for curve in answer["curves"].values():
+        assert curve["time"][-1] == model.end / 1000
+        assert curve["allocated"][-1] == curve["allocated"][-2] and curve["reserved"][-1] == curve["reserved"][-2]
+        assert curve["time"] == sorted(curve["time"])

@@ -154,6 +154,9 @@ def _curves(model: TraceModel, ev: MemoryEvents) -> tuple[list[dict[str, Any]], 
         dtype, did = divmod(key, 65536)
         sel = ev.device_key == key
         ts, allocated, reserved = _decimate(ev.ts[sel], ev.allocated[sel], ev.reserved[sel])
+        if model.end > int(ts[-1]):  # the last values hold to the span's end: the chart spans the whole span
+            ts, allocated, reserved = (np.r_[ts, model.end], np.r_[allocated, allocated[-1]],
+                                       np.r_[reserved, reserved[-1]])
         peak_i = int(np.argmax(ev.allocated[sel]))
         devices.append({"id": ident, "name": label, "capacity": capacities.get(did - 1) if dtype == 1 else None,
                         "events": int(sel.sum())})
