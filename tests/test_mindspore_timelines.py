@@ -409,7 +409,9 @@ def test_memory_record_gives_curves_and_the_peak() -> None:
         assert peak["reserved"] == max(int(r["Total Reserved(Byte)"]) for r in inside)
         # The whole file's peak lies inside the span here, so the span shows the file's own peak.
         assert peak["allocated"] == max(int(r["Total Allocated(Byte)"]) for r in rows)
-        assert len(view["curves"]["cpu"]["allocated"]) == kept
+        # Every kept row, plus the last values held to the span's end when the span ends later.
+        last_row_ns = max(int(r["Timestamp(ns)"]) for r in inside)
+        assert len(view["curves"]["cpu"]["allocated"]) == kept + (1 if model.end > last_row_ns else 0)
         # Totals only: no allocation can be told from another, no operator owns a change.
         assert view["events"]["total"] == 0 and view["by_operator"] == []
         assert model.start <= int(float(peak_row["Timestamp(ns)"])) <= model.end
@@ -428,3 +430,18 @@ def test_memory_record_rejects_other_files() -> None:
     assert record_name_for(["cpu_op_type_info_0.csv", "cpu_ms_memory_record_3.txt", "cpu_ms_memory_record_1.txt"]) \
         == "cpu_ms_memory_record_1.txt"
     assert record_name_for(["cpu_framework_0.txt"]) is None
+
+
+def test_ascend_devices_are_called_by_their_own_name() -> None:
+    """The overview's device card and the trace's utilization row say "Ascend 1", not "GPU 1"."""
+    from profscope.tb_plugin.views.overview import overview
+    from profscope.tb_plugin.views.trace import tracks
+
+    model = load_trace(str(shared_trace("mindspore/ascend_run_2_profiler/ascend_timeline_display_1.json")))
+    (device,) = overview(model)["devices"]
+    assert device["label"] == "Ascend 1"
+    counters = [t for t in tracks(model)["tracks"] if t["id"].startswith("c:gpu_util:")]
+    assert [(t["name"], t["group"]) for t in counters] == [("Ascend 1 utilization", "Ascend 1")]
+    gpu = load_trace(str(shared_trace(
+        "kineto_resnet50/resnet50_num_workers_0/worker0.1623143089861.pt.trace.json.gz")))
+    assert {d["label"] for d in overview(gpu)["devices"]} == {"GPU 0"}

@@ -96,6 +96,14 @@ def _us(ns: Any) -> float:
     return float(ns) / NS_PER_US
 
 
+def device_label(model: TraceModel, device: int) -> str:
+    """What the trace calls a device: its lanes' process name when it names an accelerator ("Ascend 1"), else "GPU <id>"."""
+    for track in model.tracks:
+        if track.kind == "gpu" and track.device == device and not track.process_name.lower().startswith(("gpu", "process")):
+            return track.process_name
+    return f"GPU {device}"
+
+
 def device_summaries(model: TraceModel, steps: Steps) -> list[dict[str, Any]]:
     """Per GPU: utilization, estimated SM efficiency and occupancy, Tensor Core share."""
     kinds = SliceKinds(model)
@@ -127,7 +135,8 @@ def device_summaries(model: TraceModel, steps: Steps) -> list[dict[str, Any]]:
         major, minor = p.get("computeMajor"), p.get("computeMinor")
         out.append({
             "id": device,
-            "name": p.get("name") or f"GPU {device}",
+            "name": p.get("name") or device_label(model, device),
+            "label": device_label(model, device),
             "memory": p.get("totalGlobalMem"),
             "compute_capability": f"{major}.{minor}" if major is not None else None,
             "num_sms": p.get("numSms"),

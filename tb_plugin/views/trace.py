@@ -16,6 +16,7 @@ import numpy as np
 from ..model import intervals
 from ..model.categories import SliceKinds
 from ..model.trace_model import TraceModel
+from .overview import device_label
 from .trace_index import query, resolution_for, trace_index
 
 NS_PER_US = 1000.0
@@ -38,7 +39,8 @@ def _counter_tracks(model: TraceModel) -> list[dict[str, Any]]:
     s = model.slices
     devices = sorted({int(d) for d in np.unique(s.device[kinds.kernel]) if d >= 0}) if kinds.kernel.any() else []
     for d in devices:
-        out.append({"id": f"c:gpu_util:{d}", "name": f"GPU {d} utilization", "kind": "counter", "group": f"GPU {d}",
+        label = device_label(model, d)  # the group of the device's own lanes
+        out.append({"id": f"c:gpu_util:{d}", "name": f"{label} utilization", "kind": "counter", "group": label,
                     "unit": "fraction", "max_depth": 0})
     inst = model.instants
     mem = inst.total_allocated >= 0

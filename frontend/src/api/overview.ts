@@ -49,6 +49,8 @@ export interface OverviewStep {
 export interface DeviceSummary {
   readonly id: number;
   readonly name: string;
+  /** What the trace calls the device: "GPU 0", "Ascend 1". */
+  readonly label: string;
   readonly memory: number | null;
   readonly computeCapability: string | null;
   readonly numSms: number | null;
@@ -137,9 +139,11 @@ function parseStep(value: unknown): OverviewStep | null {
 function parseDevice(value: unknown): DeviceSummary | null {
   if (!isObject(value)) return null;
   const id = value["id"];
+  const numericId = typeof id === "number" ? id : Number(id);
   return {
-    id: typeof id === "number" ? id : Number(id),
+    id: numericId,
     name: stringField(value, "name", "GPU"),
+    label: stringField(value, "label", `GPU ${numericId}`),
     memory: nullableNumberField(value, "memory"),
     computeCapability: nullableStringField(value, "compute_capability"),
     numSms: nullableNumberField(value, "num_sms"),

@@ -1,5 +1,6 @@
 // The parts of the Overview page, each built from the parsed `overview` answer.
 import type { DeviceSummary, HostCpu, OverviewData, Recommendation, UtilizationFigures } from "../api/overview";
+import { isGpu, summaryTitle } from "../lib/devices";
 import { createStackedColumnChart } from "../components/chart";
 import { el, replaceChildren } from "../components/dom";
 import { createTimeChart } from "../components/time_chart";
@@ -25,13 +26,13 @@ function deviceCard(device: DeviceSummary): HTMLElement {
   return el(
     "article",
     { className: "ps-card", testId: "gpu-card", attrs: { "data-device": String(device.id) } },
-    el("h3", {}, `GPU ${device.id}: `, device.name),
+    el("h3", {}, ...(device.name === device.label ? [device.name] : [`${device.label}: `, device.name])),
     keyValueList([
       { label: "Name", tip: DEF.deviceName, value: device.name },
       { label: "Memory", tip: DEF.deviceMemory, value: orDash(device.memory, formatBytes) },
       { label: "Compute capability", tip: DEF.computeCapability, value: device.computeCapability ?? "—" },
       { label: "SMs", tip: DEF.numSms, value: orDash(device.numSms, formatCount) },
-      { label: "GPU utilization", tip: DEF.utilization, value: percentOrDash(device.utilization), testId: "gpu-utilization" },
+      { label: isGpu(device) ? "GPU utilization" : "Utilization", tip: DEF.utilization, value: percentOrDash(device.utilization), testId: "gpu-utilization" },
       { label: "Est. SM efficiency", tip: DEF.smEfficiency, value: percentOrDash(device.smEfficiency) },
       { label: "Est. achieved occupancy", tip: DEF.achievedOccupancy, value: percentOrDash(device.achievedOccupancy) },
       { label: "Tensor Core share", tip: DEF.tensorCoreShare, value: percentOrDash(device.tensorCoreShare) },
@@ -45,7 +46,7 @@ export function gpuSummarySection(data: OverviewData): HTMLElement | null {
   return el(
     "section",
     { className: "ps-section", testId: "gpu-summary" },
-    el("h2", {}, data.devices.length === 1 ? "GPU summary" : `GPU summary (${data.devices.length} GPUs)`),
+    el("h2", {}, summaryTitle(data.devices)),
     el("div", { className: "ps-cards" }, ...data.devices.map(deviceCard)),
   );
 }
