@@ -311,3 +311,33 @@ def test_call_stacks_and_modules_of_the_transformer(
     assert names[0] == "(model)"
     assert set(top_level) <= set(names), (top_level, names)
     screenshot("modules-transformer")
+
+
+def test_the_header_says_what_could_not_be_derived(
+    browser: "WebDriver", views_server: TensorBoardServer, screenshot: Callable[[str], Path]
+) -> None:
+    """A CPU-only span has no device activity: the note beside the framework lists the summary's limitations."""
+    from selenium.webdriver.common.by import By
+
+    runs = _ready_runs(views_server, (MEMORY_RUN,))
+    worker = runs[MEMORY_RUN]["workers"][0]
+    summary = _route(views_server, "summary", run=MEMORY_RUN, worker=worker["name"], span=worker["spans"][0])
+    expected = [item["text"] for item in summary["limitations"]]
+    assert expected, summary
+
+    _open_view(browser, views_server, MEMORY_RUN, "overview")
+    notes = _find(browser, "span-notes")
+    _wait(browser).until(lambda _d: notes.is_displayed())
+    heading = notes.find_element(By.CSS_SELECTOR, "summary")
+    count = len(expected)
+    assert heading.text == f"{count} thing{'' if count == 1 else 's'} could not be derived"
+    heading.click()
+    _wait(browser).until(lambda _d: notes.get_attribute("open") is not None)
+    assert [li.text for li in notes.find_elements(By.CSS_SELECTOR, "li")] == expected
+    screenshot("span-notes-open")  # (of the whole window: back into the plugin's frame afterwards)
+    from selenium.webdriver.support import expected_conditions as ec
+
+    _wait(browser).until(ec.frame_to_be_available_and_switch_to_it((By.CSS_SELECTOR, PLUGIN_FRAME)))
+    # A click elsewhere on the page closes it, as a menu would.
+    _find(browser, "tab-overview").click()  # the first tab, at the left: never under the open list
+    _wait(browser).until(lambda _d: notes.get_attribute("open") is None)

@@ -86,6 +86,10 @@ export function createSpanNotes(api: ApiClient): SpanNotes {
   const root = el("details", { className: "ps-span-notes", testId: "span-notes", hidden: true }, heading, list);
   let shownKey = "";
   let pending: AbortController | null = null;
+  // The open list lies over the page: a click anywhere else closes it, as a menu would.
+  root.ownerDocument.addEventListener("click", (event) => {
+    if (root.open && event.target instanceof Node && !root.contains(event.target)) root.open = false;
+  });
 
   function show(limitations: readonly SpanLimitation[]): void {
     heading.textContent = limitationsHeading(limitations.length);
