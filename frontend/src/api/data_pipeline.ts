@@ -14,7 +14,7 @@ import {
   stringField,
   type JsonObject,
 } from "./json_fields";
-import type { EvidenceValue, Recommendation, StepSource } from "./overview";
+import { parseEvidence, parseRecommendation, type EvidenceValue, type Recommendation, type StepSource } from "./overview";
 import type { ApiResult, SpanRef } from "./types";
 
 export const VERDICT_STATUSES = ["data_bound", "some_wait", "not_data_bound", "unknown"] as const;
@@ -144,20 +144,6 @@ function integerOrNull(object: JsonObject, key: string): number | null {
   return value !== null && Number.isInteger(value) ? value : null;
 }
 
-function parseEvidence(value: unknown): Record<string, EvidenceValue> {
-  const out: Record<string, EvidenceValue> = {};
-  for (const [key, entry] of Object.entries(objectOf(value))) {
-    if ((typeof entry === "number" && Number.isFinite(entry)) || typeof entry === "string" || typeof entry === "boolean") {
-      out[key] = entry;
-    } else if (Array.isArray(entry)) {
-      out[key] = entry.filter(
-        (item): item is string | number => typeof item === "string" || (typeof item === "number" && Number.isFinite(item)),
-      );
-    }
-  }
-  return out;
-}
-
 function parseStep(value: unknown): DataPipelineStep | null {
   if (!isObject(value)) return null;
   return {
@@ -210,11 +196,6 @@ function parseVerdict(value: unknown): Verdict {
     text: stringField(object, "text"),
     evidence: parseEvidence(object["evidence"]),
   };
-}
-
-function parseRecommendation(value: unknown): Recommendation | null {
-  if (!isObject(value) || typeof value["text"] !== "string") return null;
-  return { id: stringField(value, "id"), text: value["text"], evidence: parseEvidence(value["evidence"]) };
 }
 
 function parseOperator(value: unknown): MindDataOperator | null {

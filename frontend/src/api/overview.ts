@@ -209,7 +209,8 @@ export function parseHostCpu(value: unknown): HostCpu | null {
   };
 }
 
-function parseEvidence(value: unknown): Record<string, EvidenceValue> {
+/** A recommendation's evidence: numbers, strings, booleans and lists of them (anything else dropped). */
+export function parseEvidence(value: unknown): Record<string, EvidenceValue> {
   const out: Record<string, EvidenceValue> = {};
   for (const [key, entry] of Object.entries(objectOf(value))) {
     if ((typeof entry === "number" && Number.isFinite(entry)) || typeof entry === "string" || typeof entry === "boolean") {
@@ -223,7 +224,7 @@ function parseEvidence(value: unknown): Record<string, EvidenceValue> {
   return out;
 }
 
-function parseRecommendation(value: unknown): Recommendation | null {
+export function parseRecommendation(value: unknown): Recommendation | null {
   if (!isObject(value) || typeof value["text"] !== "string") return null;
   return { id: stringField(value, "id"), text: value["text"], evidence: parseEvidence(value["evidence"]) };
 }
