@@ -22,6 +22,7 @@ from profscope.tb_plugin.ingest import TraceLoadError, load_trace
 from profscope.tb_plugin.ingest.detect import HEAD_BYTES, detect_framework
 from profscope.tb_plugin.model.categories import SliceKinds
 from profscope.tb_plugin.views import distributed, kernels, overview
+from profscope.tb_plugin.views.summary import span_summary
 
 BASE_US = Decimal("1700000000000.000")  # an epoch time in µs, as msprof writes it
 
@@ -227,6 +228,9 @@ def test_cann_launches_link_to_their_tasks_through_the_flows(model: Any, tmp_pat
         assert launcher >= 0 and names[s.name[launcher]] == "Node@launch"
         # The launch is the one made for this task: inside its AscendCL call.
         assert names[s.name[int(s.parent[launcher])]] == f"AscendCL@aclnn{name}"
+    # Their category is known, so the span does not report it as unknown.
+    assert "HostToDevice" not in model.stats["unknown_categories"]
+    assert "unknown_categories" not in [item["id"] for item in span_summary(model)["limitations"]]
     without = load_trace(str(_write(tmp_path / "no_flows" / "trace_view.json", ascend_timeline(flows=False))))
     assert (without.links.launcher[SliceKinds(without).kernel] == -1).all()
 

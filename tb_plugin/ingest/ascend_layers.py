@@ -71,6 +71,8 @@ FREQUENCY_LAYER = "AI Core Freq"
 PYTHON_LAYER = "Python"
 # Layer names that tell an Ascend timeline (detect.py looks for them in a file's first bytes).
 ASCEND_LAYERS = frozenset({HARDWARE_LAYER, CANN_LAYER, OVERLAP_LAYER, FREQUENCY_LAYER}) | COMMUNICATION_LAYERS
+# Flow categories of the launch → task flows (counted as unknown by the decoder, which does not know Ascend).
+ASCEND_FLOW_CATEGORIES = frozenset({"HostToDevice", "async_npu"})
 
 # Categories given here (model/categories.py says what each counts as).
 RUNTIME = "Runtime"
@@ -114,6 +116,9 @@ def normalise(raw: RawColumns) -> None:
             thread_label[(pid, tid)] = args.name
     if not any(layer in ASCEND_LAYERS for layer in layer_of_pid.values()):
         return
+    unknown = raw.stats.get("unknown_categories", {})
+    for category in ASCEND_FLOW_CATEGORIES:  # known here: launch → task flows
+        unknown.pop(category, None)
     device_of_pid = _devices(layer_of_pid, labels_of_pid)
     store = raw.parts.get("slices", {})
     if not store.get("pid"):
