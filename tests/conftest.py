@@ -70,6 +70,17 @@ def make_client(tmp_path: Path) -> Iterator[Callable[[Path], PluginClient]]:
         client.close()
 
 
+def assert_fails_alone(client: PluginClient, broken: dict[str, str], good_run: str) -> None:
+    """The run of ``broken`` (run, worker, span) lists its error and answers 422; ``good_run`` is ready."""
+    status, body = client.get("runs")
+    assert status == 200
+    runs = {r["name"]: r for r in body["runs"]}
+    assert runs[broken["run"]]["status"] == "error" and runs[broken["run"]]["error"], runs[broken["run"]]
+    assert runs[good_run]["status"] == "ready", runs[good_run]
+    status, error = client.get("overview", **broken)
+    assert status == 422 and error["error"]
+
+
 def copy_trace(src: Path, dest_dir: Path, name: str | None = None) -> Path:
     dest_dir.mkdir(parents=True, exist_ok=True)
     dest = dest_dir / (name or src.name)

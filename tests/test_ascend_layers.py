@@ -24,6 +24,8 @@ from profscope.tb_plugin.model.categories import SliceKinds
 from profscope.tb_plugin.views import distributed, kernels, overview
 from profscope.tb_plugin.views.summary import span_summary
 
+from conftest import assert_fails_alone
+
 BASE_US = Decimal("1700000000000.000")  # an epoch time in µs, as msprof writes it
 
 # (stream, name, Task Type, start µs after BASE_US, duration µs): the device's tasks.
@@ -316,12 +318,6 @@ def test_truncated_report_fails_its_span_only(tmp_path: Path, make_client) -> No
         os.utime(path, (settled, settled))
     client = make_client(logdir)
     client.settle()
-    status, body = client.get("runs")
-    assert status == 200
-    runs = {r["name"]: r for r in body["runs"]}
-    assert runs["broken"]["status"] == "error" and runs["broken"]["error"], runs["broken"]
-    assert runs["good"]["status"] == "ready", runs["good"]
-    status, error = client.get("overview", run="broken", worker="PROF_2", span="2")
-    assert status == 422 and error["error"]
+    assert_fails_alone(client, {"run": "broken", "worker": "PROF_2", "span": "2"}, good_run="good")
     status, table = client.get("kernels", run="good", worker="PROF_1", span="1")
     assert status == 200 and {r["name"] for r in table["rows"]} == {name for _, name, *_ in TASKS}

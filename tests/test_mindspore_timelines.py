@@ -35,7 +35,7 @@ from profscope.tb_plugin.model.build import build_model
 from profscope.tb_plugin.model.categories import SliceKinds
 from profscope.tb_plugin.views import distributed, kernels, memory, operators, overview
 
-from conftest import copy_trace, shared_trace
+from conftest import assert_fails_alone, copy_trace, shared_trace
 
 TOLERANCE = 0.02
 ASCEND = "mindspore/ascend_run_2_profiler"
@@ -348,13 +348,7 @@ def test_truncated_timeline_fails_its_run_only(tmp_path: Path, ascend_folder: Pa
     os.utime(bad, (settled, settled))
     client = make_client(logdir)
     client.settle()
-    status, body = client.get("runs")
-    assert status == 200
-    runs = {r["name"]: r for r in body["runs"]}
-    assert runs["broken"]["status"] == "error" and runs["broken"]["error"], runs["broken"]
-    assert runs["good"]["status"] == "ready", runs["good"]
-    status, error = client.get("overview", run="broken", worker="rank1", span="ascend")
-    assert status == 422 and error["error"]
+    assert_fails_alone(client, {"run": "broken", "worker": "rank1", "span": "ascend"}, good_run="good")
     status, table = client.get("kernels", run="good", worker="rank1", span="ascend")
     assert status == 200 and table["rows"]
     status, tracks = client.get("trace/tracks", run="good", worker="rank1", span="ascend")
