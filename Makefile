@@ -45,7 +45,10 @@ venv-demo:
 
 # --- test -----------------------------------------------------------------------------
 
+SKIP_REPORT := $(VENV)/pytest-skips.txt
+
 test: venv-test system-deps frontend pytest bench-smoke frontend-test
+	@cat "$(SKIP_REPORT)"
 	@echo "make test: all passed"
 
 venv-test:
@@ -55,10 +58,12 @@ system-deps:
 	@bash scripts/install_system_deps.sh
 
 # pytest exits 5 when it collected no test: that is a failure here, like any other
-# non-zero code. PROFSCOPE_REQUIRE_E2E turns a missing browser into a failure instead of
+# non-zero code. The skip count and reasons are printed again at the very end of `make test`
+# (only what a user may lack, such as PaddlePaddle, may skip). PROFSCOPE_REQUIRE_E2E turns a missing browser into a failure instead of
 # a skip, so the browser tests cannot silently stop running.
 pytest: venv-test system-deps frontend
-	@status=0; PROFSCOPE_REQUIRE_E2E=1 $(VENV_PYTHON) -m pytest tests/ -ra --durations=10 || status=$$?; \
+	@rm -f "$(SKIP_REPORT)"; status=0; \
+	PROFSCOPE_SKIP_REPORT="$(SKIP_REPORT)" PROFSCOPE_REQUIRE_E2E=1 $(VENV_PYTHON) -m pytest tests/ -ra --durations=10 || status=$$?; \
 	if [ "$$status" -eq 5 ]; then echo "make test: pytest collected no tests" >&2; exit 1; fi; \
 	exit "$$status"
 

@@ -50,9 +50,9 @@ except ImportError:  # pragma: no cover - isal is a product dependency
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_SEED = (
-    HERE.parent.parent
-    / "shared"
-    / "traces"
+    HERE.parent
+    / "tests"
+    / "data"
     / "kineto_resnet50"
     / "resnet50_num_workers_0"
     / "worker0.1623143089861.pt.trace.json.gz"
@@ -437,7 +437,7 @@ def main(argv: Optional[list[str]] = None) -> int:
         return 0
 
     if not Path(args.seed).is_file():
-        print(f"seed trace not found: {args.seed} (expected ../shared/traces beside the repository)", file=sys.stderr)
+        print(f"seed trace not found: {args.seed} (the repository's tests/data holds it)", file=sys.stderr)
         return 2
     wanted = {name.strip() for name in args.measure.split(",") if name.strip()}
     if not wanted <= {"floor", "cold", "cache"}:

@@ -53,7 +53,7 @@ from typing import Any, Iterator, Optional
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 OUT = HERE / "out"
-DEFAULT_SEED = REPO.parent / "shared" / "traces" / "kineto_resnet50" / "resnet50_num_workers_0" / "worker0.1623143089861.pt.trace.json.gz"
+DEFAULT_SEED = REPO / "tests" / "data" / "kineto_resnet50" / "resnet50_num_workers_0" / "worker0.1623143089861.pt.trace.json.gz"
 RUN = "big"
 WORKER = "worker0"
 SPAN = "1623143089861"  # the generated file keeps the seed's name: worker0.<span>.pt.trace.json.gz
@@ -357,7 +357,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     args = parser.parse_args(argv)
 
     if not args.seed.is_file():
-        print(f"seed trace not found: {args.seed} (the shared traces belong beside the repository)", file=sys.stderr)
+        print(f"seed trace not found: {args.seed} (the repository's tests/data holds it)", file=sys.stderr)
         return 2
     folder = OUT / f"trace-frontend-{args.events}"
     folder.mkdir(parents=True, exist_ok=True)

@@ -29,7 +29,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
-SHARED = REPO.parent / "shared" / "traces"
+SHARED = REPO / "tests" / "data"  # the real traces; these seeds are stored as their profilers wrote them
 RESNET_SEED = SHARED / "kineto_resnet50" / "resnet50_num_workers_0" / "worker0.1623143089861.pt.trace.json.gz"
 MEMORY_SEED = SHARED / "torch213" / "conv_cpu_memory" / "worker0.1795303453480506115.pt.trace.json.gz"
 GLOO_SEED = SHARED / "torch213" / "ddp_gloo_2ranks" / "rank0.1795303450949782497.pt.trace.json.gz"

@@ -23,7 +23,7 @@ streamed one copy at a time (memory stays near a few copies of the seed).
 
 Usage::
 
-    python bench/tracegen.py --seed ../shared/traces/kineto_resnet50/resnet50_num_workers_0/worker0.1623143089861.pt.trace.json.gz \\
+    python bench/tracegen.py --seed tests/data/kineto_resnet50/resnet50_num_workers_0/worker0.1623143089861.pt.trace.json.gz \\
         --target-mb 100 -o bench/out/big.pt.trace.json [--gzip]
     python bench/tracegen.py --seed SEED --events 10000000 -o bench/out/10m.pt.trace.json.gz
     python bench/tracegen.py --seed SEED --copies 2 --ranks 64 -o bench/out/run64/

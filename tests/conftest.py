@@ -1,4 +1,4 @@
-"""Shared fixtures: the real traces in ../shared/traces and a plugin app over a temporary logdir."""
+"""Shared fixtures: the real traces of tests/data and a plugin app over a temporary logdir."""
 
 from __future__ import annotations
 
@@ -10,21 +10,24 @@ from typing import Any, Callable, Iterator
 
 import pytest
 
+import real_traces
+
 REPO = Path(__file__).resolve().parents[1]
-SHARED_TRACES = REPO.parent / "shared" / "traces"
+# A private copy of tests/data, with the files stored gzipped restored (see tests/real_traces.py).
+REAL_TRACES = real_traces.root()
 
 
-def shared_trace(relative: str) -> Path:
-    """A file of ../shared/traces; the test is skipped when the folder is absent."""
-    path = SHARED_TRACES / relative
-    if not path.exists():
-        pytest.skip(f"{path} is not available (../shared/traces is needed for tests on real traces)")
-    return path
+def real_trace(relative: str) -> Path:
+    """A file or folder of the real traces (tests/data); a missing one fails the test, never skips it."""
+    try:
+        return real_traces.path(relative)
+    except real_traces.MissingTestData as missing:
+        pytest.fail(str(missing), pytrace=False)
 
 
 @pytest.fixture
 def traces() -> Callable[[str], Path]:
-    return shared_trace
+    return real_trace
 
 
 class PluginClient:
@@ -88,3 +91,17 @@ def copy_trace(src: Path, dest_dir: Path, name: str | None = None) -> Path:
     old = os.stat(src).st_mtime - 10  # settled: older than the discovery's settle time
     os.utime(dest, (old, old))
     return dest
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: Any) -> None:
+    """Writes the skip count and reasons to ``$PROFSCOPE_SKIP_REPORT`` (``make test`` prints it last)."""
+    report_path = os.environ.get("PROFSCOPE_SKIP_REPORT")
+    if not report_path:
+        return
+    skipped = terminalreporter.stats.get("skipped", [])
+    lines = [f"pytest: {len(skipped)} skipped" + (":" if skipped else " (none)")]
+    for report in skipped:
+        longrepr = report.longrepr
+        reason = longrepr[2] if isinstance(longrepr, tuple) and len(longrepr) == 3 else str(longrepr)
+        lines.append(f"  {report.nodeid}: {reason.removeprefix('Skipped: ')}")
+    Path(report_path).write_text("\n".join(lines) + "\n", encoding="utf-8")

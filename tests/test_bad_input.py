@@ -12,7 +12,7 @@ import pytest
 
 from profscope.tb_plugin.ingest import TraceLoadError, load_trace
 
-from conftest import copy_trace, shared_trace
+from conftest import copy_trace, real_trace
 from handmade import trace, write, x
 
 GOOD = "torch213/mlp_train_sched/worker0.1795303442092317655.pt.trace.json.gz"
@@ -59,7 +59,7 @@ def test_wrong_value_types_do_not_crash(tmp_path: Path) -> None:
 
 def test_broken_runs_fail_alone(tmp_path: Path, make_client) -> None:
     logdir = tmp_path / "logdir"
-    copy_trace(shared_trace(GOOD), logdir / "good")
+    copy_trace(real_trace(GOOD), logdir / "good")
     bad = {
         "truncated": _valid_gzip_bytes()[:-12],
         "invalid": b"{not json",
@@ -94,7 +94,7 @@ def test_file_still_being_written_waits(tmp_path: Path, make_client) -> None:
     growing = logdir / "live" / "worker0.5.pt.trace.json.gz"
     growing.parent.mkdir(parents=True)
     growing.write_bytes(data[: len(data) // 2])  # just written: fresh mtime
-    copy_trace(shared_trace(GOOD), logdir / "good")
+    copy_trace(real_trace(GOOD), logdir / "good")
     client = make_client(logdir)
     client.plugin.manager.refresh()
     _, body = client.get("runs")

@@ -18,7 +18,7 @@ import pytest
 
 from profscope.tb_plugin import layout
 
-from conftest import shared_trace
+from conftest import real_trace
 from handmade import gpu_step_trace
 from test_generic_chrome import tensorflow_trace
 
@@ -33,15 +33,15 @@ def _generic_good() -> bytes:
 
 
 def _torch_good() -> bytes:
-    return shared_trace(GOOD_TORCH).read_bytes()
+    return real_trace(GOOD_TORCH).read_bytes()
 
 
 def _paddle_good() -> bytes:
-    return shared_trace(GOOD_PADDLE).read_bytes()
+    return real_trace(GOOD_PADDLE).read_bytes()
 
 
 def _mindspore_good() -> bytes:
-    return shared_trace(GOOD_MINDSPORE).read_bytes()
+    return real_trace(GOOD_MINDSPORE).read_bytes()
 
 
 def _place_torch(run: Path) -> Path:

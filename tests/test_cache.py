@@ -13,7 +13,7 @@ import pytest
 from profscope.tb_plugin.cache import ModelCache, local_identity, read_model
 from profscope.tb_plugin.ingest import load_trace
 
-from conftest import copy_trace, shared_trace
+from conftest import copy_trace, real_trace
 
 RESNET = "kineto_resnet50/resnet50_num_workers_0/worker0.1623143089861.pt.trace.json.gz"
 
@@ -30,7 +30,7 @@ def _assert_same(a, b) -> None:
 
 
 def test_round_trip_is_exact_and_second_load_reads_the_cache(tmp_path: Path, monkeypatch) -> None:
-    trace = copy_trace(shared_trace(RESNET), tmp_path / "run")
+    trace = copy_trace(real_trace(RESNET), tmp_path / "run")
     cache = ModelCache(str(tmp_path / "cache"))
     first = cache.load_or_build(str(trace))
     _assert_same(first, load_trace(str(trace)))
@@ -47,14 +47,14 @@ def test_round_trip_is_exact_and_second_load_reads_the_cache(tmp_path: Path, mon
 
 
 def test_changed_source_is_parsed_again(tmp_path: Path) -> None:
-    trace = copy_trace(shared_trace(RESNET), tmp_path / "run")
+    trace = copy_trace(real_trace(RESNET), tmp_path / "run")
     key1 = local_identity(str(trace)).cache_key()
     os.utime(trace, (1, 1))
     assert local_identity(str(trace)).cache_key() != key1
 
 
 def test_damaged_entry_is_rebuilt(tmp_path: Path) -> None:
-    trace = copy_trace(shared_trace(RESNET), tmp_path / "run")
+    trace = copy_trace(real_trace(RESNET), tmp_path / "run")
     cache = ModelCache(str(tmp_path / "cache"))
     cache.load_or_build(str(trace))
     entry = cache.path_for(local_identity(str(trace)))
@@ -67,7 +67,7 @@ def test_damaged_entry_is_rebuilt(tmp_path: Path) -> None:
 
 
 def test_read_only_logdir_and_unwritable_cache(tmp_path: Path) -> None:
-    trace = copy_trace(shared_trace(RESNET), tmp_path / "run")
+    trace = copy_trace(real_trace(RESNET), tmp_path / "run")
     os.chmod(tmp_path / "run", 0o555)
     try:
         blocked = tmp_path / "blocked"
@@ -87,7 +87,7 @@ def test_precomputed_answers_are_used_and_versioned(tmp_path: Path, monkeypatch)
     from profscope.tb_plugin.views import overview as overview_module
     from profscope.tb_plugin.views import precomputed
 
-    trace = copy_trace(shared_trace(RESNET), tmp_path / "run")
+    trace = copy_trace(real_trace(RESNET), tmp_path / "run")
     model = ModelCache(str(tmp_path / "cache")).load_or_build(str(trace))
     _derive_in_cache(model.cache_path, None)
     stored = Path(model.cache_path + "." + precomputed.SUFFIX)
@@ -149,7 +149,7 @@ def test_evict_removes_least_recently_used_entries_beyond_the_bound(tmp_path: Pa
 
 
 def test_load_marks_the_entry_as_recently_used(tmp_path: Path) -> None:
-    trace = copy_trace(shared_trace(RESNET), tmp_path / "run")
+    trace = copy_trace(real_trace(RESNET), tmp_path / "run")
     cache = ModelCache(str(tmp_path / "cache"))
     cache.load_or_build(str(trace))
     entry = cache.path_for(local_identity(str(trace)))
@@ -163,7 +163,7 @@ def test_the_run_manager_keeps_the_cache_bounded_but_never_drops_live_spans(tmp_
     from profscope.tb_plugin.runs import RunManager
 
     logdir = tmp_path / "logs"
-    copy_trace(shared_trace(RESNET), logdir / "run_a")
+    copy_trace(real_trace(RESNET), logdir / "run_a")
     cache_dir = tmp_path / "cache"
     cache_dir.mkdir()
     old = _fake_entry(cache_dir, "f", 4096, 10_000)  # an entry of a trace this server does not show

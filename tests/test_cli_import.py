@@ -14,16 +14,12 @@ import pytest
 
 from profscope.tb_plugin import cli, layout
 
-from conftest import copy_trace
+from conftest import REAL_TRACES, copy_trace
 
-SHARED = Path(__file__).resolve().parents[1].parent / "shared"
-TORCH213 = SHARED / "traces" / "torch213"
+TRACES = REAL_TRACES
+TORCH213 = TRACES / "torch213"
 MLP_SCHED = TORCH213 / "mlp_train_sched"
 MLP_SCHED_PLAIN = TORCH213 / "mlp_train_sched_plain"
-
-needs_shared = pytest.mark.skipif(
-    not MLP_SCHED.is_dir(), reason=f"real traces not found: clone the shared folder beside the repo ({SHARED})"
-)
 
 EVENTS = [{"ph": "X", "name": "step", "pid": 1, "tid": 1, "ts": 0.0, "dur": 5.0}]
 
@@ -50,7 +46,6 @@ def run_cli(*argv: str) -> int:
 # --- real torch traces ------------------------------------------------------------------
 
 
-@needs_shared
 def test_import_of_torch_handler_files_keeps_worker_span_and_bytes(tmp_path: Path) -> None:
     sources = sorted(MLP_SCHED.glob("*.pt.trace.json.gz"))
     assert len(sources) == 2
@@ -80,7 +75,6 @@ def test_import_of_torch_handler_files_keeps_worker_span_and_bytes(tmp_path: Pat
     assert names == sorted(expected)
 
 
-@needs_shared
 def test_import_of_plain_json_compresses_without_changing_content(tmp_path: Path) -> None:
     source = sorted(MLP_SCHED_PLAIN.glob("*.pt.trace.json"))[0]
     logdir = tmp_path / "logs"
@@ -98,7 +92,6 @@ def test_import_of_plain_json_compresses_without_changing_content(tmp_path: Path
     assert manifest["tags"] == {"lr": 0.01, "epochs": 3, "note": "first try"}
 
 
-@needs_shared
 def test_import_refuses_to_replace_a_span_unless_asked(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     source = sorted(MLP_SCHED.glob("*.pt.trace.json.gz"))[0]
     assert run_cli("import", source, "--logdir", tmp_path, "--run", "r") == 0
@@ -264,7 +257,6 @@ def test_demo_writes_two_writer_runs_and_one_torch_run(tmp_path: Path, capsys: p
 
 # --- every input format, detected by content ------------------------------------------------
 
-TRACES = SHARED / "traces"
 PADDLE_LINEAR = (
     TRACES / "paddle" / "linear_sched_2_10" / "host_vmpid_23377_time_2026_11_21_23_22_29_386961.paddle_trace.json"
 )
@@ -289,7 +281,6 @@ def imported(logdir: Path, run: str) -> dict[str, dict[str, Any]]:
     return {p.name: manifest_of(p) for p in sorted(asset_dir(logdir, run).glob("*.trace.json.gz"))}
 
 
-@needs_shared
 def test_paddle_traces_are_detected_and_named_after_paddles_file_names(tmp_path: Path) -> None:
     logdir = tmp_path / "logs"
     assert run_cli("import", PADDLE_LINEAR, "--logdir", logdir, "--run", "pd", "--no-event-file") == 0
@@ -302,7 +293,6 @@ def test_paddle_traces_are_detected_and_named_after_paddles_file_names(tmp_path:
     assert gzip.decompress((asset_dir(logdir, "pd") / name).read_bytes()) == PADDLE_LINEAR.read_bytes()
 
 
-@needs_shared
 def test_mindspore_profiler_output_by_file_or_by_folder(tmp_path: Path) -> None:
     logdir = tmp_path / "logs"
     timeline = MINDSPORE_SPAN / layout.MINDSPORE_OUTPUT_FOLDER / layout.MINDSPORE_TRACE_FILE
@@ -316,7 +306,6 @@ def test_mindspore_profiler_output_by_file_or_by_folder(tmp_path: Path) -> None:
         assert gzip.decompress((asset_dir(logdir, run) / name).read_bytes()) == timeline.read_bytes()
 
 
-@needs_shared
 def test_mindspore_timeline_display_files_are_mindspore_ranks(tmp_path: Path) -> None:
     logdir = tmp_path / "logs"
     assert run_cli("import", *MINDSPORE_TIMELINES, "--logdir", logdir, "--run", "ms", "--no-event-file") == 0
@@ -327,7 +316,6 @@ def test_mindspore_timeline_display_files_are_mindspore_ranks(tmp_path: Path) ->
     ]
 
 
-@needs_shared
 def test_kineto_and_generic_traces_are_told_apart_by_content(tmp_path: Path) -> None:
     generic = tmp_path / "handmade.json"
     generic.write_text(json.dumps({"traceEvents": EVENTS}))
@@ -349,7 +337,6 @@ def test_a_folder_that_is_not_a_mindspore_span_is_refused(tmp_path: Path, capsys
     assert all_files(tmp_path / "logs") == []
 
 
-@needs_shared
 def test_imported_spans_load_in_the_plugin_like_the_original_files(tmp_path: Path, make_client) -> None:
     logdir = tmp_path / "logs"
     # The originals, in the layouts the plugin reads directly.

@@ -16,7 +16,7 @@ from profscope.tb_plugin.views.overview import CATEGORIES, overview
 from profscope.tb_plugin.views.memory import memory
 from profscope.tb_plugin.views.run_table import TableSpan, peak_memory, run_table
 
-from conftest import copy_trace, shared_trace
+from conftest import copy_trace, real_trace
 from handmade import gpu_step_trace, trace, write, x
 from test_routes import check
 
@@ -192,7 +192,7 @@ def test_unknown_group_by_is_refused(tmp_path: Path) -> None:
 
 @pytest.fixture(scope="module")
 def resnet_spans() -> list[TraceModel]:
-    return [load_trace(str(p)) for p in sorted(shared_trace(RESNET).glob("*.pt.trace.json.gz"))]
+    return [load_trace(str(p)) for p in sorted(real_trace(RESNET).glob("*.pt.trace.json.gz"))]
 
 
 def test_two_spans_of_one_job(resnet_spans: list[TraceModel]) -> None:
@@ -216,8 +216,8 @@ def test_two_spans_of_one_job(resnet_spans: list[TraceModel]) -> None:
 
 
 def test_the_dataloader_category_drops_with_more_workers() -> None:
-    w0 = load_trace(str(next(shared_trace(W0).glob("*.pt.trace.json.gz"))))
-    w2 = load_trace(str(next(shared_trace(W2).glob("*.pt.trace.json.gz"))))
+    w0 = load_trace(str(next(real_trace(W0).glob("*.pt.trace.json.gz"))))
+    w2 = load_trace(str(next(real_trace(W2).glob("*.pt.trace.json.gz"))))
     result = compare(side(w0, "w0"), side(w2, "w2"))
     breakdown = result["breakdown"]
     assert breakdown["delta"]["dataloader"] < 0
@@ -259,7 +259,7 @@ def test_run_table_rows(tmp_path: Path) -> None:
 
 
 def test_run_table_peak_memory_is_the_memory_views_peak() -> None:
-    model = load_trace(str(next(shared_trace("torch213/conv_cpu_memory").glob("*.pt.trace.json.gz"))))
+    model = load_trace(str(next(real_trace("torch213/conv_cpu_memory").glob("*.pt.trace.json.gz"))))
     view = memory(model)
     (cpu,) = [d for d in view["devices"] if d["name"] == "CPU"]
     assert peak_memory(model) == {"CPU": view["peak"][cpu["id"]]["allocated"]}
@@ -279,10 +279,10 @@ def test_run_table_ignores_malformed_manifest_values(tmp_path: Path) -> None:
 @pytest.fixture
 def compare_client(tmp_path: Path, make_client):
     logdir = tmp_path / "logdir"
-    for source in sorted(shared_trace(RESNET).glob("*.pt.trace.json.gz")):
+    for source in sorted(real_trace(RESNET).glob("*.pt.trace.json.gz")):
         copy_trace(source, logdir / "resnet")
-    copy_trace(next(shared_trace(W0).glob("*.pt.trace.json.gz")), logdir / "w0")
-    copy_trace(next(shared_trace(W2).glob("*.pt.trace.json.gz")), logdir / "w2")
+    copy_trace(next(real_trace(W0).glob("*.pt.trace.json.gz")), logdir / "w0")
+    copy_trace(next(real_trace(W2).glob("*.pt.trace.json.gz")), logdir / "w2")
     client = make_client(logdir)
     client.settle()
     return client
@@ -332,7 +332,7 @@ def test_compare_route_errors(compare_client, params: dict[str, str], status: in
 
 def test_compare_route_answers_202_while_a_side_loads(tmp_path: Path, make_client, monkeypatch) -> None:
     logdir = tmp_path / "logdir"
-    copy_trace(next(shared_trace(W0).glob("*.pt.trace.json.gz")), logdir / "w0")
+    copy_trace(next(real_trace(W0).glob("*.pt.trace.json.gz")), logdir / "w0")
     client = make_client(logdir)
     manager = client.plugin.manager
 

@@ -1,7 +1,7 @@
 """The data pipeline view and the MindData parser, against references.
 
 - ResNet-50 GPU traces: per-step DataLoader time as the established plugin reports it
-  (../shared/traces/kineto_resnet50/expectations.json), exactly.
+  (tests/data/kineto_resnet50/expectations.json), exactly.
 - PyTorch 2.13 DataLoader traces: per-step data wait summed from the raw JSON by hand here (on a CPU
   trace nothing outranks the DataLoader range), and the verdict: num_workers=0 is data-bound, 2 workers not.
 - Paddle: reader cost and batch cost against Paddle's own summary of the same span (the Model Summary's
@@ -9,7 +9,7 @@
   here: its benchmark timer leaves out the first 10 iterations of the job (Paddle's ``skip_iter``) and
   averages all the others, profiled or not, while these spans record steps 2-9 (linear_sched_2_10) and
   2-5 / 8-11 (cnn_multi_span), so the two describe different steps.
-- MindData: every figure parsed from ../shared/traces/mindspore/ascend_run_2_profiler, read off the files
+- MindData: every figure parsed from tests/data/mindspore/ascend_run_2_profiler, read off the files
   by hand; the bottleneck rules on small hand-made pipelines; missing and garbled files.
 """
 
@@ -30,7 +30,7 @@ from profscope.tb_plugin.ingest import load_trace, minddata
 from profscope.tb_plugin.views import data_pipeline as view
 
 import handmade
-from conftest import REPO, copy_trace, shared_trace
+from conftest import REPO, copy_trace, real_trace
 
 OPENAPI = yaml.safe_load((REPO / "tb_plugin" / "api" / "openapi.yaml").read_text())
 RESNET_FILES = ["resnet50_num_workers_0/worker0.1623143089861.pt.trace.json.gz",
@@ -51,7 +51,7 @@ def check(payload: Any, schema_name: str = "DataPipeline") -> None:
 
 
 def _answer(relative: str, **kwargs: Any) -> dict[str, Any]:
-    return view.data_pipeline(load_trace(str(shared_trace(relative))), **kwargs)
+    return view.data_pipeline(load_trace(str(real_trace(relative))), **kwargs)
 
 
 # --- PyTorch ---------------------------------------------------------------------------------
@@ -59,7 +59,7 @@ def _answer(relative: str, **kwargs: Any) -> dict[str, Any]:
 
 @pytest.mark.parametrize("file", RESNET_FILES)
 def test_resnet_data_wait_per_step_is_the_reference_dataloader_time(file: str) -> None:
-    expected = json.loads(shared_trace("kineto_resnet50/expectations.json").read_text())["files"][file]["overview"]
+    expected = json.loads(real_trace("kineto_resnet50/expectations.json").read_text())["files"][file]["overview"]
     answer = _answer("kineto_resnet50/" + file)
     check(answer)
     assert [s["name"] for s in answer["steps"]] == [f"ProfilerStep#{s['Step']}" for s in expected["steps_us"]]
@@ -77,7 +77,7 @@ def test_resnet_data_wait_per_step_is_the_reference_dataloader_time(file: str) -
 
 def _dataloader_wait_by_hand(relative: str) -> dict[str, float]:
     """µs of DataLoader ranges inside each ProfilerStep, from the raw JSON."""
-    events = json.loads(gzip.decompress(shared_trace(relative).read_bytes()))["traceEvents"]
+    events = json.loads(gzip.decompress(real_trace(relative).read_bytes()))["traceEvents"]
     steps = [e for e in events if e.get("ph") == "X" and re.fullmatch(r"ProfilerStep#\d+", e.get("name", ""))]
     loads = [e for e in events if e.get("ph") == "X" and e.get("name", "").startswith("enumerate(DataLoader)#")]
     return {
@@ -141,7 +141,7 @@ def test_worker_processes_and_the_pin_memory_thread_counted_from_thread_names(tm
 
 def test_a_trace_without_data_loading_says_so() -> None:
     answer = _answer("torch213/transformer_infer/" + next(
-        p.name for p in shared_trace("torch213/transformer_infer").glob("*.pt.trace.json.gz")))
+        p.name for p in real_trace("torch213/transformer_infer").glob("*.pt.trace.json.gz")))
     check(answer)
     assert answer["verdict"]["status"] == "unknown" and answer["verdict"]["data_bound"] is None
     assert any("No data-loading ranges" in note for note in answer["notes"])
@@ -161,7 +161,7 @@ def _model_summary_row(text: str, name: str) -> tuple[int, float]:
 
 @pytest.mark.parametrize("run, trace, summary", PADDLE_SPANS)
 def test_paddle_reader_and_batch_cost_match_paddles_summary(run: str, trace: str, summary: str) -> None:
-    text = shared_trace(f"paddle/{run}/{summary}").read_text()
+    text = real_trace(f"paddle/{run}/{summary}").read_text()
     steps, step_total_ms = _model_summary_row(text, "ProfileStep")
     loads, reader_total_ms = _model_summary_row(text, "Dataloader")
     answer = _answer(f"paddle/{run}/{trace}")
@@ -171,7 +171,7 @@ def test_paddle_reader_and_batch_cost_match_paddles_summary(run: str, trace: str
     # Totals: Paddle prints 2 decimals of ms, so an average per step would carry its rounding.
     assert answer["summary"]["total_data_wait"] / 1000 == pytest.approx(reader_total_ms, rel=0.02)
     assert answer["summary"]["mean_step_time"] * steps / 1000 == pytest.approx(step_total_ms, rel=0.02)
-    workers = json.loads(shared_trace(f"paddle/{run}/run_info.json").read_text())["dataloader_workers"]
+    workers = json.loads(real_trace(f"paddle/{run}/run_info.json").read_text())["dataloader_workers"]
     assert answer["loader"]["multiprocess"] is (workers > 0)
 
 
@@ -186,7 +186,7 @@ def _reader(folder: Path):
 
 
 def test_minddata_of_the_ascend_run_read_by_hand() -> None:
-    folder = shared_trace(ASCEND)
+    folder = real_trace(ASCEND)
     result = minddata.read_minddata(_reader(folder), "1")
     assert result is not None
     check(result, "MindDataPipeline")
@@ -223,7 +223,7 @@ def test_minddata_of_the_ascend_run_read_by_hand() -> None:
 
 
 def test_the_csv_and_the_raw_json_give_the_same_operators() -> None:
-    folder = shared_trace(ASCEND)
+    folder = real_trace(ASCEND)
     from_csv = minddata.parse_pipeline_csv((folder / "minddata_pipeline_raw_1.csv").read_text())
     from_json = minddata.parse_pipeline_json((folder / "pipeline_profiling_1.json").read_text())
     assert [op.to_json() for op in from_csv] == [op.to_json() for op in from_json]
@@ -296,7 +296,7 @@ def test_device_queue_verdicts() -> None:
 
 
 def _copy_ascend(dest: Path) -> Path:
-    shutil.copytree(shared_trace(ASCEND), dest)
+    shutil.copytree(real_trace(ASCEND), dest)
     return dest
 
 
@@ -346,7 +346,7 @@ def test_a_file_too_large_is_not_read(tmp_path: Path) -> None:
 
 def test_route_answers_match_the_contract(tmp_path: Path, make_client) -> None:
     logdir = tmp_path / "logdir"
-    copy_trace(shared_trace(W0), logdir / "w0")
+    copy_trace(real_trace(W0), logdir / "w0")
     client = make_client(logdir)
     client.settle()
     status, answer = client.get("datapipeline", run="w0", worker="worker0")
@@ -360,7 +360,7 @@ def test_route_answers_match_the_contract(tmp_path: Path, make_client) -> None:
 def test_route_reads_the_minddata_files_beside_a_mindspore_timeline(tmp_path: Path, make_client) -> None:
     """The span's folder comes from discovery; only the known names for the timeline's device id are read."""
     logdir = tmp_path / "logdir"
-    for source in shared_trace(ASCEND).iterdir():
+    for source in real_trace(ASCEND).iterdir():
         copy_trace(source, logdir / "ascend")
     copy_trace(logdir / "ascend" / "minddata_pipeline_raw_1.csv", logdir / "ascend", "minddata_pipeline_raw_2.csv")
     client = make_client(logdir)

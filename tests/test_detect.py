@@ -1,4 +1,4 @@
-"""Framework detection by content (ingest/detect.py) on every Chrome trace of ../shared/traces, on
+"""Framework detection by content (ingest/detect.py) on every Chrome trace of tests/data, on
 hand-made DeepLink, TensorFlow and JAX traces, and on renamed copies (a name that says nothing)."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from profscope.tb_plugin.ingest import load_trace
 from profscope.tb_plugin.ingest.detect import HEAD_BYTES, detect_framework
 from profscope.tb_plugin.ingest.reader import read_trace_bytes
 
-from conftest import SHARED_TRACES, shared_trace
+from conftest import REAL_TRACES, real_trace
 from deeplink_trace import deeplink_trace
 from handmade import write
 from test_generic_chrome import jax_trace, tensorflow_trace
@@ -31,7 +31,7 @@ EXPECTED_HAND_MADE = {"deeplink": "deeplink", "tensorflow": "generic", "jax": "g
 
 
 def _traces(folder: str) -> list[Path]:
-    root = shared_trace(folder)
+    root = real_trace(folder)
     found = [p for p in sorted(root.rglob("*.json*"))
              if p.name.endswith((".json", ".json.gz")) and not p.name.endswith(("key_averages.json", "run_info.json",
                                                                                 "expectations.json"))]
@@ -49,7 +49,7 @@ def _head(path: Path) -> bytes:
 
 
 @pytest.mark.parametrize("folder", sorted(EXPECTED_BY_FOLDER))
-def test_every_shared_trace_is_detected(folder: str) -> None:
+def test_every_real_trace_is_detected(folder: str) -> None:
     paths = _traces(folder)
     assert paths, folder
     for path in paths:
@@ -85,10 +85,8 @@ def test_one_decorated_name_alone_is_not_paddle() -> None:
     assert detect_framework(head) == "generic"
 
 
-def test_shared_traces_folder_is_where_the_tests_expect_it() -> None:
-    if not SHARED_TRACES.exists():
-        pytest.skip("../shared/traces is not available")
-    assert set(EXPECTED_BY_FOLDER) <= {p.name for p in SHARED_TRACES.iterdir()}
+def test_real_traces_folder_is_where_the_tests_expect_it() -> None:
+    assert set(EXPECTED_BY_FOLDER) <= {p.name for p in REAL_TRACES.iterdir()}
 
 
 @pytest.mark.parametrize("folder", sorted(EXPECTED_BY_FOLDER))

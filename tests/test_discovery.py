@@ -9,7 +9,7 @@ from pathlib import Path
 from profscope.tb_plugin.discovery import Discovery, scan_logdir
 from profscope.writer.importer import import_trace_files
 
-from conftest import copy_trace, shared_trace
+from conftest import copy_trace, real_trace
 
 MLP = "torch213/mlp_train_sched"
 MLP_PLAIN = "torch213/mlp_train_sched_plain"
@@ -19,14 +19,14 @@ DDP = "torch213/ddp_gloo_2ranks"
 
 def _mixed_logdir(root: Path) -> Path:
     logdir = root / "logdir"
-    for f in sorted(shared_trace(MLP).glob("*.pt.trace.json.gz")):
+    for f in sorted(real_trace(MLP).glob("*.pt.trace.json.gz")):
         copy_trace(f, logdir / "mlp")
-    for f in sorted(shared_trace(MLP_PLAIN).glob("*.pt.trace.json")):
+    for f in sorted(real_trace(MLP_PLAIN).glob("*.pt.trace.json")):
         copy_trace(f, logdir / "sweep" / "a" / "plain")
-    for f in sorted(shared_trace(RESNET).glob("*.pt.trace.json.gz")):
+    for f in sorted(real_trace(RESNET).glob("*.pt.trace.json.gz")):
         copy_trace(f, logdir / "sweep" / "b" / "resnet")
-    import_trace_files(sorted(shared_trace(DDP).glob("rank*.pt.trace.json.gz")), logdir, "imported/ddp")
-    copy_trace(next(shared_trace(MLP).glob("*.pt.trace.json.gz")), logdir, "host.example.com_42.17.pt.trace.json.gz")
+    import_trace_files(sorted(real_trace(DDP).glob("rank*.pt.trace.json.gz")), logdir, "imported/ddp")
+    copy_trace(next(real_trace(MLP).glob("*.pt.trace.json.gz")), logdir, "host.example.com_42.17.pt.trace.json.gz")
     (logdir / "mlp" / "notes.txt").write_text("not a trace")
     (logdir / "mlp" / "worker0.1.pt.trace.json.gz.tmp").write_text("partial")
     return logdir
@@ -77,7 +77,7 @@ def test_runs_route_lists_every_run_worker_span(tmp_path: Path, make_client) -> 
 
 def test_new_span_appears_while_running(tmp_path: Path, make_client) -> None:
     logdir = tmp_path / "logdir"
-    files = sorted(shared_trace(MLP).glob("*.pt.trace.json.gz"))
+    files = sorted(real_trace(MLP).glob("*.pt.trace.json.gz"))
     copy_trace(files[0], logdir / "live")
     client = make_client(logdir)
     client.settle()
@@ -119,7 +119,7 @@ def test_settle_rules(tmp_path: Path) -> None:
 
 def test_symlinked_runs_are_found_and_loops_end(tmp_path: Path) -> None:
     elsewhere = tmp_path / "elsewhere" / "run_a"
-    copy_trace(next(shared_trace(MLP).glob("*.pt.trace.json.gz")), elsewhere)
+    copy_trace(next(real_trace(MLP).glob("*.pt.trace.json.gz")), elsewhere)
     logdir = tmp_path / "logdir"
     logdir.mkdir()
     (logdir / "linked").symlink_to(elsewhere, target_is_directory=True)

@@ -13,7 +13,7 @@ from profscope.tb_plugin.ingest import load_trace
 from profscope.tb_plugin.views.distributed import collective_instances, distributed, normalize_collective
 from profscope.tb_plugin.views.overview import overview
 
-from conftest import REPO, copy_trace, shared_trace
+from conftest import REPO, copy_trace, real_trace
 from handmade import trace, write, x
 
 GLOO = "torch213/ddp_gloo_2ranks"
@@ -29,7 +29,7 @@ def _tracegen():
 
 
 def _ranks(folder: str, pattern: str = "*.json.gz") -> list:
-    files = sorted(shared_trace(folder).glob(pattern))
+    files = sorted(real_trace(folder).glob(pattern))
     return [(f.name.split(".")[0], load_trace(str(f))) for f in files]
 
 
@@ -60,7 +60,7 @@ def test_nccl_ranks_and_message_sizes() -> None:
     assert [r["world_size"] for r in result["ranks"]] == [128, 128]
     assert {c["name"] for c in result["collectives"]}
     # The full NCCL trace carries record_param_comms with sizes: elements x dtype size.
-    model = load_trace(str(shared_trace("hta/nccl_parser_config/nccl_data.json.gz")))
+    model = load_trace(str(real_trace("hta/nccl_parser_config/nccl_data.json.gz")))
     instances = collective_instances(model)
     assert "allreduce" in instances.name and "broadcast" in instances.name
     assert (instances.nbytes > 0).all()
@@ -114,7 +114,7 @@ def test_single_worker_has_nothing_distributed(tmp_path: Path) -> None:
 
 def test_synthetic_64_ranks_through_the_route(tmp_path: Path, make_client) -> None:
     logdir = tmp_path / "logdir"
-    seed = shared_trace(f"{GLOO}/rank0.1795303450949782497.pt.trace.json.gz")
+    seed = real_trace(f"{GLOO}/rank0.1795303450949782497.pt.trace.json.gz")
     _tracegen().write_multi_rank(seed, logdir / "ddp64", ranks=64, copies=1, gzip=True)
     copy_trace(seed, logdir / "single")
     for f in (logdir / "ddp64").iterdir():
@@ -144,7 +144,7 @@ def test_gloo_message_sizes_come_from_the_recorded_input_shapes() -> None:
     ranks = _ranks(GLOO, "rank*.pt.trace.json.gz")
     result = distributed(ranks)
     (allreduce,) = result["collectives"]
-    for entry, path in zip(allreduce["per_rank"], sorted(shared_trace(GLOO).glob("rank*.pt.trace.json.gz"))):
+    for entry, path in zip(allreduce["per_rank"], sorted(real_trace(GLOO).glob("rank*.pt.trace.json.gz"))):
         events = json.loads(gzip.decompress(path.read_bytes()))["traceEvents"]
         calls = [e for e in events if e.get("name") == "gloo:all_reduce"]
         assert all(e["args"]["Input type"] == ["float"] for e in calls)  # 4 bytes per element

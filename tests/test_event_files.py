@@ -34,7 +34,7 @@ from profscope.writer import ProfscopeWriter, WrittenSpan, trace_handler
 from profscope.writer.events import is_primary_worker
 
 import handmade
-from conftest import shared_trace
+from conftest import real_trace
 
 EVENT_FILE_GLOB = "events.out.tfevents.*.profscope"
 BATCH_SIZE = 4
@@ -285,7 +285,7 @@ def test_span_scalars_of_a_gpu_span(tmp_path: Path) -> None:
 
 
 def test_import_records_each_span_at_its_position_with_the_views_numbers(tmp_path: Path) -> None:
-    folder = shared_trace("kineto_resnet50/resnet50_num_workers_0")
+    folder = real_trace("kineto_resnet50/resnet50_num_workers_0")
     sources = sorted(folder.glob("*.pt.trace.json.gz"))
     assert len(sources) == 2
     logdir = tmp_path / "logs"
@@ -305,7 +305,7 @@ def test_import_records_each_span_at_its_position_with_the_views_numbers(tmp_pat
 
 
 def test_import_of_two_ranks_and_without_an_event_file(tmp_path: Path) -> None:
-    sources = sorted(shared_trace("torch213/ddp_gloo_2ranks").glob("rank*.pt.trace.json.gz"))
+    sources = sorted(real_trace("torch213/ddp_gloo_2ranks").glob("rank*.pt.trace.json.gz"))
     assert len(sources) == 2
     assert cli.main(["import", *map(str, sources), "--logdir", str(tmp_path), "--run", "ddp"]) == 0
     events = read_run_events(tmp_path / "ddp")
@@ -354,7 +354,7 @@ def test_a_logdir_with_only_the_event_file_is_active_through_the_provider(
 
 
 def test_runs_of_torchs_own_handler_are_still_found_by_scanning(tmp_path: Path) -> None:
-    source = shared_trace("torch213/conv_cpu_memory")
+    source = real_trace("torch213/conv_cpu_memory")
     (trace,) = sorted(source.glob("*.pt.trace.json.gz"))
     logdir = tmp_path / "logs"
     (logdir / "conv").mkdir(parents=True)

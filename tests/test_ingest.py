@@ -15,7 +15,7 @@ from profscope.tb_plugin.ingest import load_trace
 from profscope.tb_plugin.ingest.kineto import us_to_ns
 from profscope.tb_plugin.model.nesting import nesting
 
-from conftest import shared_trace
+from conftest import real_trace
 from handmade import gpu_step_trace, trace, write, x
 
 REAL_TRACES = [
@@ -46,7 +46,7 @@ def _reference_counts(path: Path) -> Counter:
 
 @pytest.mark.parametrize("relative", REAL_TRACES)
 def test_real_trace_is_fully_ingested(relative: str) -> None:
-    path = shared_trace(relative)
+    path = real_trace(relative)
     model = load_trace(str(path))
     phases = _reference_counts(path)
     assert model.num_events == sum(phases.values())
@@ -67,8 +67,8 @@ def test_real_trace_is_fully_ingested(relative: str) -> None:
 
 
 def test_gzip_and_plain_give_the_same_model() -> None:
-    gz = load_trace(str(shared_trace("torch213/mlp_train_sched/worker0.1795303442092317655.pt.trace.json.gz")))
-    plain = load_trace(str(shared_trace("torch213/mlp_train_sched_plain/worker0.1795303442092317655.pt.trace.json")))
+    gz = load_trace(str(real_trace("torch213/mlp_train_sched/worker0.1795303442092317655.pt.trace.json.gz")))
+    plain = load_trace(str(real_trace("torch213/mlp_train_sched_plain/worker0.1795303442092317655.pt.trace.json")))
     assert gz.strings == plain.strings
     assert gz.tracks == plain.tracks
     for name in ("start", "dur", "name", "depth", "parent", "external_id", "python_parent_id"):
@@ -77,7 +77,7 @@ def test_gzip_and_plain_give_the_same_model() -> None:
 
 def test_torch_steps_are_host_ranges_only() -> None:
     # The 2021 ResNet trace: 6 ProfilerStep ranges on the host; steps are in time order.
-    model = load_trace(str(shared_trace("kineto_resnet50/resnet50_num_workers_0/worker0.1623143089861.pt.trace.json.gz")))
+    model = load_trace(str(real_trace("kineto_resnet50/resnet50_num_workers_0/worker0.1623143089861.pt.trace.json.gz")))
     names = [model.strings[i] for i in model.steps.name]
     assert names == [f"ProfilerStep#{n}" for n in range(5, 11)][: len(names)]
     assert len(names) >= 5
@@ -235,7 +235,7 @@ def _same_model(a, b) -> None:
 def test_small_chunks_give_the_same_model(monkeypatch) -> None:
     from profscope.tb_plugin.ingest import kineto
 
-    path = str(shared_trace("kineto_resnet50/resnet50_num_workers_0/worker0.1623143089861.pt.trace.json.gz"))
+    path = str(real_trace("kineto_resnet50/resnet50_num_workers_0/worker0.1623143089861.pt.trace.json.gz"))
     whole = load_trace(path)
     monkeypatch.setattr(kineto, "CHUNK_BYTES", 4096)
     chunked = load_trace(path)
@@ -279,7 +279,7 @@ def test_two_process_decode_gives_the_same_model(monkeypatch, tmp_path, arrays_v
     for relative in ("kineto_resnet50/resnet50_num_workers_0/worker0.1623143089861.pt.trace.json.gz",
                      "torch213/transformer_infer/worker0.1795303443272268206.pt.trace.json.gz",
                      "hta/nccl_parser_config/nccl_data.json.gz"):
-        path = str(shared_trace(relative))
+        path = str(real_trace(relative))
         one = load_trace(path)
         monkeypatch.setattr(parallel, "MIN_PARALLEL_BYTES", 0)
         monkeypatch.setattr(kineto, "CHUNK_BYTES", 1 << 16)
@@ -306,7 +306,7 @@ def test_a_mapped_plain_file_gives_the_same_model_and_clean_errors(monkeypatch, 
     from profscope.tb_plugin.ingest import TraceLoadError, parallel, reader
 
     plain = tmp_path / "worker0.1.pt.trace.json"
-    plain.write_bytes(gzip_module.decompress(shared_trace(
+    plain.write_bytes(gzip_module.decompress(real_trace(
         "kineto_resnet50/resnet50_num_workers_0/worker0.1623143089861.pt.trace.json.gz").read_bytes()))
     expected = load_trace(str(plain))
     monkeypatch.setattr(reader, "MAP_MIN_BYTES", 0)
@@ -316,7 +316,7 @@ def test_a_mapped_plain_file_gives_the_same_model_and_clean_errors(monkeypatch, 
     mapped = load_trace(str(plain), parallel=True)
     _same_model(expected, mapped)
     # The private mapping's writes (brackets around chunks) never reach the file.
-    assert plain.read_bytes() == gzip_module.decompress(shared_trace(
+    assert plain.read_bytes() == gzip_module.decompress(real_trace(
         "kineto_resnet50/resnet50_num_workers_0/worker0.1623143089861.pt.trace.json.gz").read_bytes())
 
     truncated = tmp_path / "truncated.pt.trace.json"

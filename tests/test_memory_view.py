@@ -10,7 +10,7 @@ import pytest
 from profscope.tb_plugin.ingest import load_trace
 from profscope.tb_plugin.views.memory import memory
 
-from conftest import SHARED_TRACES, copy_trace, shared_trace
+from conftest import REAL_TRACES, copy_trace, real_trace
 from handmade import trace, write, x
 
 # Rows of key_averages that the trace cannot reproduce, and why.
@@ -21,7 +21,7 @@ KNOWN_DIFFERENCES = {
 
 
 def _memory_traces() -> list[Path]:
-    folder = SHARED_TRACES / "torch213"
+    folder = REAL_TRACES / "torch213"
     found = []
     for path in sorted(folder.glob("*/*.pt.trace.json.gz")) if folder.exists() else []:
         stem = path.name.replace(".pt.trace.json.gz", "")
@@ -95,7 +95,7 @@ def test_no_memory_events_says_how_to_record(tmp_path: Path) -> None:
 
 def test_memory_route(tmp_path: Path, make_client) -> None:
     logdir = tmp_path / "logdir"
-    copy_trace(shared_trace("torch213/conv_cpu_memory/worker0.1795303453480506115.pt.trace.json.gz"), logdir / "c")
+    copy_trace(real_trace("torch213/conv_cpu_memory/worker0.1795303453480506115.pt.trace.json.gz"), logdir / "c")
     client = make_client(logdir)
     client.settle()
     status, body = client.get("memory", run="c", worker="worker0", min_bytes=1000000, name="mkldnn")
@@ -110,8 +110,8 @@ def test_memory_response_matches_the_contract(tmp_path: Path, make_client) -> No
     from test_routes import check
 
     logdir = tmp_path / "logdir"
-    copy_trace(shared_trace("torch213/conv_cpu_memory/worker0.1795303453480506115.pt.trace.json.gz"), logdir / "c")
-    copy_trace(shared_trace("torch213/dataloader_bound_w0/worker0.1795303454060827054.pt.trace.json.gz"), logdir / "n")
+    copy_trace(real_trace("torch213/conv_cpu_memory/worker0.1795303453480506115.pt.trace.json.gz"), logdir / "c")
+    copy_trace(real_trace("torch213/dataloader_bound_w0/worker0.1795303454060827054.pt.trace.json.gz"), logdir / "n")
     client = make_client(logdir)
     client.settle()
     for run in ("c", "n"):
@@ -125,9 +125,9 @@ def test_curves_run_to_the_end_of_the_span() -> None:
     from profscope.tb_plugin.ingest import load_trace
     from profscope.tb_plugin.views.memory import memory
 
-    from conftest import shared_trace
+    from conftest import real_trace
 
-    model = load_trace(str(next(shared_trace("torch213/conv_cpu_memory").glob("*.pt.trace.json.gz"))))
+    model = load_trace(str(next(real_trace("torch213/conv_cpu_memory").glob("*.pt.trace.json.gz"))))
     answer = memory(model)
     for curve in answer["curves"].values():
         assert curve["time"][-1] == model.end / 1000

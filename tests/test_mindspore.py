@@ -1,4 +1,4 @@
-"""MindSpore input: the real CPU profiler output of ../shared/traces/mindspore_cpu.
+"""MindSpore input: the real CPU profiler output of tests/data/mindspore_cpu.
 
 Each span folder (``<host>_<pid>_<ts>_ascend_ms``) holds the timeline
 (``ASCEND_PROFILER_OUTPUT/trace_view.json``) and MindSpore's own statistics of the same kernel
@@ -25,7 +25,7 @@ from profscope.tb_plugin.ingest.kineto import _times_ns
 from profscope.tb_plugin.model.categories import SliceKinds
 from profscope.tb_plugin.views import operators, overview
 
-from conftest import SHARED_TRACES, copy_trace, shared_trace
+from conftest import copy_trace, real_trace
 
 TOLERANCE = 0.02
 ROOT = "mindspore_cpu"
@@ -37,7 +37,7 @@ _INSTANCE_SUFFIX = re.compile(r"-op\d+$")
 
 
 def _span_folders(run: str) -> list[Path]:
-    return sorted(shared_trace(f"{ROOT}/{run}").glob("*_ascend_ms"))
+    return sorted(real_trace(f"{ROOT}/{run}").glob("*_ascend_ms"))
 
 
 def _all_span_folders() -> list[Path]:
@@ -45,8 +45,10 @@ def _all_span_folders() -> list[Path]:
 
 
 def _span_params() -> list[Path]:
-    """The span folders to parametrize over (none without ../shared/traces: the tests are then not run)."""
-    return _all_span_folders() if (SHARED_TRACES / ROOT).is_dir() else []
+    """The span folders to parametrize over."""
+    spans = _all_span_folders()
+    assert len(spans) == 3, spans  # graph mode's one span, PyNative's two
+    return spans
 
 
 def _timeline(span_folder: Path) -> Path:
@@ -85,7 +87,7 @@ def _assert_close(ours: float, reference: float, what: str) -> None:
 
 
 def test_both_runs_are_discovered_with_their_spans() -> None:
-    root = shared_trace(ROOT)
+    root = real_trace(ROOT)
     found = [s for s in discovery.scan_logdir(str(root)) if s.layout == "mindspore"]
     expected = []
     for run in (GRAPH, PYNATIVE):
@@ -119,7 +121,7 @@ def test_mindspore_spans_beside_other_layouts(tmp_path: Path) -> None:
         copy_trace(_timeline(folder), logdir / "exp" / "ms" / folder.name / layout.MINDSPORE_OUTPUT_FOLDER)
     rank_folder = logdir / "exp" / "ms_ranks" / "rank_1_20261121232250208_ascend_ms" / layout.MINDSPORE_OUTPUT_FOLDER
     copy_trace(_timeline(_span_folders(GRAPH)[0]), rank_folder)
-    torch_trace = next(shared_trace("torch213/mlp_train_sched").glob("*.pt.trace.json.gz"))
+    torch_trace = next(real_trace("torch213/mlp_train_sched").glob("*.pt.trace.json.gz"))
     copy_trace(torch_trace, logdir / "torch")
     # Not a span: a trace_view.json outside an *_ascend_ms folder, or outside its output folder.
     copy_trace(_timeline(_span_folders(GRAPH)[0]), logdir / "loose")

@@ -1,6 +1,6 @@
 """MindSpore's device timelines (MindInsight-era profiler folders) and its memory record.
 
-Real inputs from ../shared/traces: ``mindspore/ascend_run_2_profiler`` (an Ascend profiler folder:
+Real inputs from tests/data: ``mindspore/ascend_run_2_profiler`` (an Ascend profiler folder:
 ``ascend_timeline_display_1.json`` and MindSpore's own statistics of the same run beside it) and
 ``mindspore/gpu_timeline``; ``mindspore_cpu/*/`` span folders with ``FRAMEWORK/cpu_ms_memory_record_0.txt``.
 Reference numbers are parsed from those files here, never copied into the test. A timeline of the
@@ -35,7 +35,7 @@ from profscope.tb_plugin.model.build import build_model
 from profscope.tb_plugin.model.categories import SliceKinds
 from profscope.tb_plugin.views import distributed, kernels, memory, operators, overview
 
-from conftest import assert_fails_alone, copy_trace, shared_trace
+from conftest import assert_fails_alone, copy_trace, real_trace
 
 TOLERANCE = 0.02
 ASCEND = "mindspore/ascend_run_2_profiler"
@@ -56,7 +56,7 @@ def _close(ours: float, reference: float, what: str) -> None:
 
 @pytest.fixture(scope="module")
 def ascend_folder() -> Path:
-    return shared_trace(ASCEND)
+    return real_trace(ASCEND)
 
 
 @pytest.fixture(scope="module")
@@ -68,7 +68,7 @@ def ascend_model(ascend_folder: Path) -> Any:
 
 
 def test_profiler_folders_are_runs_with_a_rank_per_device() -> None:
-    root = shared_trace("mindspore")
+    root = real_trace("mindspore")
     found = sorted((s.run, s.worker, s.span, Path(s.path).name, s.layout, s.framework)
                    for s in discovery.scan_logdir(str(root)))
     # Only the timelines: the statistics, summaries, step trace and MindData files beside them are no spans.
@@ -119,7 +119,7 @@ def test_two_devices_are_two_ranks_of_one_run(tmp_path: Path, ascend_folder: Pat
 
 
 def test_detection_by_content_and_by_name(tmp_path: Path, ascend_folder: Path) -> None:
-    for path in (ascend_folder / ASCEND_TIMELINE, shared_trace(GPU) / GPU_TIMELINE):
+    for path in (ascend_folder / ASCEND_TIMELINE, real_trace(GPU) / GPU_TIMELINE):
         head = path.read_bytes()[:HEAD_BYTES]
         assert detect_framework(head, "") == "mindspore", path
         assert detect_framework(head, path.name) == "mindspore", path
@@ -228,7 +228,7 @@ def test_the_step_is_the_one_of_the_step_trace(ascend_model: Any, ascend_folder:
 
 
 def test_gpu_timeline(tmp_path: Path) -> None:
-    path = shared_trace(GPU) / GPU_TIMELINE
+    path = real_trace(GPU) / GPU_TIMELINE
     events = json.loads(path.read_text())
     model = load_trace(str(path))
     kinds = SliceKinds(model)
@@ -373,7 +373,7 @@ def test_events_of_wrong_types_are_skipped_not_fatal(tmp_path: Path) -> None:
 
 
 def _span_folders() -> list[Path]:
-    return sorted(shared_trace("mindspore_cpu").glob("*/*_ascend_ms"))
+    return sorted(real_trace("mindspore_cpu").glob("*/*_ascend_ms"))
 
 
 def test_memory_record_gives_curves_and_the_peak() -> None:
@@ -431,11 +431,11 @@ def test_ascend_devices_are_called_by_their_own_name() -> None:
     from profscope.tb_plugin.views.overview import overview
     from profscope.tb_plugin.views.trace import tracks
 
-    model = load_trace(str(shared_trace("mindspore/ascend_run_2_profiler/ascend_timeline_display_1.json")))
+    model = load_trace(str(real_trace("mindspore/ascend_run_2_profiler/ascend_timeline_display_1.json")))
     (device,) = overview(model)["devices"]
     assert device["label"] == "Ascend 1"
     counters = [t for t in tracks(model)["tracks"] if t["id"].startswith("c:gpu_util:")]
     assert [(t["name"], t["group"]) for t in counters] == [("Ascend 1 utilization", "Ascend 1")]
-    gpu = load_trace(str(shared_trace(
+    gpu = load_trace(str(real_trace(
         "kineto_resnet50/resnet50_num_workers_0/worker0.1623143089861.pt.trace.json.gz")))
     assert {d["label"] for d in overview(gpu)["devices"]} == {"GPU 0"}

@@ -1,4 +1,4 @@
-"""PaddlePaddle input: the real traces of ../shared/traces/paddle against Paddle's own summaries.
+"""PaddlePaddle input: the real traces of tests/data/paddle against Paddle's own summaries.
 
 Each run folder holds what ``prof.summary(op_detail=True)`` printed for each span
 (``summary.txt`` / ``summary_span<N>.txt``) and the benchmark's ``perf_summary.txt``. The
@@ -22,7 +22,7 @@ from profscope.tb_plugin.ingest.paddle import device_of_place, strip_duration
 from profscope.tb_plugin.model.trace_model import TraceModel
 from profscope.tb_plugin.views import memory, operators, overview
 
-from conftest import copy_trace, shared_trace
+from conftest import copy_trace, real_trace
 
 TOLERANCE = 0.02
 # Paddle prints milliseconds with two decimals: below this total, its rounding alone exceeds 2%.
@@ -76,11 +76,11 @@ def _rows(lines: list[str]) -> list[SummaryRow]:
 
 
 def _summary(run: str, name: str) -> str:
-    return shared_trace(f"paddle/{run}/{name}").read_text()
+    return real_trace(f"paddle/{run}/{name}").read_text()
 
 
 def _load(run: str, trace: str) -> TraceModel:
-    return load_trace(str(shared_trace(f"paddle/{run}/{trace}")))
+    return load_trace(str(real_trace(f"paddle/{run}/{trace}")))
 
 
 def _close(ours: float, theirs: float) -> bool:
@@ -150,12 +150,15 @@ def _nested_in_same_name_us(model: TraceModel, name: str) -> float:
     return float(s.dur[nested].sum()) / 1000.0
 
 
-@pytest.mark.parametrize("run,trace,summary", SPANS)
+# The spans recorded with profile_memory (linear_sched_2_10 was not: its summary has no Memory Summary).
+MEMORY_SPANS = [span for span in SPANS if span[0] == "cnn_multi_span"]
+
+
+@pytest.mark.parametrize("run,trace,summary", MEMORY_SPANS)
 def test_memory_peak_agrees_with_paddle_memory_summary(run: str, trace: str, summary: str) -> None:
     text = _summary(run, summary)
     found = re.search(r"^Peak Allocated Memory: (\d+)$", text, re.MULTILINE)
-    if found is None:
-        pytest.skip("this span was recorded without profile_memory")
+    assert found is not None, "the summary of a span recorded with profile_memory has its peak"
     peak = memory.memory(_load(run, trace))["peak"]
     assert peak["cpu"]["allocated"] == int(found.group(1))
 
@@ -217,7 +220,7 @@ def test_paddle_file_names() -> None:
 
 
 def test_discovery_finds_paddle_runs_and_ignores_pb(tmp_path: Path) -> None:
-    root = shared_trace("paddle")
+    root = real_trace("paddle")
     for run in ("linear_sched_2_10", "cnn_multi_span"):
         for src in (root / run).iterdir():
             copy_trace(src, tmp_path / run)
@@ -231,13 +234,13 @@ def test_discovery_finds_paddle_runs_and_ignores_pb(tmp_path: Path) -> None:
 
 def test_runs_route_reports_paddle(tmp_path: Path, make_client) -> None:
     run, trace, _ = SPANS[0]
-    copy_trace(shared_trace(f"paddle/{run}/{trace}"), tmp_path / run)
-    pb = next(shared_trace(f"paddle/{run}").glob("*.pb"))
+    copy_trace(real_trace(f"paddle/{run}/{trace}"), tmp_path / run)
+    pb = next(real_trace(f"paddle/{run}").glob("*.pb"))
     copy_trace(pb, tmp_path / run)
     # A gzipped copy in another run is read the same way.
     gz_dir = tmp_path / "gz"
     gz_dir.mkdir()
-    with open(shared_trace(f"paddle/{run}/{trace}"), "rb") as src, gzip.open(gz_dir / (trace + ".gz"), "wb") as dst:
+    with open(real_trace(f"paddle/{run}/{trace}"), "rb") as src, gzip.open(gz_dir / (trace + ".gz"), "wb") as dst:
         shutil.copyfileobj(src, dst)
     copy_trace(gz_dir / (trace + ".gz"), tmp_path / "gz_run")
     shutil.rmtree(gz_dir)
@@ -254,11 +257,11 @@ def test_runs_route_reports_paddle(tmp_path: Path, make_client) -> None:
 
 def test_bad_paddle_files_give_a_per_run_error(tmp_path: Path, make_client) -> None:
     run, trace, _ = SPANS[0]
-    data = shared_trace(f"paddle/{run}/{trace}").read_bytes()
+    data = real_trace(f"paddle/{run}/{trace}").read_bytes()
     truncated = tmp_path / "truncated_src" / trace
     truncated.parent.mkdir()
     truncated.write_bytes(data[: len(data) // 2])
-    pb = next(shared_trace(f"paddle/{run}").glob("*.pb"))
+    pb = next(real_trace(f"paddle/{run}").glob("*.pb"))
     renamed = tmp_path / "pb_src" / pb.name.replace(".pb", ".json")
     renamed.parent.mkdir()
     renamed.write_bytes(pb.read_bytes())
@@ -268,7 +271,7 @@ def test_bad_paddle_files_give_a_per_run_error(tmp_path: Path, make_client) -> N
     logdir = tmp_path / "logdir"
     copy_trace(truncated, logdir / "truncated")
     copy_trace(renamed, logdir / "renamed_pb")
-    copy_trace(shared_trace(f"paddle/{run}/{trace}"), logdir / "good")
+    copy_trace(real_trace(f"paddle/{run}/{trace}"), logdir / "good")
     client = make_client(logdir)
     client.settle()
     status, body = client.get("runs")

@@ -3,7 +3,7 @@
 The server is moto's, started on 127.0.0.1 by the fixture (no other address is ever reached); the
 plugin reaches it through s3fs with the endpoint and dummy credentials from the environment, as a
 user would configure it (AWS_ENDPOINT_URL, AWS_ACCESS_KEY_ID...). Traces are copies of
-../shared/traces in both layouts: torch-handler files nested in run folders, and the writer's output
+tests/data in both layouts: torch-handler files nested in run folders, and the writer's output
 made by ``profscope import`` in a local folder and then uploaded.
 """
 
@@ -16,7 +16,7 @@ from typing import Any, Iterator
 
 import pytest
 
-from conftest import shared_trace
+from conftest import real_trace
 
 pytest.importorskip("s3fs", reason="the s3 test needs the test extra (s3fs, boto3, moto[server])")
 boto3 = pytest.importorskip("boto3")
@@ -79,10 +79,10 @@ def _upload_tree(client: Any, bucket: str, local: Path, prefix: str) -> None:
 def _fill_bucket(client: Any, bucket: str, tmp_path: Path) -> None:
     """Both layouts under logs/, and one object that is not a trace although its name says so."""
     client.create_bucket(Bucket=bucket)
-    first_mlp = sorted(shared_trace(MLP).glob("*.pt.trace.json.gz"))[0]
+    first_mlp = sorted(real_trace(MLP).glob("*.pt.trace.json.gz"))[0]
     client.upload_file(str(first_mlp), bucket, f"logs/group/mlp/{first_mlp.name}")
     writer_logdir = tmp_path / "imported"
-    ddp = [str(p) for p in sorted(shared_trace(DDP).glob("rank*.pt.trace.json.gz"))]
+    ddp = [str(p) for p in sorted(real_trace(DDP).glob("rank*.pt.trace.json.gz"))]
     status = cli.main(["import", *ddp, "--logdir", str(writer_logdir), "--run", "ddp", "--batch-size", "8",
                        "--no-event-file"])
     assert status == 0
@@ -136,7 +136,7 @@ def test_s3_logdir_lists_loads_downloads_and_follows_new_spans(s3: Any, tmp_path
     assert status == 200 and overview["steps"]
 
     # The download route streams the original object's bytes.
-    original = sorted(shared_trace(MLP).glob("*.pt.trace.json.gz"))[0].read_bytes()
+    original = sorted(real_trace(MLP).glob("*.pt.trace.json.gz"))[0].read_bytes()
     response = client.client.get("/data/plugin/profscope/trace/download",
                                  query_string={"run": "group/mlp", "worker": "worker0", "span": MLP_SPANS[0]})
     assert response.status_code == 200
@@ -144,7 +144,7 @@ def test_s3_logdir_lists_loads_downloads_and_follows_new_spans(s3: Any, tmp_path
     assert response.get_data() == original
 
     # The job uploads its next span: the plugin's own refresh thread finds it and loads it.
-    second = sorted(shared_trace(MLP).glob("*.pt.trace.json.gz"))[1]
+    second = sorted(real_trace(MLP).glob("*.pt.trace.json.gz"))[1]
     s3.upload_file(str(second), bucket, f"logs/group/mlp/{second.name}")
 
     def mlp_spans() -> list[str]:
@@ -170,7 +170,7 @@ def test_cache_entries_name_the_url_and_endpoint(s3: Any, s3_endpoint: str, tmp_
 
     bucket = "cache-keys"
     s3.create_bucket(Bucket=bucket)
-    trace = sorted(shared_trace(MLP).glob("*.pt.trace.json.gz"))[0]
+    trace = sorted(real_trace(MLP).glob("*.pt.trace.json.gz"))[0]
     s3.upload_file(str(trace), bucket, f"logs/run/{trace.name}")
     cache_dir = tmp_path / "cache"
 

@@ -16,7 +16,7 @@ from profscope.tb_plugin.ingest import load_trace
 from profscope.tb_plugin.views.operators import operators
 from profscope.tb_plugin.views.overview import overview
 
-from conftest import copy_trace, shared_trace
+from conftest import copy_trace, real_trace
 from handmade import gpu_step_trace, write, x
 
 RESNET = "kineto_resnet50/resnet50_num_workers_0"
@@ -45,12 +45,12 @@ def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, s
 
 def expectations(span: str) -> dict[str, Any]:
     """What torch-tb-profiler reports for that span of the ResNet-50 job."""
-    doc = json.loads(shared_trace("kineto_resnet50/expectations.json").read_text())
+    doc = json.loads(real_trace("kineto_resnet50/expectations.json").read_text())
     return doc["files"][f"resnet50_num_workers_0/worker0.{span}.pt.trace.json.gz"]
 
 
 def resnet_file(span: str) -> Path:
-    return shared_trace(f"{RESNET}/worker0.{span}.pt.trace.json.gz")
+    return real_trace(f"{RESNET}/worker0.{span}.pt.trace.json.gz")
 
 
 def section(text: str, title: str) -> list[str]:
@@ -76,7 +76,7 @@ def logdir_with(tmp_path: Path, runs: dict[str, str]) -> Path:
     """A logdir of copies of real traces: run folder → shared trace folder."""
     logdir = tmp_path / "logdir"
     for run, folder in runs.items():
-        for source in sorted(shared_trace(folder).glob("*.pt.trace.json.gz")):
+        for source in sorted(real_trace(folder).glob("*.pt.trace.json.gz")):
             copy_trace(source, logdir / run)
     return logdir
 
@@ -131,7 +131,7 @@ def test_summary_of_first_resnet_span(capsys: pytest.CaptureFixture[str]) -> Non
 
 
 def test_summary_by_logdir_defaults_to_the_last_span(capsys: pytest.CaptureFixture[str]) -> None:
-    logdir = shared_trace(RESNET).parent
+    logdir = real_trace(RESNET).parent
     status, out, err = run_cli(capsys, "summary", "--logdir", str(logdir), "--run", "resnet50_num_workers_0")
     assert status == 0, err
     assert out.startswith(f"Profscope summary: resnet50_num_workers_0 · worker0 · {SPAN_2}\n")
@@ -144,7 +144,7 @@ def test_summary_by_logdir_defaults_to_the_last_span(capsys: pytest.CaptureFixtu
 
 
 def test_summary_top_sort_and_input_shapes(capsys: pytest.CaptureFixture[str]) -> None:
-    trace = next(shared_trace(CONV_MEMORY).glob("*.pt.trace.json.gz"))
+    trace = next(real_trace(CONV_MEMORY).glob("*.pt.trace.json.gz"))
     status, out, err = run_cli(capsys, "summary", str(trace), "--top", "4", "--sort", "calls",
                                "--group-by", "input_shape")
     assert status == 0, err
@@ -157,7 +157,7 @@ def test_summary_top_sort_and_input_shapes(capsys: pytest.CaptureFixture[str]) -
     calls = [int(columns_of(r)[-3].replace(",", "")) for r in rows]
     assert calls == sorted(calls, reverse=True)
     # The call counts of the most called (operator, input shape) pairs, as torch's own key_averages counts them.
-    reference = json.loads(next(shared_trace(CONV_MEMORY).glob("*.key_averages.json")).read_text())
+    reference = json.loads(next(real_trace(CONV_MEMORY).glob("*.key_averages.json")).read_text())
     torch_calls = sorted((r["calls"] for r in reference["by_input_shape"] if r["name"] != "ProfilerStep*"),
                          reverse=True)
     assert calls == torch_calls[:4]
@@ -165,7 +165,7 @@ def test_summary_top_sort_and_input_shapes(capsys: pytest.CaptureFixture[str]) -
 
 
 def test_summary_sorts_a_cpu_span_by_host_time_for_device_sorts(capsys: pytest.CaptureFixture[str]) -> None:
-    trace = next(shared_trace(W0).glob("*.pt.trace.json.gz"))
+    trace = next(real_trace(W0).glob("*.pt.trace.json.gz"))
     status, out, err = run_cli(capsys, "summary", str(trace), "--sort", "device_total", "--top", "5")
     assert status == 0, err
     rows = table_rows(section(out, "Top 5 operators by host total time"))
@@ -174,7 +174,7 @@ def test_summary_sorts_a_cpu_span_by_host_time_for_device_sorts(capsys: pytest.C
 
 
 def test_summary_memory_peak_is_the_trace_maximum(capsys: pytest.CaptureFixture[str]) -> None:
-    trace = next(shared_trace(CONV_MEMORY).glob("*.pt.trace.json.gz"))
+    trace = next(real_trace(CONV_MEMORY).glob("*.pt.trace.json.gz"))
     events = json.loads(gzip.decompress(trace.read_bytes()))["traceEvents"]
     peak = max(e["args"]["Total Allocated"] for e in events if e.get("name") == "[memory]")
     status, out, err = run_cli(capsys, "summary", str(trace))
@@ -232,7 +232,7 @@ def assert_self_contained(path: Path) -> PageParser:
 
 
 def test_report_of_one_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    logdir = shared_trace(RESNET).parent
+    logdir = real_trace(RESNET).parent
     output = tmp_path / "one.html"
     status, out, err = run_cli(capsys, "report", "resnet50_num_workers_0", "--logdir", str(logdir), "--span", SPAN_1,
                                "-o", str(output))
@@ -259,7 +259,7 @@ def test_report_of_one_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
 
 
 def test_report_compares_the_two_spans_of_the_resnet_job(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    logdir = shared_trace(RESNET).parent
+    logdir = real_trace(RESNET).parent
     output = tmp_path / "vs.html"
     status, _, err = run_cli(capsys, "report", "resnet50_num_workers_0", "--span", SPAN_1, "--vs",
                              "resnet50_num_workers_0", "--logdir", str(logdir), "-o", str(output))
@@ -290,8 +290,8 @@ def test_report_compares_dataloader_runs_of_a_logdir(tmp_path: Path, capsys: pyt
     assert status == 0, err
     page = assert_self_contained(output)
     text = " ".join(page.text)
-    base = overview(load_trace(str(next(shared_trace(W0).glob("*.pt.trace.json.gz")))))
-    exp = overview(load_trace(str(next(shared_trace(W2).glob("*.pt.trace.json.gz")))))
+    base = overview(load_trace(str(next(real_trace(W0).glob("*.pt.trace.json.gz")))))
+    exp = overview(load_trace(str(next(real_trace(W2).glob("*.pt.trace.json.gz")))))
     assert f"{report.format_duration(base['mean_step_time'])} → {report.format_duration(exp['mean_step_time'])}" in text
     assert f"{base['breakdown']['dataloader']:,.0f} µs" in text and f"{exp['breakdown']['dataloader']:,.0f} µs" in text
     assert "Kernel" not in [cell.strip() for cell in page.text]  # CPU-only on both sides: no kernel category

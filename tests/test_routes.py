@@ -11,7 +11,7 @@ import yaml
 
 from profscope.tb_plugin import plugin as plugin_module
 
-from conftest import REPO, copy_trace, shared_trace
+from conftest import REPO, copy_trace, real_trace
 
 OPENAPI = yaml.safe_load((REPO / "tb_plugin" / "api" / "openapi.yaml").read_text())
 MLP = "torch213/mlp_train_sched/worker0.1795303442092317655.pt.trace.json.gz"
@@ -25,7 +25,7 @@ def check(payload: Any, schema_name: str) -> None:
 @pytest.fixture
 def client(tmp_path: Path, make_client):
     logdir = tmp_path / "logdir"
-    copy_trace(shared_trace(MLP), logdir / "mlp")
+    copy_trace(real_trace(MLP), logdir / "mlp")
     c = make_client(logdir)
     c.settle()
     return c
@@ -61,7 +61,7 @@ def test_errors(client, params: dict[str, str], status: int) -> None:
 
 def test_loading_answers_202_and_runs_stays_fast(tmp_path: Path, make_client, monkeypatch) -> None:
     logdir = tmp_path / "logdir"
-    copy_trace(shared_trace(MLP), logdir / "slow")
+    copy_trace(real_trace(MLP), logdir / "slow")
     client = make_client(logdir)
     manager = client.plugin.manager
     def slow_submit(key, state, identity):  # a parse that takes as long as the test wants
@@ -125,8 +125,8 @@ RESNET = "kineto_resnet50/resnet50_num_workers_0/worker0.1623143089861.pt.trace.
 @pytest.fixture
 def gpu_client(tmp_path: Path, make_client):
     logdir = tmp_path / "logdir"
-    copy_trace(shared_trace(RESNET), logdir / "resnet")
-    copy_trace(shared_trace(MLP), logdir / "mlp")
+    copy_trace(real_trace(RESNET), logdir / "resnet")
+    copy_trace(real_trace(MLP), logdir / "mlp")
     c = make_client(logdir)
     c.settle()
     return c

@@ -17,7 +17,7 @@ from werkzeug import test as werkzeug_test
 from profscope.tb_plugin import cli
 from profscope.tb_plugin.serve import ROUTE_PREFIX, ServeApp, build_app, display_url, is_loopback
 
-from conftest import shared_trace
+from conftest import real_trace
 
 RUN = "mlp"
 SETTLE_TIMEOUT_S = 120.0
@@ -25,7 +25,7 @@ SETTLE_TIMEOUT_S = 120.0
 
 @pytest.fixture
 def logdir(tmp_path: Path) -> Path:
-    source = shared_trace("torch213/mlp_train_sched")
+    source = real_trace("torch213/mlp_train_sched")
     folder = tmp_path / "logdir" / RUN
     folder.mkdir(parents=True)
     for trace in sorted(source.glob("*.pt.trace.json.gz")):

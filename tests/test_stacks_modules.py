@@ -11,7 +11,7 @@ from profscope.tb_plugin.ingest import load_trace
 from profscope.tb_plugin.views.modules import modules
 from profscope.tb_plugin.views.stacks import flamegraph, folded_stacks
 
-from conftest import shared_trace
+from conftest import real_trace
 from handmade import trace, write, x
 
 TRANSFORMER = "torch213/transformer_infer/worker0.1795303443272268206"
@@ -50,8 +50,8 @@ def test_handmade_call_tree_merges_equal_paths(tmp_path: Path) -> None:
 
 
 def test_real_call_tree_totals_match_key_averages() -> None:
-    model = load_trace(str(shared_trace(TRANSFORMER + ".pt.trace.json.gz")))
-    reference = json.loads(shared_trace(TRANSFORMER + ".key_averages.json").read_text())
+    model = load_trace(str(real_trace(TRANSFORMER + ".pt.trace.json.gz")))
+    reference = json.loads(real_trace(TRANSFORMER + ".key_averages.json").read_text())
     rows = {r["name"]: r for r in reference["by_name"]}
     graph = flamegraph(model)
     # Frames called once on one path: the node total is torch's CPU total.
@@ -67,7 +67,7 @@ def test_real_call_tree_totals_match_key_averages() -> None:
 
 
 def test_module_tree_of_the_transformer() -> None:
-    model = load_trace(str(shared_trace(TRANSFORMER + ".pt.trace.json.gz")))
+    model = load_trace(str(real_trace(TRANSFORMER + ".pt.trace.json.gz")))
     result = modules(model)
     assert result["available"] is True
     nodes = result["nodes"]
@@ -82,7 +82,7 @@ def test_module_tree_of_the_transformer() -> None:
     for i, p in enumerate(nodes["parent"]):
         if p > 0:
             assert nodes["forward_host"][p] >= nodes["forward_host"][i] - 1e-6
-    reference = json.loads(shared_trace(TRANSFORMER + ".key_averages.json").read_text())
+    reference = json.loads(real_trace(TRANSFORMER + ".key_averages.json").read_text())
     ka = {r["name"]: r for r in reference["by_name"]}
     assert nodes["forward_host"][top] == pytest.approx(ka["nn.Module: TinyEncoder_0"]["cpu_total_us"], rel=1e-6)
 
@@ -96,7 +96,7 @@ def test_no_modules_says_how_to_record_them(tmp_path: Path) -> None:
 def test_cli_exports_folded_stacks(tmp_path: Path) -> None:
     from profscope.tb_plugin.cli import main
 
-    source = shared_trace(TRANSFORMER + ".pt.trace.json.gz")
+    source = real_trace(TRANSFORMER + ".pt.trace.json.gz")
     out = tmp_path / "stacks.txt"
     assert main(["stacks", str(source), "-o", str(out)]) == 0
     lines = out.read_text().splitlines()

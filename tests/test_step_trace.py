@@ -26,7 +26,7 @@ from profscope.tb_plugin.model.trace_model import TraceModel
 from profscope.tb_plugin.storage import LocalStorage
 from profscope.tb_plugin.views.step_trace import PHASES, from_mindspore_table, step_trace
 
-from conftest import REPO, copy_trace, shared_trace
+from conftest import REPO, copy_trace, real_trace
 from handmade import trace, write, x
 
 OPENAPI = yaml.safe_load((REPO / "tb_plugin" / "api" / "openapi.yaml").read_text())
@@ -202,8 +202,8 @@ def _model_summary_ms(text: str) -> dict[str, float]:
 
 @pytest.mark.parametrize("run,trace_name,summary", PADDLE_SPANS)
 def test_paddle_phases_agree_with_its_model_summary(run: str, trace_name: str, summary: str) -> None:
-    reference = _model_summary_ms(shared_trace(f"paddle/{run}/{summary}").read_text())
-    answer = step_trace(load_trace(str(shared_trace(f"paddle/{run}/{trace_name}"))))
+    reference = _model_summary_ms(real_trace(f"paddle/{run}/{summary}").read_text())
+    answer = step_trace(load_trace(str(real_trace(f"paddle/{run}/{trace_name}"))))
     check(answer)
     rows = answer["steps"]
 
@@ -226,7 +226,7 @@ def test_paddle_phases_agree_with_its_model_summary(run: str, trace_name: str, s
 
 
 def test_torch_mlp_phases_sum_to_step_time_and_match_key_averages() -> None:
-    path = shared_trace(MLP)
+    path = real_trace(MLP)
     answer = step_trace(load_trace(str(path)))
     check(answer)
     rows = answer["steps"]
@@ -250,7 +250,7 @@ def test_torch_mlp_phases_sum_to_step_time_and_match_key_averages() -> None:
 
 
 def test_gloo_ranks_show_communication() -> None:
-    for path in sorted(shared_trace("torch213/ddp_gloo_2ranks").glob("rank*.pt.trace.json.gz")):
+    for path in sorted(real_trace("torch213/ddp_gloo_2ranks").glob("rank*.pt.trace.json.gz")):
         answer = step_trace(load_trace(str(path)))
         check(answer)
         assert answer["markers"]["communication"] == "collective ranges while no operator computes"
@@ -260,7 +260,7 @@ def test_gloo_ranks_show_communication() -> None:
 
 
 def test_resnet_gpu_trace_on_the_device_time_base() -> None:
-    answer = step_trace(load_trace(str(shared_trace(
+    answer = step_trace(load_trace(str(real_trace(
         "kineto_resnet50/resnet50_num_workers_0/worker0.1623143089861.pt.trace.json.gz"))))
     check(answer)
     assert answer["markers"]["time_base"] == "device"
@@ -275,7 +275,7 @@ def test_resnet_gpu_trace_on_the_device_time_base() -> None:
 
 
 def test_mindspore_step_trace_csv_by_hand() -> None:
-    folder = shared_trace(ASCEND)
+    folder = real_trace(ASCEND)
     rows, columns, has_reduce = parse_step_trace_csv((folder / "step_trace_raw_1_detail_time.csv").read_bytes())
     # The file: one step row, then the profiler's own average row (step_num 0), which is not a step.
     (row,) = rows
@@ -299,7 +299,7 @@ def test_mindspore_step_trace_csv_by_hand() -> None:
 
 def test_mindspore_step_trace_unit_agrees_with_the_timeline() -> None:
     """The bp point (syscnt x 10 ns) lands at the end of the bp operator in the profiler's timeline text (ms)."""
-    folder = shared_trace(ASCEND)
+    folder = real_trace(ASCEND)
     rows, _, _ = parse_step_trace_csv((folder / "step_trace_raw_1_detail_time.csv").read_bytes())
     bp_ms = rows[0].bp_point * NS_PER_SYSCNT / 1e6  # type: ignore[operator]
     ends = [float(start) + float(dur) for name, _stream, start, dur in
@@ -351,7 +351,7 @@ def test_mindspore_step_trace_bad_files(tmp_path: Path) -> None:
 
 def test_route_answers_match_the_contract(tmp_path: Path, make_client) -> None:
     logdir = tmp_path / "logdir"
-    copy_trace(shared_trace(MLP), logdir / "mlp")
+    copy_trace(real_trace(MLP), logdir / "mlp")
     client = make_client(logdir)
     client.settle()
     status, body = client.get("steptrace", run="mlp", worker="worker0")
@@ -379,15 +379,14 @@ def _ascend_worker(client: Any, run: str) -> Optional[str]:
 
 def test_route_uses_mindspore_step_trace_file(tmp_path: Path, make_client) -> None:
     logdir = tmp_path / "logdir"
-    shutil.copytree(shared_trace(ASCEND), logdir / "ascend" / "profiler")
-    shutil.copytree(shared_trace(ASCEND), logdir / "garbled" / "profiler")
+    shutil.copytree(real_trace(ASCEND), logdir / "ascend" / "profiler")
+    shutil.copytree(real_trace(ASCEND), logdir / "garbled" / "profiler")
     (logdir / "garbled" / "profiler" / "step_trace_raw_1_detail_time.csv").write_bytes(b"step_num,total\n1,x\n")
     client = make_client(logdir)
     client.settle()
     run, worker, garbled_worker = "ascend/profiler", _ascend_worker(client, "ascend/profiler"), _ascend_worker(
         client, "garbled/profiler")
-    if worker is None or garbled_worker is None:
-        pytest.skip("discovery does not list Ascend timelines as runs in this tree")
+    assert worker is not None and garbled_worker is not None, client.get("runs")
     # A garbled file: the span still answers, from its timeline, and says why.
     status, garbled = client.get("steptrace", run="garbled/profiler", worker=garbled_worker)
     assert status == 200, garbled

@@ -13,7 +13,7 @@ from profscope.tb_plugin.ingest import load_trace
 from profscope.tb_plugin.views import trace
 from profscope.tb_plugin.views.trace_index import build_index, query
 
-from conftest import copy_trace, shared_trace
+from conftest import copy_trace, real_trace
 from handmade import gpu_step_trace, trace as make_trace, write, x
 
 RESNET = "kineto_resnet50/resnet50_num_workers_0/worker0.1623143089861.pt.trace.json.gz"
@@ -77,7 +77,7 @@ def test_payload_is_bounded_by_pixels(tmp_path: Path) -> None:
 
 
 def test_level_query_matches_raw_on_real_trace() -> None:
-    model = load_trace(str(shared_trace(RESNET)))
+    model = load_trace(str(real_trace(RESNET)))
     index = build_index(model)
     lanes = np.arange(len(index.lanes_track))
     rng = random.Random(5)
@@ -124,7 +124,7 @@ def test_tracks_counters_event_search(tmp_path: Path) -> None:
 
 def test_trace_routes(tmp_path: Path, make_client) -> None:
     logdir = tmp_path / "logdir"
-    source = copy_trace(shared_trace(RESNET), logdir / "resnet")
+    source = copy_trace(real_trace(RESNET), logdir / "resnet")
     client = make_client(logdir)
     client.settle()
     q = {"run": "resnet", "worker": "worker0"}
@@ -156,7 +156,7 @@ def test_index_is_kept_beside_the_cached_model(tmp_path: Path, monkeypatch) -> N
     from profscope.tb_plugin.cache import ModelCache, read_model
     from profscope.tb_plugin.views import trace_index as module
 
-    source = copy_trace(shared_trace(RESNET), tmp_path / "run")
+    source = copy_trace(real_trace(RESNET), tmp_path / "run")
     cache = ModelCache(str(tmp_path / "cache"))
     model = cache.load_or_build(str(source))
     first = module.trace_index(model)

@@ -21,8 +21,10 @@ from typing import Callable, Iterator
 import msgspec
 import pytest
 
+from conftest import REAL_TRACES
+
 REPO = Path(__file__).resolve().parents[1]
-TRACES = Path(__file__).resolve().parents[1].parent / "shared" / "traces"
+TRACES = REAL_TRACES
 TORCH213_SEED = TRACES / "torch213" / "mlp_train_sched" / "worker0.1795303442092317655.pt.trace.json.gz"
 DDP_SEED = TRACES / "torch213" / "ddp_gloo_2ranks" / "rank0.1795303450949782497.pt.trace.json.gz"
 RESNET_SEED = (
@@ -43,8 +45,7 @@ tracegen = _load_tracegen()
 
 
 def _require(path: Path) -> Path:
-    if not path.exists():
-        pytest.skip(f"{path} is not available (the seed traces live in ../shared/traces)")
+    assert path.exists(), f"{path} is missing from tests/data"
     return path
 
 

@@ -1,7 +1,7 @@
 """Overview, operator and kernel numbers against references.
 
 - ResNet-50 GPU traces: what the established TensorBoard profiler plugin reports
-  (../shared/traces/kineto_resnet50/expectations.json), within 1% or 1 µs.
+  (tests/data/kineto_resnet50/expectations.json), within 1% or 1 µs.
 - PyTorch 2.13 CPU traces: torch's own key_averages() for the same span (calls exact,
   self/total CPU time within 2% for the top 20 aten:: operators).
 """
@@ -18,7 +18,7 @@ from profscope.tb_plugin.views.kernels import kernels
 from profscope.tb_plugin.views.operators import operators
 from profscope.tb_plugin.views.overview import overview
 
-from conftest import SHARED_TRACES, shared_trace
+from conftest import REAL_TRACES, real_trace
 
 CATEGORY_KEYS = {"Kernel": "kernel", "Memcpy": "memcpy", "Memset": "memset", "Runtime": "runtime",
                  "DataLoader": "dataloader", "CPU Exec": "cpu_exec", "Other": "other"}
@@ -29,7 +29,7 @@ def close(ours: float, theirs: float, rel: float = 0.01, abs_us: float = 1.0) ->
 
 
 def _expectations() -> dict:
-    return json.loads(shared_trace("kineto_resnet50/expectations.json").read_text())["files"]
+    return json.loads(real_trace("kineto_resnet50/expectations.json").read_text())["files"]
 
 
 RESNET_FILES = ["resnet50_num_workers_0/worker0.1623143089861.pt.trace.json.gz",
@@ -39,7 +39,7 @@ RESNET_FILES = ["resnet50_num_workers_0/worker0.1623143089861.pt.trace.json.gz",
 @pytest.fixture(scope="module", params=RESNET_FILES)
 def resnet(request):
     expected = _expectations()[request.param]
-    return load_trace(str(shared_trace("kineto_resnet50/" + request.param))), expected
+    return load_trace(str(real_trace("kineto_resnet50/" + request.param))), expected
 
 
 def test_resnet_step_breakdown(resnet) -> None:
@@ -129,7 +129,7 @@ def test_resnet_kernels(resnet) -> None:
 
 
 def _torch213_traces() -> list[Path]:
-    folder = SHARED_TRACES / "torch213"
+    folder = REAL_TRACES / "torch213"
     return sorted(folder.glob("*/*.pt.trace.json.gz")) if folder.exists() else []
 
 

@@ -29,7 +29,7 @@ from profscope.writer import (
 from profscope.writer import _atomic, cpu_sampler, span_writer
 from profscope.writer.cpu_sampler import CpuReading, CpuSampler, read_proc_stat, summarise_window
 
-from conftest import copy_trace, shared_trace
+from conftest import copy_trace, real_trace
 
 SMALL_TRACE = {
     "schemaVersion": 1,
@@ -605,7 +605,7 @@ def test_the_overview_shows_the_spans_host_cpu_from_its_manifest(tmp_path: Path,
 
     from profscope.tb_plugin.views.overview import host_cpu
 
-    payload = gzip.decompress(shared_trace(MLP_TRACE).read_bytes())
+    payload = gzip.decompress(real_trace(MLP_TRACE).read_bytes())
     logdir = tmp_path / "logs"
     writer = ProfscopeWriter(logdir, "cpu", "w", batch_size=8, tags={"lr": 0.1}, event_file=False,
                              cpu_sample_interval=0.02)
@@ -648,7 +648,7 @@ def test_a_precomputed_overview_gets_the_host_cpu_of_a_manifest_that_came_later(
     logdir = tmp_path / "logs"
     folder = logdir.joinpath("late", *layout.ASSET_DIR)
     trace_name = layout.writer_trace_name("w", "1795303442092317655", "pytorch")
-    copy_trace(shared_trace(MLP_TRACE), folder, trace_name)  # old enough to load without its manifest
+    copy_trace(real_trace(MLP_TRACE), folder, trace_name)  # old enough to load without its manifest
     client = make_client(logdir)
     client.settle()
     status, before = client.get("overview", run="late", worker="w")

@@ -4,7 +4,7 @@ PaddlePaddle's CPU wheel is about 195 MB to download and 720 MB installed, too b
 test extras: most tests drive the handler with ``FakePaddleProfiler``, which follows
 ``paddle.profiler.Profiler``'s control flow (``step()`` → ``_trigger_action()`` →
 ``on_trace_ready``; ``stop()`` → ``on_trace_ready``) and its export API, and exports the real
-Paddle 3.3.1 traces of ../shared/traces/paddle. ``test_a_real_paddle_profiler...`` runs
+Paddle 3.3.1 traces of tests/data/paddle. ``test_a_real_paddle_profiler...`` runs
 Paddle itself when it is installed.
 """
 
@@ -28,7 +28,7 @@ from profscope.tb_plugin import layout
 from profscope.writer import PaddleWriter, paddle_trace_handler
 from profscope.writer.paddle_handler import recorded_window_us
 
-from conftest import copy_trace, shared_trace
+from conftest import copy_trace, real_trace
 
 LINEAR = "paddle/linear_sched_2_10/host_vmpid_23377_time_2026_11_21_23_22_29_386961.paddle_trace.json"
 CNN_SPANS = (
@@ -128,7 +128,7 @@ def read_manifest(path: Path) -> dict[str, Any]:
 
 
 def test_each_returned_window_is_a_span_with_paddles_trace_and_its_steps(tmp_path: Path) -> None:
-    sources = [shared_trace(name) for name in CNN_SPANS]
+    sources = [real_trace(name) for name in CNN_SPANS]
     writer = paddle_trace_handler(tmp_path, run="cnn", worker="trainer", batch_size=16, tags={"model": "cnn"},
                                   event_file=False)
     prof = FakePaddleProfiler(make_scheduler(closed=1, ready=1, record=4, repeat=2), writer, sources)
@@ -158,7 +158,7 @@ def test_each_returned_window_is_a_span_with_paddles_trace_and_its_steps(tmp_pat
 def test_a_tuple_schedule_gives_pythons_range_of_steps(tmp_path: Path) -> None:
     # Paddle's scheduler=(2, 10) is make_scheduler(closed=1, ready=1, record=8, repeat=1): steps 2..9.
     writer = PaddleWriter(tmp_path, "lin", "w", event_file=False)
-    prof = FakePaddleProfiler(make_scheduler(closed=1, ready=1, record=8, repeat=1), writer, [shared_trace(LINEAR)])
+    prof = FakePaddleProfiler(make_scheduler(closed=1, ready=1, record=8, repeat=1), writer, [real_trace(LINEAR)])
     run_steps(prof, 30)
     (span,) = writer.spans
     steps = profile_steps_in(gzip.decompress(span.trace_path.read_bytes()))
@@ -167,7 +167,7 @@ def test_a_tuple_schedule_gives_pythons_range_of_steps(tmp_path: Path) -> None:
 
 def test_stopping_inside_a_window_ends_the_span_at_the_current_step(tmp_path: Path) -> None:
     writer = PaddleWriter(tmp_path, "cut", "w", event_file=False)
-    prof = FakePaddleProfiler(always_record, writer, [shared_trace(LINEAR)])
+    prof = FakePaddleProfiler(always_record, writer, [real_trace(LINEAR)])
     run_steps(prof, 5)  # steps 0..4 end with step(); stop() ends step 5
     assert read_manifest(writer.spans[0].manifest_path)["step_range"] == [0, 5]
 
@@ -175,7 +175,7 @@ def test_stopping_inside_a_window_ends_the_span_at_the_current_step(tmp_path: Pa
 def test_a_handler_called_by_hand_has_no_step_range(tmp_path: Path) -> None:
     writer = PaddleWriter(tmp_path, "hand", "w", event_file=False)
     prof = FakePaddleProfiler(always_record, lambda p: None, [])
-    prof.profiler_result = shared_trace(LINEAR)
+    prof.profiler_result = real_trace(LINEAR)
     writer(prof)
     assert read_manifest(writer.spans[0].manifest_path)["step_range"] is None
 
@@ -195,7 +195,7 @@ def test_default_worker_is_paddles_trainer_rank(tmp_path: Path, monkeypatch: pyt
     monkeypatch.setenv("PADDLE_TRAINER_ID", "3")
     writer = PaddleWriter(tmp_path, "ddp", event_file=False)
     prof = FakePaddleProfiler(always_record, lambda p: None, [])
-    prof.profiler_result = shared_trace(LINEAR)
+    prof.profiler_result = real_trace(LINEAR)
     writer(prof)
     assert writer.spans[0].worker == "rank3"
     monkeypatch.delenv("PADDLE_TRAINER_ID")
@@ -213,7 +213,7 @@ def test_batch_size_comes_from_paddles_step_num_samples_unless_given(
 
     def one_span(writer: PaddleWriter) -> dict[str, Any]:
         prof = FakePaddleProfiler(always_record, lambda p: None, [])
-        prof.profiler_result = shared_trace(LINEAR)
+        prof.profiler_result = real_trace(LINEAR)
         return read_manifest(writer.write(prof).manifest_path)
 
     writer = PaddleWriter(tmp_path, "bs", "w", event_file=False)
@@ -263,7 +263,7 @@ def _without_host_cpu(answer: dict[str, Any]) -> dict[str, Any]:
 
 
 def test_a_written_span_loads_in_the_plugin_and_matches_the_original_file(tmp_path: Path, make_client) -> None:
-    source = shared_trace(LINEAR)
+    source = real_trace(LINEAR)
     logdir = tmp_path / "logdir"
     copy_trace(source, logdir / "original")  # Paddle's own layout, read as it is
     writer = paddle_trace_handler(logdir, run="written", worker="trainer", batch_size=32, tags={"opt": "momentum"},

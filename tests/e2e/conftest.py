@@ -1,7 +1,6 @@
 """Fixtures for the end-to-end tests: a real TensorBoard process and headless Chromium.
 
-* ``e2e_logdir``: a logdir built from the real traces in ``../shared/traces`` (beside the
-  repository): a torch-handler run (``mlp``), a nested run (``group/resnet``) and a run whose
+* ``e2e_logdir``: a logdir built from the real traces of ``tests/data``: a torch-handler run (``mlp``), a nested run (``group/resnet``) and a run whose
   only file is a truncated gzip (``broken``).
 * ``tensorboard_server``: ``tensorboard --logdir <e2e_logdir>`` on a free loopback port,
   from this interpreter's environment, with its own Profscope cache folder.
@@ -11,7 +10,7 @@
   ``PROFSCOPE_SCREENSHOT_DIR`` is set, copies them there for a person to look at.
 
 When a test fails, the report gets TensorBoard's log, the browser console and a
-screenshot of the page. Missing prerequisites (Chromium, Selenium, the shared traces) skip
+screenshot of the page. Missing prerequisites (Chromium, Selenium) skip
 these tests, except that ``PROFSCOPE_REQUIRE_E2E=1`` (set by ``make test``) turns a missing
 browser or Selenium into a failure so the browser tests cannot quietly stop running.
 """
@@ -36,13 +35,16 @@ from typing import TYPE_CHECKING, Callable
 
 import pytest
 
+import real_traces
+
 from .harness import BROKEN_RUN, NESTED_RUN, TORCH_RUN, TensorBoardServer
 
 if TYPE_CHECKING:
     from selenium.webdriver.remote.webdriver import WebDriver
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-SHARED_TRACES = REPO_ROOT.parent / "shared" / "traces"
+# A private copy of tests/data with its stored-gzipped files restored (tests/real_traces.py).
+REAL_TRACES = real_traces.root()
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMEDRIVER = Path("/usr/bin/chromedriver")
 
@@ -99,13 +101,10 @@ def _truncated_gzip(source: Path, keep_bytes: int) -> bytes:
 
 @pytest.fixture(scope="session")
 def e2e_logdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    if not SHARED_TRACES.is_dir():
-        pytest.skip(f"the shared traces are not beside the repository ({SHARED_TRACES})")
     logdir = tmp_path_factory.mktemp("e2e-logdir")
     for run, (source_folder, pattern) in RUN_SOURCES.items():
-        sources = sorted((SHARED_TRACES / source_folder).glob(pattern))
-        if not sources:
-            pytest.skip(f"no {pattern} in {SHARED_TRACES / source_folder}")
+        sources = sorted(real_traces.path(source_folder).glob(pattern))
+        assert sources, f"no {pattern} in tests/data/{source_folder}"
         run_folder = logdir / run
         run_folder.mkdir(parents=True)
         for source in sources:
@@ -115,7 +114,7 @@ def e2e_logdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
             shutil.copy2(source, run_folder / source.name)
     broken_folder = logdir / BROKEN_RUN
     broken_folder.mkdir()
-    first_mlp_trace = sorted((SHARED_TRACES / RUN_SOURCES[TORCH_RUN][0]).glob(RUN_SOURCES[TORCH_RUN][1]))[0]
+    first_mlp_trace = sorted((REAL_TRACES / RUN_SOURCES[TORCH_RUN][0]).glob(RUN_SOURCES[TORCH_RUN][1]))[0]
     broken_file = broken_folder / BROKEN_FILE
     broken_file.write_bytes(_truncated_gzip(first_mlp_trace, 4096))
     # Old enough to count as complete: the file is broken for good, not half-written.

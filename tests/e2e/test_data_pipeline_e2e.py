@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Callable, Iterator
 
 import pytest
 
-from .conftest import SHARED_TRACES, running_tensorboard
+from .conftest import REAL_TRACES, running_tensorboard
 from .harness import TensorBoardServer
 from .test_views_e2e import _css, _find, _open_view, _ready_runs, _route, _settled, _text
 
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
-# run folder → (folder under ../shared/traces, file-name glob)
+# run folder → (folder under tests/data, file-name glob)
 RUNS: dict[str, tuple[str, str]] = {
     "w0": ("torch213/dataloader_bound_w0", "*.pt.trace.json.gz"),
     "w2": ("torch213/dataloader_bound_w2", "*.pt.trace.json.gz"),
@@ -32,13 +32,10 @@ RUNS: dict[str, tuple[str, str]] = {
 
 @pytest.fixture(scope="module")
 def data_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TensorBoardServer]:
-    if not SHARED_TRACES.is_dir():
-        pytest.skip(f"the shared traces are not beside the repository ({SHARED_TRACES})")
     logdir = tmp_path_factory.mktemp("data-pipeline-logdir")
     for run, (folder, pattern) in RUNS.items():
-        sources = sorted(p for p in (SHARED_TRACES / folder).glob(pattern) if p.is_file())
-        if not sources:
-            pytest.skip(f"no {pattern} in {SHARED_TRACES / folder}")
+        sources = sorted(p for p in (REAL_TRACES / folder).glob(pattern) if p.is_file())
+        assert sources, f"no {pattern} in tests/data/{folder}"
         (logdir / run).mkdir()
         for source in sources:
             shutil.copyfile(source, logdir / run / source.name)

@@ -24,17 +24,17 @@ import pytest
 
 from profscope.tb_plugin import cli
 
-from .conftest import SHARED_TRACES
+from .conftest import REAL_TRACES
 
 if TYPE_CHECKING:
     from selenium.webdriver.remote.webdriver import WebDriver
 
 pytestmark = [pytest.mark.e2e]
 
-RESNET_LOGDIR = SHARED_TRACES / "kineto_resnet50"
+RESNET_LOGDIR = REAL_TRACES / "kineto_resnet50"
 RESNET_RUN = "resnet50_num_workers_0"
 FIRST_SPAN = "1623143089861"
-TORCH213 = SHARED_TRACES / "torch213"
+TORCH213 = REAL_TRACES / "torch213"
 # Where a page would look for fonts, images or scripts if it had any: none may be asked for.
 FETCHING_ELEMENTS = "img, script, link, iframe, object, embed, image, use, video, audio, source"
 
@@ -58,8 +58,6 @@ def offline_browser(browser: WebDriver) -> WebDriver:
 
 
 def write_report(tmp_path: Path, name: str, *argv: str) -> Path:
-    if not RESNET_LOGDIR.is_dir() or not TORCH213.is_dir():
-        pytest.skip(f"the shared traces are not beside the repository ({SHARED_TRACES})")
     output = tmp_path / name
     assert cli.main(["report", *argv, "-o", str(output)]) == 0
     return output

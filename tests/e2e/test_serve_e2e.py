@@ -1,7 +1,7 @@
 """``profscope serve`` as a person uses it: a real process, its page in headless Chromium.
 
 The server runs the command line (no TensorBoard) on a free loopback port over a logdir of
-copies of ``../shared/traces``; the page at ``/`` must show the same UI as the PROFSCOPE tab,
+copies of ``tests/data``; the page at ``/`` must show the same UI as the PROFSCOPE tab,
 with the figures of the backend's own routes, under the page's Content-Security-Policy.
 """
 
@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator, Optional
 
 import pytest
 
-from .conftest import SHARED_TRACES, _free_loopback_port, _stop
+from .conftest import REAL_TRACES, _free_loopback_port, _stop
 from .harness import TensorBoardServer
 
 if TYPE_CHECKING:
@@ -93,9 +93,8 @@ def _start(logdir: Path, work: Path) -> TensorBoardServer:
 @pytest.fixture(scope="module")
 def serve_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TensorBoardServer]:
     folder, pattern = RUN_SOURCE
-    sources = sorted((SHARED_TRACES / folder).glob(pattern))
-    if not sources:
-        pytest.skip(f"no {pattern} in {SHARED_TRACES / folder} (the shared traces are beside the repository)")
+    sources = sorted((REAL_TRACES / folder).glob(pattern))
+    assert sources, f"no {pattern} in tests/data/{folder}"
     logdir = tmp_path_factory.mktemp("serve-logdir")
     (logdir / RUN).mkdir()
     for source in sources:

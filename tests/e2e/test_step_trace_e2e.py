@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Callable, Iterator
 
 import pytest
 
-from .conftest import SHARED_TRACES, running_tensorboard
+from .conftest import REAL_TRACES, running_tensorboard
 from .harness import TensorBoardServer
 from .test_views_e2e import _find, _open_view, _ready_runs, _route, _settled, _text, _top_row_cells, _wait
 
@@ -32,14 +32,12 @@ ASCEND_RUN = "ascend/profiler"
 
 @pytest.fixture(scope="module")
 def step_trace_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TensorBoardServer]:
-    source = SHARED_TRACES / TRACE
-    if not source.is_file():
-        pytest.skip(f"{source} is not available (../shared/traces is needed)")
+    source = REAL_TRACES / TRACE
+    assert source.is_file(), f"tests/data/{TRACE} is missing"
     logdir = tmp_path_factory.mktemp("steptrace-logdir")
     (logdir / RUN).mkdir()
     shutil.copyfile(source, logdir / RUN / source.name)
-    if (SHARED_TRACES / ASCEND_FOLDER).is_dir():
-        shutil.copytree(SHARED_TRACES / ASCEND_FOLDER, logdir / ASCEND_RUN)
+    shutil.copytree(REAL_TRACES / ASCEND_FOLDER, logdir / ASCEND_RUN)
     with running_tensorboard(logdir, tmp_path_factory.mktemp("steptrace-tensorboard")) as server:
         yield server
 
@@ -87,8 +85,7 @@ def test_step_trace_tab_reads_mindspore_step_trace_file(
 ) -> None:
     listing = step_trace_server.get_json("/data/plugin/profscope/runs")
     assert isinstance(listing, dict)
-    if ASCEND_RUN not in [run["name"] for run in listing["runs"]]:
-        pytest.skip("this tree does not list Ascend timelines as runs")
+    assert ASCEND_RUN in [run["name"] for run in listing["runs"]], listing
     _open_view(browser, step_trace_server, ASCEND_RUN, "steps")
     first = _top_row_cells(browser, "step-trace-table")
     assert first["step"] == "Step 1", first

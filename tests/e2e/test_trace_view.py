@@ -28,7 +28,7 @@ RUN_LOAD_TIMEOUT_S = 180.0
 POLL_S = 0.25
 PLUGIN_FRAME = "iframe[src*='plugin_entry.html?name=profscope']"
 WORKER = "worker0"
-SPAN = "1623143089861"  # the first span of ../shared/traces/kineto_resnet50/resnet50_num_workers_0
+SPAN = "1623143089861"  # the first span of tests/data/kineto_resnet50/resnet50_num_workers_0
 KERNEL_QUERY = "implicit_convolve_sgemm"
 
 

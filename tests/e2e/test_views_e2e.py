@@ -5,7 +5,7 @@ number the view is for. Known figures of the ResNet-50 reference trace are check
 such; for the Memory and Distributed views the expected value comes from the backend's own
 route, so the test checks that the page shows what the backend computed, formatted for people.
 
-The logdir (run folder → copies of ``../shared/traces``) is this module's own, since the
+The logdir (run folder → copies of ``tests/data``) is this module's own, since the
 session logdir of ``conftest.py`` has neither memory events nor several ranks; the browser
 and screenshot fixtures are conftest's.
 """
@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator, Optional
 
 import pytest
 
-from .conftest import SHARED_TRACES, running_tensorboard
+from .conftest import REAL_TRACES, running_tensorboard
 from .harness import TensorBoardServer
 
 if TYPE_CHECKING:
@@ -33,7 +33,7 @@ RESNET_RUN = "resnet"
 MEMORY_RUN = "conv"
 DDP_RUN = "ddp"
 MODULES_RUN = "transformer"
-# run folder → (folder under ../shared/traces, file-name glob)
+# run folder → (folder under tests/data, file-name glob)
 VIEW_RUNS: dict[str, tuple[str, str]] = {
     RESNET_RUN: ("kineto_resnet50/resnet50_num_workers_0", "*.pt.trace.json.gz"),
     MEMORY_RUN: ("torch213/conv_cpu_memory", "*.pt.trace.json.gz"),
@@ -53,13 +53,10 @@ ROUTES = "/data/plugin/profscope"
 
 @pytest.fixture(scope="module")
 def views_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TensorBoardServer]:
-    if not SHARED_TRACES.is_dir():
-        pytest.skip(f"the shared traces are not beside the repository ({SHARED_TRACES})")
     logdir = tmp_path_factory.mktemp("views-logdir")
     for run, (folder, pattern) in VIEW_RUNS.items():
-        sources = sorted((SHARED_TRACES / folder).glob(pattern))
-        if not sources:
-            pytest.skip(f"no {pattern} in {SHARED_TRACES / folder}")
+        sources = sorted((REAL_TRACES / folder).glob(pattern))
+        assert sources, f"no {pattern} in tests/data/{folder}"
         (logdir / run).mkdir()
         for source in sources:
             shutil.copyfile(source, logdir / run / source.name)  # copies: links leaving the logdir may be refused
