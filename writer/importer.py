@@ -7,9 +7,10 @@ as raw bytes. Then each file is written exactly like the writer's own spans (gzi
 manifest, atomically); a gzipped input is copied as is, a plain one is compressed.
 Nothing is written unless every input passes.
 
-The framework that wrote a file is detected from its content (``ingest.detect``), unless
-given; it goes into the span's file name and manifest, and decides how the plugin reads
-it. The worker and span names come from each format's own file names:
+The framework that wrote a file is decided from its content as the plugin's loader decides it
+(``ingest.framework_of_trace``: a guess from the first bytes, confirmed by the whole decoded
+document), unless given; it goes into the span's file name and manifest, and decides how the
+plugin reads it. The worker and span names come from each format's own file names:
 
 * torch's handler: ``<worker>.<ns timestamp>.pt.trace.json[.gz]``;
 * Paddle's ``export_chrome_tracing``: ``<worker>_time_<date>.paddle_trace.json[.gz]``;
@@ -36,7 +37,7 @@ from typing import BinaryIO, Callable, Mapping, Optional, Sequence
 import msgspec
 
 from profscope.tb_plugin import layout
-from profscope.tb_plugin.ingest.detect import HEAD_BYTES, detect_framework
+from profscope.tb_plugin.ingest import TraceLoadError, framework_of_trace
 
 from ._atomic import copy_file_into, gzip_file_into
 from .manifest import Manifest, TagValue, check_batch_size, check_framework, check_tags
@@ -179,9 +180,12 @@ def _names_from_path(path: Path, stem: str) -> _NamedSpan:
     return _NamedSpan(stem, None, None)
 
 
-def _detected_framework(path: Path, data: bytes) -> str:
-    # The tail too: DeepLink's device records come after the CPU operators.
-    return detect_framework(data[:HEAD_BYTES], path.name, data[-HEAD_BYTES:])
+def _detected_framework(path: Path) -> str:
+    """Decided from the whole document, exactly as the plugin's loader decides it."""
+    try:
+        return framework_of_trace(lambda: open(path, "rb"), path.name)
+    except TraceLoadError as error:
+        raise TraceFileError(f"{path}: {error}") from None
 
 
 def _input_file(path: Path) -> Path:
@@ -215,8 +219,8 @@ def inspect_trace_file(
     gzipped = path.name.lower().endswith(".gz")
     data = _read_document(path, gzipped)
     check_chrome_trace(path, data)
-    detected = framework if framework is not None else _detected_framework(path, data)
     del data
+    detected = framework if framework is not None else _detected_framework(path)
 
     named = _names_from_path(path, stem)
     stat = path.stat()
