@@ -151,8 +151,9 @@ LAYOUTS_LOOKED_FOR = (
     LayoutDescription("<run>/PROF_<...>/mindstudio_profiler_output/msprof_<ts>.json", "msprof (CANN), torch_npu"),
     LayoutDescription("<run>/PROF_<...>/device_<n>/timeline/msprof<...>.json", "older msprof (CANN)"),
     LayoutDescription("<run>/plugins/profile/<session>/<host>.trace.json.gz", "TensorFlow's and JAX's profilers"),
-    LayoutDescription("<run>/<any name>.json[.gz] that starts like a Chrome trace",
-                      "torch's export_chrome_trace (trace.json), HTA job folders (rank-0.json.gz), other tools"),
+    LayoutDescription("<run>/[rank<N>/]<any name>.json[.gz]",
+                      "any file that starts like a Chrome trace: torch's export_chrome_trace (trace.json), "
+                      "HTA job folders (rank-0.json.gz), other tools"),
 )
 
 
