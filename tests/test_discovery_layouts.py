@@ -220,3 +220,16 @@ def test_two_files_naming_one_span_stay_two_spans(tmp_path: Path) -> None:
     copy_trace(real_trace(CONV), logdir / "run", "w.1.pt.trace.json.gz")
     _inflated(CONV, logdir / "run", "w.1.pt.trace.json")
     assert sorted(s.span for s in scan(str(logdir)).sources) == ["1", "1 (2)"]
+
+
+def test_import_names_the_new_layouts_as_discovery_does(tmp_path: Path) -> None:
+    from profscope.writer.importer import inspect_trace_file
+
+    logdir = _every_layout(tmp_path)
+    found = {s.path: (s.worker, s.span) for s in scan(str(logdir)).sources}
+    for path, (worker, span) in found.items():
+        source = inspect_trace_file(path)
+        assert source.worker == worker, path
+        if "plugins/profile" in path:  # the session's date and time, as the writer's span
+            assert (source.span, span) == ("20240501100000", SESSION)
+            assert source.wall_time > 1.7e9
