@@ -428,8 +428,11 @@ class RunManager:
                     ) + (f" (and {len(failed) - 5} more)" if len(failed) > 5 else "")
                 else:
                     entry["status"] = "ready"
-                frameworks = sorted({s.source.framework or (s.model.framework if s.model else "pytorch") for s in states})
-                entry["framework"] = frameworks[0] if len(frameworks) == 1 else ",".join(frameworks)
+                # Named by the file (writer, Paddle, MindSpore), else decided by the content once parsed.
+                frameworks = sorted({s.source.framework or s.model.framework for s in states
+                                     if s.source.framework or s.model is not None})
+                if frameworks:
+                    entry["framework"] = ",".join(frameworks)
                 entry["workers"] = []
                 for worker in sorted(workers):
                     spans = sorted(workers[worker], key=lambda s: layout.span_sort_key(s.source.span))
