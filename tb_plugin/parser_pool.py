@@ -258,9 +258,10 @@ class ParserPool:
         with self._lock:
             return [w.process.pid for w in self._workers if w.process.pid is not None]
 
-    def busy_pids(self) -> list[int]:
+    def pid_of(self, future: futures.Future[Any]) -> Optional[int]:
+        """The process id of the worker running this job (None while it is queued or once it ended)."""
         with self._lock:
-            return [w.process.pid for w in self._workers if w.job is not None and w.process.pid is not None]
+            return next((w.process.pid for w in self._workers if w.job is not None and w.job.future is future), None)
 
     def shutdown(self) -> None:
         """Stop every worker now (a running job's future is cancelled)."""

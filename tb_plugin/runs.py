@@ -345,7 +345,7 @@ class RunManager:
                 estimate = state.estimate
                 # A parse that does not fit the memory budget next to those running waits; smaller ones go first.
                 if self._ensure_pool().room_for(estimate):
-                    self._submit(key, state, identity, estimate)
+                    self._submit(key, state, identity)
             if not any(s.status == "queued" for s in self._spans.values()):
                 self._start_derivations()
 
@@ -371,7 +371,7 @@ class RunManager:
                                     timeout_seconds=self.parse_timeout_seconds)
         return self._pool
 
-    def _submit(self, key: tuple[str, str, str], state: _SpanState, identity: SourceIdentity, estimate: int) -> None:
+    def _submit(self, key: tuple[str, str, str], state: _SpanState, identity: SourceIdentity) -> None:
         pool = self._ensure_pool()
         slot = self._free_slots.pop()
         pool.progress[slot] = 0.0
@@ -380,7 +380,7 @@ class RunManager:
             _parse_into_cache,
             (state.source.path, self.cache.cache_dir, identity, slot, self.storage.access(),
              [path for path, _, _ in state.source.companions]),
-            estimate)
+            state.estimate if state.estimate is not None else self._parse_estimate(state.source))
         self._in_flight[state.job] = key
         state.job.add_done_callback(lambda f: self._wake.set())
 

@@ -64,7 +64,7 @@ def test_loading_answers_202_and_runs_stays_fast(tmp_path: Path, make_client, mo
     copy_trace(real_trace(MLP), logdir / "slow")
     client = make_client(logdir)
     manager = client.plugin.manager
-    def slow_submit(key, state, *_rest):  # a parse that takes as long as the test wants
+    def slow_submit(key, state, identity):  # a parse that takes as long as the test wants
         state.status = "loading"
 
     monkeypatch.setattr(manager, "_submit", slow_submit)
