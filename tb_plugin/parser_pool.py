@@ -347,7 +347,7 @@ class ParserPool:
         process = self._context.Process(target=_worker_main, args=(theirs, self.progress), name="profscope-parser")
         try:
             process.start()
-        except OSError:
+        except Exception:  # noqa: BLE001 - out of processes or memory, a broken interpreter: this job fails
             logger.exception("profscope: could not start a parser process")
             mine.close()
             theirs.close()

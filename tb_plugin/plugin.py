@@ -17,11 +17,12 @@ from werkzeug import wrappers
 
 from . import layout, provider_runs
 from .http import HttpError, arg, choice, download_route, json_response, json_route, safe_filename
-from .runs import RunManager, manifest_batch_size
+from .runs import RunManager
 from .runs import SpanFailed, SpanLoading
 from .runs import UnknownSpan
 from .views import distributed, kernels, memory, modules, operators, overview, precomputed, stacks, summary, trace
 from .views import compare, run_table
+from .views.run_table import manifest_batch_size
 from .views import data_pipeline
 from .views import step_trace
 from .ingest import mindspore_step_trace

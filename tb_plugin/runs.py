@@ -31,6 +31,7 @@ from .ingest import footprint
 from .model.trace_model import TraceModel
 from .parser_pool import PROGRESS_SLOTS, JobFailed, ParserPool
 from .storage import FileAccess, LogdirUnreadable, open_storage
+from .views.run_table import manifest_batch_size
 
 logger = logging.getLogger(__name__)
 
@@ -145,12 +146,6 @@ def _derive_in_cache(model_path: str, batch_size: Optional[int]) -> None:
         trace_index(model)
     except Exception:  # noqa: BLE001 - only an optimisation: the views compute on demand otherwise
         logger.debug("profscope: deriving %s failed", model_path, exc_info=True)
-
-
-def manifest_batch_size(manifest: Optional[dict[str, Any]]) -> Optional[int]:
-    """The manifest's batch size when it is a positive integer (a manifest is written by anyone: else None)."""
-    value = (manifest or {}).get("batch_size")
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
 
 
 def _derive_estimate(model_path: str) -> int:

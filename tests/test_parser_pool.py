@@ -23,7 +23,7 @@ from profscope.tb_plugin.ingest import footprint, parallel
 from profscope.tb_plugin.parser_pool import JobFailed, ParserPool
 from profscope.tb_plugin.runs import RunManager
 
-from conftest import REPO, copy_trace, real_trace
+from conftest import REPO, copy_trace, real_trace, wait_for
 
 SMALL = "torch213/mlp_train_sched/worker0.1795303442092317655.pt.trace.json.gz"
 SEED = "torch213/mlp_train_sched/worker0.1795303442092317655.pt.trace.json.gz"
@@ -55,13 +55,15 @@ def _place(src: Path, folder: Path) -> Path:
 
 
 def _until(condition: Any, timeout: float, what: str) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(0.02)
-    raise AssertionError(f"timed out waiting for {what}")
+    return wait_for(condition, timeout, what, interval=0.02)
+
+
+def _reloads_when_changed(manager: RunManager, path: Path, run: str) -> None:
+    """The span of ``path`` is loaded again once the file changes, and is ready."""
+    later = time.time() - 60
+    os.utime(path, (later, later))
+    assert manager.wait_until_settled(SETTLE_S)
+    assert _runs(manager)[run]["status"] == "ready"
 
 
 def _gone(pid: int) -> bool:
@@ -101,11 +103,7 @@ def test_a_parser_killed_after_forking_its_helper_fails_its_span_alone(tmp_path:
         assert "parser process was killed (SIGKILL" in runs["victim"]["error"]
         assert runs["bystander"]["status"] == "ready"  # parsed on, in its own worker
         _until(lambda: _gone(helper) and _gone(worker), 30, "the killed worker's helper to end")
-        # The file changes: the span is loaded again, and now loads.
-        later = time.time() - 60
-        os.utime(victim, (later, later))
-        assert manager.wait_until_settled(SETTLE_S)
-        assert _runs(manager)["victim"]["status"] == "ready"
+        _reloads_when_changed(manager, victim, "victim")
     finally:
         manager.stop()
     assert all(_gone(pid) for pid in _parser_processes())
@@ -143,10 +141,7 @@ def test_a_parse_past_its_deadline_is_stopped_with_everything_it_forked(tmp_path
         _until(lambda: _gone(worker), 30, "the stopped worker to be killed")
         manager.parse_timeout_seconds = None
         manager._pool.timeout_seconds = parser_pool.DEFAULT_PARSE_TIMEOUT_SECONDS
-        later = time.time() - 60
-        os.utime(stalled, (later, later))
-        assert manager.wait_until_settled(SETTLE_S)
-        assert _runs(manager)["stalled"]["status"] == "ready"
+        _reloads_when_changed(manager, stalled, "stalled")
     finally:
         manager.stop()
     assert all(_gone(pid) for pid in _parser_processes())

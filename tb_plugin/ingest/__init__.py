@@ -18,6 +18,7 @@ from . import mindspore, mindspore_memory, paddle
 from .detect import HEAD_BYTES, MINDSPORE, PADDLE, detect_framework
 from .kineto import RawColumns, TraceFormatError, read_kineto
 from .parallel import read_kineto_parallel
+from .trace_metadata import checked_metadata
 from .reader import TraceBuffer, TraceReadError, read_trace_bytes
 
 __all__ = ["TraceLoadError", "load_trace", "load_trace_stream", "read_companions"]
@@ -75,6 +76,10 @@ def load_trace_stream(
                 mindspore.normalise(raw)
                 _add_memory_record(raw, companions or {})
         del data
+        notes: list[str] = []
+        raw.metadata = checked_metadata(raw.metadata, notes)
+        if notes:
+            raw.stats.setdefault("notes", []).extend(notes)
         model = build_model(raw, framework=framework)
     except (TraceReadError, TraceFormatError) as exc:
         raise TraceLoadError(str(exc)) from exc
