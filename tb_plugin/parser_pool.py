@@ -258,6 +258,11 @@ class ParserPool:
         with self._lock:
             return [w.process.pid for w in self._workers if w.process.pid is not None]
 
+    def active_jobs(self) -> int:
+        """Jobs running or about to start."""
+        with self._lock:
+            return len(self._active_estimates())
+
     def pid_of(self, future: futures.Future[Any]) -> Optional[int]:
         """The process id of the worker running this job (None while it is queued or once it ended)."""
         with self._lock:
@@ -318,26 +323,32 @@ class ParserPool:
         return True
 
     def _start_pending(self) -> None:
+        """Hand queued jobs to idle (or new) workers. A job stays in the queue until a worker holds it, so the
+        budget always counts it (a worker can take a while to start)."""
         while True:
             with self._lock:
                 if self._stopping or not self._pending:
                     return
+                job = self._pending[0]
+                if job.future.cancelled():
+                    self._pending.popleft()
+                    continue
                 idle = next((w for w in self._workers if w.job is None), None)
                 if idle is None and len(self._workers) >= self.max_workers:
                     return
-                job = self._pending.popleft()
-                if job.future.cancelled():
-                    continue
             worker = idle or self._spawn()
+            with self._lock:
+                if not self._pending or self._pending[0] is not job:
+                    continue  # cancelled while the worker started: it stays idle
+                self._pending.popleft()
+                if worker is not None:
+                    job.deadline = time.monotonic() + job.timeout
+                    worker.job = job
             if worker is None:
                 _fail(job, "could not start a parser process")
                 continue
-            allowance = max(self.budget_bytes, job.estimate)
-            job.deadline = time.monotonic() + job.timeout
-            with self._lock:
-                worker.job = job
             try:
-                worker.conn.send((job.function, job.args, allowance))
+                worker.conn.send((job.function, job.args, max(self.budget_bytes, job.estimate)))
             except (OSError, ValueError):
                 self._end_worker(worker, "the parser process stopped before it could load this trace")
 

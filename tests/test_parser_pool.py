@@ -105,20 +105,22 @@ def test_a_parser_killed_after_forking_its_helper_fails_its_span_alone(tmp_path:
         _until(lambda: _gone(helper) and _gone(worker), 30, "the killed worker's helper to end")
         _reloads_when_changed(manager, victim, "victim")
     finally:
-        manager.stop()
-    assert all(_gone(pid) for pid in _parser_processes())
+        pids = _stop(manager)
+    assert pids and all(_gone(pid) for pid in pids)
 
 
-def _parser_processes() -> list[int]:
-    """This test process's parser workers (and what they forked) still around."""
-    found = []
-    for child in psutil.Process().children(recursive=True):
-        try:
-            if "spawn_main" in " ".join(child.cmdline()):
-                found.append(child.pid)
-        except psutil.Error:
-            continue
-    return found
+def _stop(manager: RunManager) -> list[int]:
+    """Stop the manager; returns the processes its pool had (workers and what they forked), to check they ended."""
+    pids: list[int] = []
+    if manager._pool is not None:
+        for pid in manager._pool.worker_pids():
+            pids.append(pid)
+            try:
+                pids.extend(child.pid for child in psutil.Process(pid).children(recursive=True))
+            except psutil.Error:
+                continue
+    manager.stop()
+    return pids
 
 
 def test_a_parse_past_its_deadline_is_stopped_with_everything_it_forked(tmp_path: Path, big_trace: Path) -> None:
@@ -143,8 +145,8 @@ def test_a_parse_past_its_deadline_is_stopped_with_everything_it_forked(tmp_path
         manager._pool.timeout_seconds = parser_pool.DEFAULT_PARSE_TIMEOUT_SECONDS
         _reloads_when_changed(manager, stalled, "stalled")
     finally:
-        manager.stop()
-    assert all(_gone(pid) for pid in _parser_processes())
+        pids = _stop(manager)
+    assert pids and all(_gone(pid) for pid in pids)
 
 
 def test_parses_run_together_only_within_the_memory_budget(tmp_path: Path) -> None:
@@ -159,7 +161,7 @@ def test_parses_run_together_only_within_the_memory_budget(tmp_path: Path) -> No
         while any(s.status != "ready" for s in alone._spans.values()) or not alone._spans:
             assert time.monotonic() < deadline
             alone.refresh()
-            assert len(alone._in_flight) <= 1
+            assert alone._pool is None or alone._pool.active_jobs() <= 1
             time.sleep(0.05)
     finally:
         alone.stop()
