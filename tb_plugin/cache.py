@@ -230,12 +230,19 @@ def _remove_if(path: str, condition: Callable[[os.stat_result], bool]) -> None:
             pass  # another server removed it first, or the folder is read-only
 
 
+class CacheWriteError(OSError):
+    """A cache file could not be written (a full or read-only disk...); the message says why, for the log."""
+
+
 def _track_to_json(track: Track) -> dict[str, Any]:
     return dataclasses.asdict(track)
 
 
 def write_arrays(path: str, header: dict[str, Any], arrays: dict[str, np.ndarray]) -> None:
-    """Write a JSON header and named arrays (each 64-byte aligned) to ``path`` atomically."""
+    """Write a JSON header and named arrays (each 64-byte aligned) to ``path`` atomically.
+
+    Raises CacheWriteError when the file cannot be written; nothing of it is left behind then.
+    """
     ordered = [(name, np.ascontiguousarray(array)) for name, array in arrays.items()]
     directory: dict[str, Any] = {}
     offset = 0
@@ -245,7 +252,11 @@ def write_arrays(path: str, header: dict[str, Any], arrays: dict[str, np.ndarray
         offset += array.nbytes
     encoded = msgspec.json.encode({**header, "format": MODEL_FORMAT_VERSION, "arrays": directory})
     data_start = (len(_MAGIC) + 8 + len(encoded) + _ALIGN - 1) // _ALIGN * _ALIGN
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=os.path.dirname(path) or ".")
+    folder = os.path.dirname(path) or "."
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=folder)
+    except OSError as exc:
+        raise CacheWriteError(exc.errno, f"cannot create a file in {folder}: {exc.strerror or exc}") from exc
     try:
         with os.fdopen(fd, "wb") as out:
             out.write(_MAGIC)
@@ -256,11 +267,13 @@ def write_arrays(path: str, header: dict[str, Any], arrays: dict[str, np.ndarray
                 out.write(memoryview(array).cast("B") if array.nbytes else b"")
             out.truncate(data_start + offset)
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         try:
             os.unlink(tmp)
         except OSError:
             pass
+        if isinstance(exc, OSError) and not isinstance(exc, CacheWriteError):
+            raise CacheWriteError(exc.errno, f"cannot write {path}: {exc.strerror or exc}") from exc
         raise
 
 

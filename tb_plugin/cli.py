@@ -383,6 +383,9 @@ def _add_serve_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--port", type=_port, default=6007, help="port to listen on (default 6007; 0 picks a free one)")
     parser.add_argument("--cache-dir", help="folder for the parsed-trace cache (default: PROFSCOPE_CACHE_DIR or the "
                         "user cache folder)")
+    parser.add_argument("--link-root", action="append", metavar="DIR", dest="link_roots",
+                        help="a folder outside the logdir that its symlinks may lead into (repeatable; default: "
+                        "PROFSCOPE_LINK_ROOTS); other links out of the logdir are not read")
     parser.set_defaults(handler=_run_serve)
 
 
@@ -392,7 +395,7 @@ def _run_serve(args: argparse.Namespace) -> int:
     if "://" not in args.logdir and not os.path.isdir(args.logdir):
         raise CommandError(f"logdir {args.logdir!r} is not a folder")
     try:
-        serve(args.logdir, host=args.host, port=args.port, cache_dir=args.cache_dir)
+        serve(args.logdir, host=args.host, port=args.port, cache_dir=args.cache_dir, link_roots=args.link_roots)
     except ServeError as error:
         raise CommandError(str(error)) from None
     return 0

@@ -150,7 +150,7 @@ def _read_manifest(storage: Storage, location: str) -> Optional[dict[str, Any]]:
         return None
     try:
         value = msgspec.json.decode(data)
-    except msgspec.DecodeError:
+    except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):  # anyone's file: garbled is missing
         return None
     return value if isinstance(value, dict) else None
 

@@ -10,13 +10,12 @@ made by ``profscope import`` in a local folder and then uploaded.
 from __future__ import annotations
 
 import socket
-import time
 from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
 
-from conftest import real_trace
+from conftest import real_trace, wait_for
 
 pytest.importorskip("s3fs", reason="the s3 test needs the test extra (s3fs, boto3, moto[server])")
 boto3 = pytest.importorskip("boto3")
@@ -93,13 +92,7 @@ def _fill_bucket(client: Any, bucket: str, tmp_path: Path) -> None:
 
 
 def _wait_for(predicate: Any, timeout: float, what: str) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.2)
-    raise AssertionError(f"timed out waiting for {what}")
+    return wait_for(predicate, timeout, what, interval=0.2)
 
 
 def test_s3_logdir_lists_loads_downloads_and_follows_new_spans(s3: Any, tmp_path: Path, make_client) -> None:

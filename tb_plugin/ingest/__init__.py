@@ -19,6 +19,7 @@ from . import mindspore, mindspore_memory, paddle
 from .detect import HEAD_BYTES, MINDSPORE, PADDLE, decide_framework, detect_framework, evidence_of
 from .kineto import RawColumns, TraceFormatError, read_kineto
 from .parallel import read_kineto_parallel
+from .trace_metadata import checked_metadata
 from .reader import TraceBuffer, TraceReadError, read_trace_bytes
 
 __all__ = ["TraceLoadError", "framework_of_trace", "load_trace", "load_trace_stream", "read_companions"]
@@ -71,6 +72,10 @@ def load_trace_stream(
         if framework == MINDSPORE:
             mindspore.normalise(raw)
             _add_memory_record(raw, companions or {})
+        notes: list[str] = []
+        raw.metadata = checked_metadata(raw.metadata, notes)
+        if notes:
+            raw.stats.setdefault("notes", []).extend(notes)
         model = build_model(raw, framework=framework)
     except (TraceReadError, TraceFormatError) as exc:
         raise TraceLoadError(str(exc)) from exc

@@ -127,6 +127,10 @@ class _LenientEvent(msgspec.Struct, gc=False):
 _INVALID_EVENT = _Event(ph="?invalid")
 _STRICT_DECODER = msgspec.json.Decoder(list[_Event])
 _LENIENT_DECODER = msgspec.json.Decoder(list[_LenientEvent])
+_STRICT_EVENT = msgspec.json.Decoder(_Event)
+_LENIENT_EVENT = msgspec.json.Decoder(_LenientEvent)
+# A UTF-16 surrogate escape (JSON text can spell a lone one, which no decoder accepts).
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 _RAW_LIST = msgspec.json.Decoder(list[Raw])
 _RAW_OBJECT = msgspec.json.Decoder(dict[str, Raw])
 
@@ -226,12 +230,16 @@ def _times_ns(values: Sequence[_Time]) -> tuple[np.ndarray, Optional[np.ndarray]
     """
     n = len(values)
     if str not in set(map(type, values)):  # the usual case, checked at C speed (numpy would parse strings as floats)
-        return us_to_ns(np.fromiter(values, dtype=np.float64, count=n)), None
+        return _numbers_ns(np.fromiter(values, dtype=np.float64, count=n))
     is_text = np.fromiter(map(isinstance, values, repeat(str)), dtype=bool, count=n)
     out = np.zeros(n, dtype=np.int64)
     number_rows = np.flatnonzero(~is_text)
+    invalid = np.zeros(n, dtype=bool)
     if len(number_rows):
-        out[number_rows] = us_to_ns(np.fromiter(_take(values, number_rows), dtype=np.float64, count=len(number_rows)))
+        ns, beyond = _numbers_ns(np.fromiter(_take(values, number_rows), dtype=np.float64, count=len(number_rows)))
+        out[number_rows] = ns
+        if beyond is not None:
+            invalid[number_rows] = beyond
     text_rows = np.flatnonzero(is_text)
     texts = _take(values, text_rows)
     try:
@@ -240,9 +248,8 @@ def _times_ns(values: Sequence[_Time]) -> tuple[np.ndarray, Optional[np.ndarray]
         ns, readable = np.zeros(len(texts), dtype=np.int64), np.zeros(len(texts), dtype=bool)
     out[text_rows] = ns
     if readable.all():
-        return out, None
+        return out, (invalid if invalid.any() else None)
     # Exponents, blanks, words...: each such text on its own (rare).
-    invalid = np.zeros(n, dtype=bool)
     for i in np.flatnonzero(~readable).tolist():
         row = int(text_rows[i])
         try:
@@ -254,6 +261,14 @@ def _times_ns(values: Sequence[_Time]) -> tuple[np.ndarray, Optional[np.ndarray]
         else:  # not a number, or beyond int64 ns
             invalid[row] = True
     return out, (invalid if invalid.any() else None)
+
+
+def _numbers_ns(us: np.ndarray) -> tuple[np.ndarray, Optional[np.ndarray]]:
+    """µs numbers → ns, and the rows whose number is no time (NaN, infinite, beyond int64 ns; None if none)."""
+    beyond = ~(np.abs(us) < _MAX_TIME_US)
+    if not beyond.any():
+        return us_to_ns(us), None
+    return us_to_ns(np.where(beyond, 0.0, us)), beyond
 
 
 _ZERO, _NINE, _DOT, _MINUS = 48, 57, 46, 45
@@ -453,7 +468,57 @@ def _decode_events(view: memoryview) -> list[Any]:
     try:
         return _STRICT_DECODER.decode(view)
     except msgspec.ValidationError:
+        pass
+    except (msgspec.DecodeError, UnicodeDecodeError) as exc:
+        return _decode_one_by_one(view, exc)
+    try:
         return _lenient_events(_LENIENT_DECODER.decode(view))
+    except (msgspec.DecodeError, UnicodeDecodeError) as exc:  # a ValidationError is a DecodeError
+        return _decode_one_by_one(view, exc)
+
+
+class _EventsDecodedAlone(list):  # type: ignore[type-arg]
+    """A chunk's events decoded one by one: how many had their text repaired, where the first problem was."""
+
+    repaired_text = 0
+    first_problem: Optional[int] = None  # byte offset in the decoded view
+
+
+def _decode_one_by_one(view: memoryview, error: Exception) -> list[Any]:
+    """Last resort for a chunk holding a value no decoder takes (text that is not UTF-8, a lone surrogate
+    escape, a number beyond any float): each event on its own. Text is repaired (invalid bytes become
+    U+FFFD); an event still unreadable is dropped (phase ``?invalid``, counted). Raises ``error`` when the
+    chunk is not a list of JSON values at all (a wrong chunk boundary, a truncated file)."""
+    try:
+        raws = _RAW_LIST.decode(view)
+    except (msgspec.DecodeError, UnicodeDecodeError):
+        raise error from None
+    out = _EventsDecodedAlone()
+    base = _address(view)
+    for raw in raws:
+        event, repaired = _decode_alone(bytes(raw))
+        if repaired or event is _INVALID_EVENT:
+            out.repaired_text += repaired
+            if out.first_problem is None:
+                out.first_problem = _address(raw) - base
+        out.append(event)
+    return out
+
+
+def _decode_alone(data: bytes) -> tuple[Any, bool]:
+    """One event's JSON → (event, whether its text had to be repaired); ``_INVALID_EVENT`` when unreadable."""
+    repaired = _SURROGATE_ESCAPE.sub(rb"\\ufffd", data.decode("utf-8", "replace").encode("utf-8"))
+    for attempt in (data, repaired) if repaired != data else (data,):
+        try:
+            return _STRICT_EVENT.decode(attempt), attempt is not data
+        except msgspec.ValidationError:
+            try:
+                return _lenient_events([_LENIENT_EVENT.decode(attempt)])[0], attempt is not data
+            except (msgspec.DecodeError, UnicodeDecodeError):
+                continue
+        except (msgspec.DecodeError, UnicodeDecodeError):
+            continue
+    return _INVALID_EVENT, False
 
 
 def _lenient_events(events: list[_LenientEvent]) -> list[_Event]:
@@ -475,8 +540,8 @@ def _lenient_events(events: list[_LenientEvent]) -> list[_Event]:
                     args=_lenient_args(args) if args else _NO_ARGS,
                 )
             )
-        except (TypeError, ValueError, msgspec.ValidationError):
-            out.append(_Event(ph="?invalid"))
+        except (TypeError, ValueError, OverflowError, msgspec.ValidationError):  # e.g. float() of a 400-digit ts
+            out.append(_INVALID_EVENT)
     return out
 
 
@@ -760,6 +825,13 @@ def _read_counters(raw_events: list[Raw], rows: np.ndarray, out: RawColumns, ts:
                 series=np.asarray(series, dtype=np.int32), value=np.asarray(values, dtype=np.float64))
 
 
+def _decode_problem(exc: Exception) -> str:
+    """A decoder's complaint in the user's words."""
+    if isinstance(exc, UnicodeDecodeError):
+        return "text that is not UTF-8"
+    return str(exc)
+
+
 def read_kineto(data: TraceBuffer, progress: Optional[Callable[[float], None]] = None,
                 precise_start: bool = False) -> RawColumns:
     """Decode a Chrome-trace JSON document (already decompressed) into raw columns.
@@ -786,13 +858,18 @@ def _read_chunks(data: TraceBuffer, chunks: list[tuple[int, int]], metadata: dic
     total_bytes = max(sum(b - a for a, b in chunks), 1)
     done_bytes = 0
     first = 0
+    repaired_text, first_problem = 0, None
     for a, b in chunks:
         try:
             events = _with_brackets(data, a, b, _decode_events)
-        except msgspec.DecodeError as exc:
+        except (msgspec.DecodeError, UnicodeDecodeError) as exc:
             if guessed:
                 raise _BadSplit() from exc
-            raise TraceFormatError(f"invalid event: {exc}") from exc
+            raise TraceFormatError(f"invalid event near byte {a} of the JSON: {_decode_problem(exc)}") from exc
+        if isinstance(events, _EventsDecodedAlone):
+            repaired_text += events.repaired_text
+            if events.first_problem is not None and first_problem is None:
+                first_problem = a - 1 + events.first_problem
         reader.read(events, first)
         rows = np.flatnonzero(reader.last_phase_class == _PHASE_COUNTER)
         if len(rows):
@@ -816,5 +893,9 @@ def _read_chunks(data: TraceBuffer, chunks: list[tuple[int, int]], metadata: dic
         "skipped_phases": {p: n for p, n in reader.phase_counts.items() if p not in _PHASE_CLASS},
         "chunking": "guessed" if guessed else "exact",
     }
+    if repaired_text:
+        out.stats["repaired_text"] = repaired_text
+    if first_problem is not None:
+        out.stats["first_problem_byte"] = first_problem
     out.flow_id_strings = list(reader.string_flow_ids.strings)
     return out

@@ -190,4 +190,9 @@ def _merge_stats(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
             merged[name] = merged.get(name, 0) + count
         out[key] = merged
     out["chunking"] = "guessed, two processes"
+    if "repaired_text" in b:  # values repaired or dropped in the helper's half (kineto._decode_one_by_one)
+        out["repaired_text"] = a.get("repaired_text", 0) + b["repaired_text"]
+    problems = [stats["first_problem_byte"] for stats in (a, b) if "first_problem_byte" in stats]
+    if problems:
+        out["first_problem_byte"] = min(problems)
     return out

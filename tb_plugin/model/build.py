@@ -46,7 +46,7 @@ def build_model(raw: RawColumns, framework: str = "pytorch") -> TraceModel:
     counters = _build_counters(raw, track_of)
     flows = _build_flows(raw, track_of, slices)
     links = _build_links(slices, text, flows)
-    steps = _build_steps(slices, tracks, text)
+    steps = _build_steps(slices, tracks, text, raw.stats)
     times = [a for a in (slices.start, slices.end, instants.ts, counters.ts) if len(a)]
     start = int(min(a.min() for a in times)) if times else 0
     end = int(max(a.max() for a in times)) if times else 0
@@ -326,15 +326,25 @@ def _lookup(keys: np.ndarray, rows: np.ndarray, queries: np.ndarray) -> np.ndarr
     return np.where(hit, rows[order[safe]], -1).astype(np.int32)
 
 
-def _build_steps(slices: SliceTable, tracks: list[Track], text: list[str]) -> StepTable:
+def _build_steps(slices: SliceTable, tracks: list[Track], text: list[str], stats: dict[str, Any]) -> StepTable:
     """``ProfilerStep#N`` (Paddle: ``ProfileStep#N``) ranges on host tracks.
 
-    The GPU-side annotation copies are not steps."""
+    The GPU-side annotation copies are not steps. A marker whose number does not fit 64 bits is no step
+    (a note in ``stats`` says so)."""
     step_number = np.full(len(text), -1, dtype=np.int64)
+    too_large = []
     for i, s in enumerate(text):
         m = _STEP_NAME.match(s)
         if m:
-            step_number[i] = int(m.group(1))
+            number = int(m.group(1))
+            if number < 2**63:
+                step_number[i] = number
+            else:
+                too_large.append(s)
+    if too_large:
+        shown = too_large[0] if len(too_large[0]) <= 40 else too_large[0][:37] + "..."
+        stats.setdefault("notes", []).append(
+            f"{len(too_large)} step marker name(s) with a number too large to read ({shown}): not counted as steps.")
     if len(slices) == 0 or not (step_number >= 0).any():
         return StepTable(*(np.zeros(0, dtype=t) for t in (np.int64, np.int32, np.int64, np.int64, np.int32)))
     host_track = np.array([t.kind == "cpu" for t in tracks], dtype=bool)
