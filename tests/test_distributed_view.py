@@ -130,8 +130,12 @@ def test_synthetic_64_ranks_through_the_route(tmp_path: Path, make_client) -> No
     assert sorted(r["rank"] for r in body["ranks"]) == list(range(64))
     assert {r["world_size"] for r in body["ranks"]} == {64}
     assert body["straggler"] is not None
+    # One rank of the 2-rank job alone is still a rank of a distributed job (its distributedInfo).
     status, single = client.get("distributed", run="single")
-    assert status == 200 and single["available"] is False
+    assert status == 200 and single["available"] is True, single
+    check(single, "Distributed")
+    assert [r["rank"] for r in single["ranks"]] == [0] and single["straggler"] is None
+    assert single["notes"] and "1 of the job's 2 ranks" in single["notes"][0]
     assert client.get("distributed", run="nope")[0] == 404
 
 
