@@ -13,8 +13,9 @@ Definitions (per step window of ``find_steps``; a span's figure is the mean over
   ``c10d::``, ``record_param_comms``, …) that launched *no* device collective kernel. Gloo
   (and any collective that runs on the host) is thus communication on CPU-only and on GPU
   spans alike, while the host range that only enqueues an NCCL kernel is not: the kernel is
-  the communication. torch-tb-profiler counts the host ranges of NCCL collectives too; HTA
-  counts NCCL kernels only, as here.
+  the communication. DDP's reducer bookkeeping ranges (``torch.distributed.ddp.reducer::``) copy
+  data locally and are not communication. torch-tb-profiler counts the host ranges of NCCL
+  collectives too; HTA counts NCCL kernels only, as here.
 * **Computation** (``computation_intervals``): on a span with device work, the device work
   that is not communication (kernels, memory copies and memsets); on a span without, host
   operators and annotations (the overview's CPU Exec) outside communication. A host thread's
@@ -31,6 +32,7 @@ Definitions (per step window of ``find_steps``; a span's figure is the mean over
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Optional
 
@@ -40,6 +42,11 @@ from ..model import intervals, tree
 from ..model.categories import SliceKinds
 from ..model.trace_model import TraceModel
 from .steps import Steps, find_steps
+
+
+# Host ranges named like collectives that move no data between ranks: DDP's reducer copying a bucket
+# back into the gradients (``torch.distributed.ddp.reducer::copy_bucket_to_grad``) is local work.
+_BOOKKEEPING = re.compile(r"^torch\.distributed\.ddp\.reducer::")
 
 
 def _merge_rows(model: TraceModel, mask: np.ndarray) -> intervals.Intervals:
@@ -54,6 +61,8 @@ def host_communication(model: TraceModel) -> np.ndarray:
         host = kinds.collective_op & kinds.on_host
         if not host.any():
             return host
+        bookkeeping = model.string_ids_where(lambda name: bool(_BOOKKEEPING.match(name)))[s.name] & host
+        host &= ~(bookkeeping | tree.has_ancestor(s, bookkeeping))
         roots = host & ~tree.has_ancestor(s, host)
         device_rows = np.flatnonzero(kinds.collective_kernel)
         launched = np.zeros(len(s), dtype=np.int64)
@@ -70,6 +79,11 @@ def communication_intervals(model: TraceModel) -> intervals.Intervals:
         return _merge_rows(model, SliceKinds(model).collective_kernel | host_communication(model))
 
     return model.memo("accounting.communication", compute)
+
+
+def collective_kernel_intervals(model: TraceModel) -> intervals.Intervals:
+    """Union of the device's collective kernels: the part of communication HTA counts too."""
+    return model.memo("accounting.collective_kernels", lambda: _merge_rows(model, SliceKinds(model).collective_kernel))
 
 
 def has_device_work(model: TraceModel) -> bool:
