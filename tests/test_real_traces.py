@@ -28,7 +28,7 @@ import yaml
 from profscope.tb_plugin import cli, span_scalars
 from profscope.tb_plugin.discovery import scan_logdir
 from profscope.tb_plugin.model.categories import SliceKinds
-from profscope.tb_plugin.report import collect_span, format_us, report_html
+from profscope.tb_plugin.report import collect_span, communication_line, format_us, report_html
 
 from conftest import REAL_TRACES, REPO, PluginClient
 
@@ -304,8 +304,11 @@ def test_one_number_per_quantity(client: PluginClient, table: dict, ranks: dict,
     with contextlib.redirect_stdout(out):
         assert cli.main(["summary", "--logdir", str(REAL_TRACES), "--run", run, "--worker", worker,
                          "--span", name]) == 0
-    total_line = next(line for line in out.getvalue().splitlines() if line.startswith("Step (total)"))
+    printed = out.getvalue().splitlines()
+    total_line = next(line for line in printed if line.startswith("Step (total)"))
     assert format_us(mean) in total_line, total_line
+    if comm["total"] > 0:  # the same communication and overlap as the overview and the Distributed view
+        assert f"Communication: {communication_line(overview)}" in printed
     views = collect_span(model, f"{run} · {worker} · {name}", details=q)
     assert views.overview["mean_step_time"] == mean
     assert format_us(mean) in report_html(views)

@@ -34,8 +34,10 @@ export const CATEGORY_INFO: Readonly<Record<BreakdownCategory, CategoryInfo>> = 
     label: "Communication",
     color: "#e15759",
     definition:
-      "Communication: time in collectives (NCCL kernels, and host ranges such as nccl:*, gloo:*, c10d::*) " +
-      "not covered by kernels, copies or memsets. " +
+      "Communication: time a collective runs (collective kernels such as NCCL's, and host ranges of collectives " +
+      "that launch no kernel, such as gloo:*) not covered by kernels, copies or memsets: the communication that " +
+      "does not overlap computation. The host range that only enqueues an NCCL kernel counts as CPU time, not " +
+      "communication (torch-tb-profiler counts it; HTA does not). " +
       PRIORITY_NOTE,
   },
   runtime: {
