@@ -106,11 +106,13 @@ def _input_tensor_bytes(model: TraceModel, row: int) -> int:
     return total if total > 0 else -1
 
 
-def _collective_bytes(model: TraceModel, row: int, op: int, source: int, collective_above: np.ndarray) -> int:
+def _collective_bytes(model: TraceModel, row: int, op: int, source: int, collective_above: np.ndarray,
+                      inner_bytes: dict[int, int]) -> int:
     """A collective call's message size, from the operator that launched it: the element count and
     dtype of ``record_param_comms``, else the recorded input shapes of the launching collective
-    operator or of the collective operators around it (``nccl:all_reduce`` [[19618307]] float), else
-    the shapes on the row itself (a Gloo range). -1 when none is known: a kernel has no shapes."""
+    operator, of the collective operator nested in it (``record_param_comms`` records a TensorList,
+    its ``nccl:all_reduce`` child [[19618307]] float), or of the collectives around it, else the
+    shapes on the row itself (a Gloo range). -1 when none is known: a kernel has no shapes."""
     if source >= 0:
         size = _message_bytes(model, source)
         if size >= 0:
@@ -118,10 +120,23 @@ def _collective_bytes(model: TraceModel, row: int, op: int, source: int, collect
     candidate = op
     while candidate >= 0:  # the launching operator, then the collectives it is nested in
         size = _input_tensor_bytes(model, candidate)
+        if size < 0:
+            size = inner_bytes.get(candidate, -1)
         if size >= 0:
             return size
         candidate = int(collective_above[candidate])
     return _input_tensor_bytes(model, row)
+
+
+def _inner_collective_bytes(model: TraceModel, host_collectives: np.ndarray) -> dict[int, int]:
+    """Parent row -> input bytes of the first host collective nested directly in it that records its shapes."""
+    s = model.slices
+    out: dict[int, int] = {}
+    for row in np.flatnonzero(host_collectives & (s.parent >= 0) & (s.input_dims >= 0)).tolist():  # per collective
+        size = _input_tensor_bytes(model, row)
+        if size >= 0:
+            out.setdefault(int(s.parent[row]), size)
+    return out
 
 
 def collective_instances(model: TraceModel) -> RankInstances:
@@ -137,7 +152,9 @@ def _collective_instances(model: TraceModel) -> RankInstances:
     from ..model.tree import nearest_ancestor_where
 
     args_above = nearest_ancestor_where(s, with_args)
-    collective_above = nearest_ancestor_where(s, kinds.collective_op & kinds.on_host)
+    host_collectives = kinds.collective_op & kinds.on_host
+    collective_above = nearest_ancestor_where(s, host_collectives)
+    inner_bytes = _inner_collective_bytes(model, host_collectives)
     if kinds.collective_kernel.any():
         rows = np.flatnonzero(kinds.collective_kernel)
         owner_op = model.links.op[rows].astype(np.int64)
@@ -158,7 +175,7 @@ def _collective_instances(model: TraceModel) -> RankInstances:
             names.append(normalize_collective(text[int(s.collective[source])]))
         else:
             names.append(normalize_collective(text[int(s.name[row])]))
-        sizes.append(_collective_bytes(model, row, op, source, collective_above))
+        sizes.append(_collective_bytes(model, row, op, source, collective_above, inner_bytes))
     order = np.argsort(s.start[rows], kind="stable")
     return RankInstances(name=[names[i] for i in order], start=s.start[rows][order], end=s.end[rows][order],
                          nbytes=np.asarray(sizes, dtype=np.int64)[order] if sizes else np.zeros(0, np.int64))
