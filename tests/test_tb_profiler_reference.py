@@ -1,15 +1,17 @@
 """torch-tb-profiler's expected numbers on its small distributed traces, where Profscope's definitions are its.
 
-torch-tb-profiler's test suite (pytorch/kineto, ``tb_plugin/test/test_profiler.py``: the NCCL, Gloo-on-GPU and
-Gloo-on-CPU two-worker cases) gives exact step breakdowns and communication/overlap splits for small traces. The
-traces here are written anew with the same events; the expected numbers are its, except where Profscope's
+torch-tb-profiler's test suite (pytorch/kineto, ``tb_plugin/test/test_profiler.py``) gives exact numbers for small
+traces: step breakdowns with every category, steps extended to their device work, trailing steps without kernels,
+pure-CPU steps, the NCCL, Gloo-on-GPU and Gloo-on-CPU two-worker cases, kernels by operator, memory per operator.
+The traces here are written anew with the same events; the expected numbers are its, except where Profscope's
 definition differs on purpose (``views/accounting.py``), which each test says:
 
 * the host range that only enqueues an NCCL kernel is not communication (the kernel is), where torch-tb-profiler
   counts both;
 * on a CPU-only span communication takes priority over host work, in the Distributed view as in the overview, so
   nothing of it counts as overlapped (torch-tb-profiler overlaps Gloo ranges with every host operator there);
-* a collective's total is the sum of its calls' durations, and its wait is measured against the last rank's start.
+* a collective's total is the sum of its calls' durations, and its wait is measured against the last rank's start;
+* kernels by operator are not split further by launch configuration.
 """
 
 from __future__ import annotations
@@ -159,3 +161,141 @@ def test_last_steps_without_kernels_are_dropped(tmp_path: Path) -> None:
                 tid="stream 7", args={"correlation": 334, "external id": 2, "device": 0})]
     steps = overview(load_trace(str(write(tmp_path / "gpu.json", trace(events)))))["steps"]
     assert [(s["name"], s["dur"]) for s in steps] == [("ProfilerStep#1", (150 + 180) - (90 + 20))]
+
+
+# --- the step breakdown: every category, steps extended to the device work they launched ----------------------
+
+HOST = {"pid": 13721, "tid": "123"}
+
+
+def _host(name: str, ts: float, dur: float, tid: str = "123") -> dict[str, Any]:
+    return x(name, ts, dur, cat="Operator", pid=13721, tid=tid)
+
+
+def _runtime(name: str, ts: float, dur: float, correlation: int, tid: str = "123") -> dict[str, Any]:
+    return x(name, ts, dur, cat="Runtime", pid=13721, tid=tid, args={"correlation": correlation})
+
+
+def _device(cat: str, name: str, ts: float, dur: float, correlation: int) -> dict[str, Any]:
+    return x(name, ts, dur, cat=cat, pid=0, tid="stream 7", args={"correlation": correlation, "device": 0, "stream": 7})
+
+
+def _breakdowns(tmp_path: Path, events: list[dict[str, Any]]) -> list[list[float]]:
+    steps = overview(load_trace(str(write(tmp_path / "steps.json", trace(events)))))["steps"]
+    return [[step["breakdown"][c] for c in CATEGORIES] + [step["dur"]] for step in steps]
+
+
+def test_all_categories(tmp_path: Path) -> None:
+    events = [_host("enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", 100, 180),
+              _host("aten::to", 200, 60), _host("aten::nll_loss_backward", 340, 70, tid="456"),
+              _host("ProfilerStep#1", 50, 400),
+              _device("Memcpy", "Memcpy HtoD (Pageable -> Device)", 405, 10, 334),
+              _runtime("cudaMemcpyAsync", 360, 20, 334, tid="456"),
+              _device("Memset", "Memset (Device)", 420, 5, 40344),
+              _runtime("cudaMemsetAsync", 390, 10, 40344, tid="456"),
+              _device("Kernel", "void cunn_ClassNLLCriterion_updateGradInput_kernel<float>", 430, 15, 40348),
+              _runtime("cudaLaunchKernel", 405, 5, 40348, tid="456")]
+    # Kernel, Memcpy, Memset, Communication, Runtime, DataLoader, CPU Exec, Other; step.
+    assert _breakdowns(tmp_path, events) == [[15, 10, 5, 0, 30, 180, 35, 125, 400]]
+
+
+def _two_steps(early_kernel: bool) -> list[dict[str, Any]]:
+    events = [_host("ProfilerStep#1", 100, 200), _host("aten::to", 200, 60),
+              _host("ProfilerStep#2", 350, 150), _host("aten::mm", 360, 50),
+              _runtime("cudaMemcpyAsync", 250, 5, 334),
+              _device("Kernel", "void cunn_ClassNLLCriterion_updateGradInput_kernel<float>", 410, 200, 40348),
+              _runtime("cudaLaunchKernel", 400, 5, 40348)]
+    if early_kernel:  # launched before the profiled steps, still running when step 1 begins
+        events += [_device("Kernel", "void cunn_ClassNLLCriterion_updateGradInput_kernel<float>", 150, 90, 123),
+                   _device("Memcpy", "Memcpy HtoD (Pageable -> Device)", 280, 100, 334)]
+    else:
+        events.append(_device("Memcpy", "Memcpy HtoD (Pageable -> Device)", 280, 40, 334))
+    return events
+
+
+def test_multiple_steps_extended_to_their_device_work(tmp_path: Path) -> None:
+    assert _breakdowns(tmp_path, _two_steps(early_kernel=False)) == [
+        [0, 40, 0, 0, 5, 0, 60 - 5, 200 - 60 - 20, 320 - 100],
+        [200, 0, 0, 0, 5, 0, 50 - 5, 360 - 350, 610 - 350]]
+
+
+def test_multiple_steps_whose_device_work_overlaps_the_next(tmp_path: Path) -> None:
+    # Step 1 starts when the kernel launched before it ends (240); step 2 when step 1's copy ends (380).
+    assert _breakdowns(tmp_path, _two_steps(early_kernel=True)) == [
+        [0, 100, 0, 0, 5, 0, (200 + 60) - (150 + 90) - 5, 280 - (200 + 60), (280 + 100) - (150 + 90)],
+        [200, 0, 0, 0, 5, 0, (280 + 100) - 360 + (410 - 405), 0, 610 - (280 + 100)]]
+
+
+def test_kernels_by_operator_and_name(tmp_path: Path) -> None:
+    """torch-tb-profiler's kernel table by operator also splits rows by grid, block, registers and shared memory
+    (op1's kernel1 is two rows there: 2 calls of 25 µs with block [16,16,16], 1 of 13 µs with [16,16,64]); Profscope
+    groups by operator and kernel name, so those rows are one here."""
+    from profscope.tb_plugin.views.kernels import kernels
+
+    def kernel(ts: float, dur: float, correlation: int, block: list[int]) -> dict[str, Any]:
+        return x("kernel1", ts, dur, cat="Kernel", pid=0, tid="stream 7",
+                 args={"correlation": correlation, "device": 0, "grid": [16, 1, 1], "block": block,
+                       "registers per thread": 18, "shared memory": 0})
+
+    events = [x("op1", 200, 60, cat="Operator", pid=13721, tid="123", args={"External id": 3}),
+              x("op2", 340, 70, cat="Operator", pid=13721, tid="456", args={"External id": 4}),
+              kernel(230, 15, 1000, [16, 16, 16]), kernel(250, 10, 1001, [16, 16, 16]),
+              kernel(250, 13, 1002, [16, 16, 64]), kernel(250, 17, 1003, [16, 16, 64])]
+    for ts, correlation, external_id in ((210, 1000, 3), (215, 1001, 3), (220, 1002, 3), (350, 1003, 4)):
+        events.append(x("cudaLaunchKernel", ts, 5, cat="Runtime", pid=13721, tid="456",
+                        args={"correlation": correlation, "external id": external_id}))
+    model = load_trace(str(write(tmp_path / "kernels.json", trace(events))))
+    rows = {(r["op"], r["name"]): r for r in kernels(model, "op_and_name")["rows"]}
+    assert {key: (r["calls"], r["total"], r["min"], r["max"]) for key, r in rows.items()} == {
+        ("op1", "kernel1"): (3, 15 + 10 + 13, 10, 15), ("op2", "kernel1"): (1, 17, 17, 17)}
+    assert rows[("op1", "kernel1")]["mean"] == pytest.approx((15 + 10 + 13) / 3)
+
+
+# --- memory: bytes per operator, per device ---------------------------------------------------------------------
+
+_MEMORY_OPS = [  # name, start, duration (host thread 123)
+    ("aten::to", 10, 10), ("enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", 100, 180),
+    ("aten::to", 200, 60), ("aten::nll_loss_backward", 340, 70), ("ProfilerStep#1", 50, 400),
+    ("ProfilerStep#2", 500, 500), ("aten::to", 510, 150), ("aten::copy_", 520, 100), ("aten::liner", 700, 100),
+    ("aten::t", 705, 40), ("aten::transpose", 710, 30), ("aten::tranas_stride", 720, 10), ("aten::addmm", 750, 40),
+    ("aten::to", 900, 100),
+]
+_MEMORY_EVENTS = [  # time, device type (0 CPU, 1 GPU), address, bytes (negative: a free)
+    (90, 0, 90, 4), (150, 0, 150, 4), (200, 0, 200, 4), (210, 1, 210, 4), (265, 1, 265, 4), (300, 1, 300, 4),
+    (350, 1, 350, 10), (360, 1, 350, -10), (450, 0, 450, 1000000), (515, 1, 515, 100), (520, 1, 520, 100),
+    (600, 1, 520, -100), (690, 1, 690, 100), (701, 1, 701, 100), (796, 1, 515, -100), (708, 1, 708, 100),
+    (742, 1, 708, -100), (715, 1, 715, 50), (735, 1, 715, -50), (725, 1, 725, 50), (728, 1, 725, -50),
+    (729, 0, 729, 50), (746, 0, 746, 100), (747, 1, 747, 20), (749, 0, 690, -100), (760, 1, 760, 30),
+    (780, 1, 760, -30), (795, 1, 795, 10), (799, 1, 795, -10),
+]
+
+
+def test_memory_by_operator(tmp_path: Path) -> None:
+    """torch-tb-profiler's per-operator memory statistics: self increase, self allocation bytes and count,
+    total increase, total allocation bytes, calls (its total allocation count is not a Profscope column)."""
+    from profscope.tb_plugin.views.memory import memory
+
+    events = [x(name, ts, dur, cat="Operator", pid=13721, tid="123") for name, ts, dur in _MEMORY_OPS]
+    events += [{"ph": "i", "s": "t", "name": "[memory]", "pid": 13721, "tid": 123, "ts": ts,
+                "args": {"Device Type": kind, "Device Id": 0 if kind else -1, "Addr": addr, "Bytes": nbytes}}
+               for ts, kind, addr, nbytes in _MEMORY_EVENTS]
+    model = load_trace(str(write(tmp_path / "memory.json", trace(events))))
+
+    def stats(device: str) -> dict[str, list[int]]:
+        rows = memory(model, device=device)["by_operator"]
+        return {r["name"]: [r["self_bytes"], r["self_alloc_bytes"], r["allocations"], r["total_bytes"],
+                            r["total_alloc_bytes"], r["calls"]] for r in rows}
+
+    gpu = stats("gpu0")
+    assert {name: gpu[name] for name in ("aten::to", "aten::nll_loss_backward", "aten::copy_", "aten::addmm",
+                                         "aten::tranas_stride", "aten::transpose", "aten::t", "aten::liner")} == {
+        "aten::to": [104, 104, 2, 104, 204, 4], "aten::nll_loss_backward": [0, 10, 1, 0, 10, 1],
+        "aten::copy_": [0, 100, 1, 0, 100, 1], "aten::addmm": [0, 30, 1, 0, 30, 1],
+        "aten::tranas_stride": [0, 50, 1, 0, 50, 1], "aten::transpose": [0, 50, 1, 0, 100, 1],
+        "aten::t": [0, 100, 1, 0, 200, 1], "aten::liner": [20, 130, 3, 20, 360, 1]}
+    cpu = stats("cpu")
+    assert {name: cpu[name] for name in ("aten::to", "aten::liner", "aten::tranas_stride", "aten::transpose",
+                                         "aten::t")} == {
+        "aten::to": [4, 4, 1, 4, 4, 4], "aten::liner": [0, 100, 1, 50, 150, 1],
+        "aten::tranas_stride": [50, 50, 1, 50, 50, 1], "aten::transpose": [0, 0, 0, 50, 50, 1],
+        "aten::t": [0, 0, 0, 50, 50, 1]}
