@@ -125,7 +125,10 @@ export const METRIC_DEFINITIONS = {
     "Est. achieved occupancy: duration-weighted mean of the profiler's per-kernel estimate (kernel arg 'est. achieved occupancy %').",
   tensorCores: "Tensor Cores used: the kernel runs on Tensor Cores (recognised by known Tensor Core kernel name patterns).",
   kernelOp: "The operator that launched the kernel (via the launch's External id).",
-  allKernelTime: "All kernel time in the span: sum of kernel durations on every device and stream.",
+  allKernelTime:
+    "All kernel time in the span: sum of kernel durations on every device and stream (collectives included), " +
+    "the sum of the GPU summary's kernel time. Not the Overview's Kernel category: that is the time at least one " +
+    "non-collective kernel runs within the steps, concurrent kernels counted once (HTA's computation time).",
 } as const;
 
 export type MetricKey = keyof typeof METRIC_DEFINITIONS;
