@@ -42,6 +42,10 @@ def test_gloo_ranks() -> None:
         ("rank0", 0, 2, "gloo"), ("rank1", 1, 2, "gloo")]
     for row, (_, model) in zip(rows, ranks):
         assert row["step_time"] == pytest.approx(overview(model)["mean_step_time"])
+        # The overview's Communication (not overlapped) is the Distributed view's communication minus overlap:
+        # on this CPU-only job communication takes priority over host work in both, so nothing overlaps.
+        assert row["communication"] - row["overlap"] == pytest.approx(overview(model)["breakdown"]["communication"])
+        assert row["overlap"] == 0 and row["communication"] > 0.5 * row["step_time"]
         assert row["compute"] + row["communication"] - row["overlap"] + row["other"] == pytest.approx(row["step_time"])
         assert row["overlap"] <= min(row["compute"], row["communication"]) + 1e-6
         assert row["wait"] + row["transfer"] == pytest.approx(row["communication"])
