@@ -293,6 +293,15 @@ def _device_lines(device: dict[str, Any]) -> list[str]:
     return [head, "  " + figures]
 
 
+def communication_line(overview: dict[str, Any]) -> Optional[str]:
+    """Communication per step and its overlap with computation (the Distributed view's numbers), or None."""
+    comm = overview.get("communication") or {}
+    if not comm.get("total"):
+        return None
+    return (f"{format_duration(comm['total'])} per step, {format_duration(comm['overlap'])} of it overlapped by "
+            f"computation ({format_percent(comm.get('overlap_ratio'))}), {format_duration(comm['exposed'])} exposed")
+
+
 def benchmark_line(benchmark: dict[str, Any]) -> str:
     if not benchmark:
         return "no steps"
@@ -379,6 +388,9 @@ def summary_text(span: SpanViews, top: int = 10, sort: Optional[str] = None) -> 
     ]
     if overview["devices"]:
         sections.append("GPU summary\n" + "\n".join(line for d in overview["devices"] for line in _device_lines(d)))
+    communication = communication_line(overview)
+    if communication:
+        sections.append("Communication: " + communication)
     sections.append("Benchmark: " + benchmark_line(overview["benchmark"]))
     if overview["recommendations"]:
         sections.append("Recommendations\n" + "\n".join(f"- {r['text']}" for r in overview["recommendations"]))
@@ -586,6 +598,7 @@ def _overview_html(span: SpanViews, anchor: str) -> str:
         _facts([("Steps", esc(format_count(len(overview["steps"])))),
                 ("Steps from", esc(STEP_SOURCE_TEXT.get(overview["step_source"], overview["step_source"]))),
                 ("Mean step time", esc(format_duration(mean))),
+                *([("Communication", esc(communication_line(overview) or ""))] if communication_line(overview) else []),
                 ("Benchmark", esc(benchmark_line(overview["benchmark"])))]),
         "<h4>Step time per step</h4>",
         f"<figure>{step_chart_svg(overview)}{_legend(categories)}</figure>",

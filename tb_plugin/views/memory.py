@@ -173,16 +173,24 @@ def _window_mask(ev: MemoryEvents, model: TraceModel, start_us: Optional[float],
     return (ev.ts >= lo) & (ev.ts <= hi)
 
 
+def _operator_names(model: TraceModel, operator: np.ndarray) -> np.ndarray:
+    """The name (string id) of each event's operator, -1 where it has none (a span may hold
+    ``[memory]`` events and no slice at all)."""
+    names = np.full(len(operator), -1, dtype=np.int64)
+    has = operator >= 0
+    names[has] = model.slices.name[operator[has]]
+    return names
+
+
 def allocation_table(model: TraceModel, ev: MemoryEvents, selected: np.ndarray, min_bytes: int, name_filter: str,
                      limit: int) -> dict[str, Any]:
     """Allocations (with their free when there is one), largest first."""
     alloc = np.flatnonzero(selected & (ev.nbytes > 0) & (ev.nbytes >= min_bytes))
-    s = model.slices
-    op_name = np.where(ev.operator[alloc] >= 0, s.name[np.maximum(ev.operator[alloc], 0)], -1)
+    op_name = _operator_names(model, ev.operator[alloc])
     if name_filter:
         match = model.string_ids_where(lambda t: name_filter.lower() in t.lower())
         alloc = alloc[(op_name >= 0) & match[np.maximum(op_name, 0)]]
-        op_name = np.where(ev.operator[alloc] >= 0, s.name[np.maximum(ev.operator[alloc], 0)], -1)
+        op_name = _operator_names(model, ev.operator[alloc])
     order = np.argsort(-ev.nbytes[alloc], kind="stable")[:limit]
     alloc, op_name = alloc[order], op_name[order]
     freed = ev.freed_at[alloc]

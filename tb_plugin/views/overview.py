@@ -20,6 +20,7 @@ import numpy as np
 from ..model import intervals
 from ..model.categories import TENSOR_CORE_ELIGIBLE_OPS, SliceKinds
 from ..model.trace_model import TraceModel
+from . import accounting
 from .steps import Steps, find_steps
 
 CATEGORIES = ("kernel", "memcpy", "memset", "communication", "runtime", "dataloader", "cpu_exec", "other")
@@ -68,15 +69,14 @@ def category_intervals(model: TraceModel) -> dict[str, intervals.Intervals]:
 
     def compute() -> dict[str, intervals.Intervals]:
         kinds = SliceKinds(model)
-        communication = kinds.collective_kernel | (kinds.collective_op & kinds.on_host)
         return {
             "kernel": of(kinds.kernel & ~kinds.collective_kernel),
             "memcpy": of(kinds.memcpy),
             "memset": of(kinds.memset),
-            "communication": of(communication),
+            "communication": accounting.communication_intervals(model),
             "runtime": of(kinds.runtime),
             "dataloader": of(kinds.dataloader),
-            "cpu_exec": of(kinds.host_op & ~kinds.step),
+            "cpu_exec": accounting.cpu_exec_intervals(model),
         }
 
     return model.memo("category_intervals", compute)
@@ -177,9 +177,30 @@ def overview(model: TraceModel, marker: Optional[str] = None, batch_size: Option
         "mean_step_time": _us(mean_step),
         "devices": devices,
         "benchmark": benchmark(steps, per_step, batch_size),
+        **time_split(model, marker),
     }
     result["recommendations"] = recommendations(model, result, breakdown)
     return result
+
+
+def time_split(model: TraceModel, marker: Optional[str] = None) -> dict[str, Any]:
+    """Communication and its overlap with computation, and device busy/idle time, mean per step (µs),
+    as ``accounting`` defines them (the Distributed view's rank rows show the same numbers)."""
+    times = accounting.step_times(model, marker)
+    total = times.mean(times.communication)
+    device = accounting.has_device_work(model)
+    busy = times.mean(times.device_busy)
+    return {
+        "communication": {
+            "total": _us(total),
+            "overlap": _us(times.mean(times.overlap)),
+            "exposed": _us(times.mean(times.exposed_communication)),
+            "computation": _us(times.mean(times.computation)),
+            "overlap_ratio": float(times.overlap.sum() / times.communication.sum()) if total > 0 else None,
+        },
+        "device_busy": _us(busy) if device else None,
+        "device_idle": _us(times.mean(times.duration) - busy) if device else None,
+    }
 
 
 def benchmark(steps: Steps, per_step: np.ndarray, batch_size: Optional[int]) -> dict[str, Any]:

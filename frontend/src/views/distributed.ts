@@ -96,6 +96,7 @@ function mountDistributed(host: HTMLElement, ctx: ViewContext): void {
     replaceChildren(
       body,
       failedNote(data),
+      ...data.notes.map((note) => el("p", { className: "ps-note", testId: "distributed-note" }, note)),
       stragglerCallout(data),
       el("div", { className: "ps-row" }, stepBars(data.ranks, stragglerWorker), waitBars(data.ranks, stragglerWorker)),
       data.waitMethod !== null ? el("p", { className: "ps-note" }, `Wait: collectives ${data.waitMethod}.`) : null,
