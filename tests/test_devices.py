@@ -191,3 +191,26 @@ def test_float32_values_are_shown_as_the_trace_wrote_them(tmp_path: Path) -> Non
     kernel_row = int(np.flatnonzero(SliceKinds(model).kernel)[0])
     args = trace_event(model, int(model.slices.event_id[kernel_row]))["args"]
     assert (args["blocks per SM"], args["warps per SM"], args["est. achieved occupancy %"]) == (2.8, 11.2, 12.3)
+
+
+def test_utilization_sm_efficiency_and_occupancy_cover_the_same_steps(tmp_path: Path) -> None:
+    """One window for every figure of a device: the steps (0-100 µs). A kernel after them counts in none; one
+    that straddles their end counts for its 10 µs inside."""
+    gpu = {"pid": 0, "tid": 7}
+    events = [
+        {"ph": "M", "name": "process_name", "pid": 0, "tid": 0, "args": {"name": "GPU 0"}},
+        x("ProfilerStep#1", 0, 100, cat="user_annotation", args={"External id": 1}),
+        x("inside", 20, 40, cat="kernel", **gpu,
+          args={"device": 0, "blocks per SM": 0.5, "est. achieved occupancy %": 50}),
+        x("straddling", 90, 40, cat="kernel", **gpu,
+          args={"device": 0, "blocks per SM": 1.0, "est. achieved occupancy %": 20}),
+        x("after", 300, 100, cat="kernel", **gpu,
+          args={"device": 0, "blocks per SM": 1.0, "est. achieved occupancy %": 10}),
+    ]
+    model = _load(tmp_path, trace(events, deviceProperties=[{"id": 0, "name": "NVIDIA H100", "numSms": 132}]))
+    (device,) = overview(model)["devices"]
+    assert device["utilization"] == pytest.approx(50 / 100)
+    assert device["sm_efficiency"] == pytest.approx((0.5 * 40 + 1.0 * 10) / 100)
+    assert device["achieved_occupancy"] == pytest.approx((0.50 * 40 + 0.20 * 10) / 50)
+    assert device["kernel_time"] == pytest.approx(50)
+    assert device["tensor_core_share"] == 0.0 and device["unavailable"] == {}
