@@ -38,7 +38,7 @@ from .ingest import load_trace
 from .model.trace_model import TABLE_TYPES, TraceModel, Track
 
 # Bump whenever the model's columns or their meaning change: old entries are then ignored.
-MODEL_FORMAT_VERSION = 7  # 7: the framework decided by the whole document (a cached guess from the head is stale)
+MODEL_FORMAT_VERSION = 8  # 8: links checked against nesting, Ascend task types, device sync categories
 _MAGIC = b"PSCOPE01"
 MODEL_SUFFIX = ".model"
 DEFAULT_MAX_GB = 20.0

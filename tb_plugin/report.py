@@ -285,7 +285,7 @@ def _device_lines(device: dict[str, Any]) -> list[str]:
              f"compute capability {device['compute_capability']}" if device.get("compute_capability") else None,
              f"{device['num_sms']} SMs" if device.get("num_sms") else None]
     described = ", ".join(f for f in facts if f)
-    head = f"GPU {device['id']}: {device['name']}" + (f" ({described})" if described else "")
+    head = f"{device.get('label') or 'GPU ' + str(device['id'])}: {device['name']}" + (f" ({described})" if described else "")
     figures = (f"utilization {format_percent(device.get('utilization'))} · "
                f"est. SM efficiency {format_percent(device.get('sm_efficiency'))} · "
                f"est. achieved occupancy {format_percent(device.get('achieved_occupancy'))} · "
@@ -379,7 +379,7 @@ def summary_text(span: SpanViews, top: int = 10, sort: Optional[str] = None) -> 
     """The terminal summary of one span."""
     overview = span.overview
     devices = ", ".join(d["name"] for d in overview["devices"]) or (
-        "GPU activity without device properties" if overview["has_device"] else "CPU only")
+        "Device activity without device properties" if overview["has_device"] else "CPU only")
     sections = [
         f"Profscope summary: {span.label}\n"
         f"framework {span.framework} · steps from {STEP_SOURCE_TEXT.get(overview['step_source'], overview['step_source'])}"
@@ -387,7 +387,7 @@ def summary_text(span: SpanViews, top: int = 10, sort: Optional[str] = None) -> 
         _text_breakdown(overview),
     ]
     if overview["devices"]:
-        sections.append("GPU summary\n" + "\n".join(line for d in overview["devices"] for line in _device_lines(d)))
+        sections.append(f"{_devices_noun(overview['devices'])} summary\n" + "\n".join(line for d in overview["devices"] for line in _device_lines(d)))
     communication = communication_line(overview)
     if communication:
         sections.append("Communication: " + communication)
@@ -570,12 +570,17 @@ def _recommendations_html(recommendations: list[dict[str, Any]]) -> str:
     return f'<ul class="recommendations">{"".join(items)}</ul>'
 
 
+def _devices_noun(devices: list[dict[str, Any]]) -> str:
+    """ "GPU" when every device is one (``views/devices.py`` names them), else "Device"."""
+    return "GPU" if all(d.get("kind", "GPU") == "GPU" for d in devices) else "Device"
+
+
 def _devices_html(devices: list[dict[str, Any]]) -> str:
-    columns = [HtmlColumn("GPU", "text"), HtmlColumn("Name", "text"), HtmlColumn("Memory"),
+    columns = [HtmlColumn(_devices_noun(devices), "text"), HtmlColumn("Name", "text"), HtmlColumn("Memory"),
                HtmlColumn("Compute capability"), HtmlColumn("SMs"), HtmlColumn("Utilization"),
                HtmlColumn("Est. SM efficiency"), HtmlColumn("Est. achieved occupancy"),
                HtmlColumn("Tensor Core share"), HtmlColumn("Kernel time")]
-    rows = [[esc(d["id"]), esc(d["name"]), esc(format_bytes(d.get("memory")) if d.get("memory") else DASH),
+    rows = [[esc(d.get("label") or d["id"]), esc(d["name"]), esc(format_bytes(d.get("memory")) if d.get("memory") else DASH),
              esc(d.get("compute_capability") or DASH), esc(format_count(d.get("num_sms"))),
              esc(format_percent(d.get("utilization"))), esc(format_percent(d.get("sm_efficiency"))),
              esc(format_percent(d.get("achieved_occupancy"))), esc(format_percent(d.get("tensor_core_share"))),
@@ -611,7 +616,7 @@ def _overview_html(span: SpanViews, anchor: str) -> str:
         + "</details>",
     ]
     if overview["devices"]:
-        parts += ["<h4>GPU summary</h4>", _devices_html(overview["devices"])]
+        parts += [f"<h4>{_devices_noun(overview['devices'])} summary</h4>", _devices_html(overview["devices"])]
     parts += ["<h4>Recommendations</h4>", _recommendations_html(overview["recommendations"])]
     return "".join(parts)
 

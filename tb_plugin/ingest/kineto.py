@@ -134,10 +134,14 @@ _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 _RAW_LIST = msgspec.json.Decoder(list[Raw])
 _RAW_OBJECT = msgspec.json.Decoder(dict[str, Raw])
 
+# Synchronisation on the device (Kineto's CUDA_SYNC; an Ascend task waiting on or recording an event or
+# notify, see ingest/ascend_layers.py): device activity that computes nothing.
+DEVICE_SYNC_CATEGORIES = frozenset({"cuda_sync", "Ascend Sync"})
 # Categories whose slices are device activities (kernels, copies, device-side annotations).
 DEVICE_CATEGORIES = frozenset(
-    {"kernel", "gpu_memcpy", "gpu_memset", "gpu_user_annotation", "Kernel", "Memcpy", "Memset", "mtia_ccp_events"}
-)
+    {"kernel", "gpu_memcpy", "gpu_memset", "gpu_user_annotation", "Kernel", "Memcpy", "Memset", "mtia_ccp_events",
+     "HCCL Task"}  # the tasks an Ascend collective is made of, counted once through its operator (ascend_layers.py)
+) | DEVICE_SYNC_CATEGORIES
 # Categories of host-side operators and annotations (args with shapes, stacks, sequence numbers).
 OPERATOR_CATEGORIES = frozenset({"cpu_op", "Operator", "user_annotation", "python_function"})
 KNOWN_CATEGORIES = frozenset(

@@ -177,7 +177,7 @@ def _steps(count: int) -> str:
 def _device_text(info: dict[str, Any]) -> str:
     if info["devices"]:
         return ", ".join(info["devices"])
-    return "GPU activity without device properties" if info["has_device"] else "CPU only"
+    return "Device activity without device properties" if info["has_device"] else "CPU only"
 
 
 def _notes(base: dict[str, Any], exp: dict[str, Any], base_ops: dict[str, Any], exp_ops: dict[str, Any],

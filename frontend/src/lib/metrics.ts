@@ -90,14 +90,16 @@ export const METRIC_DEFINITIONS = {
   computeCapability: "CUDA compute capability (major.minor) from deviceProperties.",
   numSms: "Number of streaming multiprocessors (SMs) of the device.",
   utilization: "GPU utilization: time at least one kernel runs on this GPU / total step time (first step start to last step end).",
+  deviceUtilization:
+    "Utilization: time at least one kernel runs on this device / total step time (first step start to last step end).",
   smEfficiency:
     "Est. SM efficiency: duration-weighted min(sum of blocks per SM of concurrent kernels, 1) over the steps: " +
     "how much of the SMs the running kernels could occupy.",
   achievedOccupancy:
-    "Est. achieved occupancy: kernel-time-weighted mean of the profiler's per-kernel estimate " +
-    "(active warps per SM / maximum warps per SM).",
+    "Est. achieved occupancy: mean of the profiler's per-kernel estimate (active warps per SM / maximum warps per SM), " +
+    "weighted by each kernel's time within the steps.",
   tensorCoreShare: "Tensor Core share: kernel time of Tensor-Core kernels / all kernel time.",
-  kernelTime: "Kernel time: sum of the durations of all kernels on this GPU within the steps.",
+  kernelTime: "Kernel time: sum of the durations of all kernels on this device within the steps.",
   benchmarkSteps: "Steps measured (the steps of the breakdown).",
   minStepTime: "Shortest step time.",
   maxStepTime: "Longest step time.",

@@ -111,7 +111,7 @@ function operatorSection(ctx: ViewContext, data: CompareData, signal: AbortSigna
 
 function kernelSection(ctx: ViewContext, data: CompareData, signal: AbortSignal): HTMLElement {
   if (data.kernels.length === 0) {
-    return emptyNote("compare-kernels-empty", "No GPU kernels", "Neither span ran GPU kernels: compare the operators' host time above.");
+    return emptyNote("compare-kernels-empty", "No device kernels", "Neither span ran device kernels: compare the operators' host time above.");
   }
   return deltaTableSection<CompareKernelRow>({
     ctx,

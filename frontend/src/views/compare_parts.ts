@@ -246,7 +246,7 @@ function sideFacts(data: CompareData, which: "base" | "exp"): HTMLElement {
         { label: "Run", value: info.run },
         { label: "Worker", value: info.worker },
         { label: "Span", value: info.span },
-        { label: "Devices", value: info.devices.length > 0 ? info.devices.join(", ") : info.hasDevice ? "GPU activity without device properties" : "CPU only" },
+        { label: "Devices", value: info.devices.length > 0 ? info.devices.join(", ") : info.hasDevice ? "Device activity without device properties" : "CPU only" },
         { label: "Steps", tip: DEF.stepCount, value: `${formatCount(info.steps)} (${STEP_SOURCE_TEXT[info.stepSource]})` },
         { label: "Framework", value: info.framework },
       ],

@@ -1,5 +1,6 @@
-// Kernel: which GPU kernels cost most, their occupancy, and how much kernel time runs on
-// Tensor Cores. URL parameters: kernel.group_by, kernel.sort, kernel.filter.
+// Kernel: which device kernels cost most, their occupancy, and how much kernel time runs on
+// Tensor Cores (NVIDIA GPUs only: elsewhere kernel names cannot tell). The title names the device
+// ("GPU kernels", "Ascend kernels"). URL parameters: kernel.group_by, kernel.sort, kernel.filter.
 import { fetchKernels, isKernelGrouping, type KernelGrouping, type KernelRow, type KernelsData } from "../api/kernels";
 import { createBarList, createShareBar } from "../components/bars";
 import { el, replaceChildren } from "../components/dom";
@@ -8,6 +9,7 @@ import { injectViewStyles } from "../components/view_styles";
 import { createTableControls, emptyNote, spanRefOf } from "../components/view_parts";
 import { createVirtualTable, type TableColumn, type VirtualTable } from "../components/virtual_table";
 import { shares, topN } from "../lib/chart_data";
+import { kernelsTitle } from "../lib/devices";
 import { formatCount, formatPercent } from "../lib/format";
 import { formatFixed, formatMicrosNumber, formatTime, shortKernelName } from "../lib/metric_format";
 import { METRIC_DEFINITIONS as DEF } from "../lib/metrics";
@@ -28,7 +30,8 @@ function micros(id: string, label: string, tipText: string, value: (row: KernelR
   return { id, label, unit: "µs", tip: tipText, width: 92, align: "right", sortValue: value, text: (row) => formatMicrosNumber(value(row)) };
 }
 
-export function kernelColumns(groupBy: KernelGrouping): TableColumn<KernelRow>[] {
+/** The table's columns; the Tensor Core column only where kernel names can tell Tensor Core use. */
+export function kernelColumns(groupBy: KernelGrouping, tensorCoresKnown = true): TableColumn<KernelRow>[] {
   const columns: TableColumn<KernelRow>[] = [
     {
       id: "name",
@@ -79,7 +82,9 @@ export function kernelColumns(groupBy: KernelGrouping): TableColumn<KernelRow>[]
       sortValue: (row) => row.achievedOccupancy,
       text: (row) => (row.achievedOccupancy === null ? "—" : formatPercent(row.achievedOccupancy)),
     },
-    {
+  );
+  if (tensorCoresKnown) {
+    columns.push({
       id: "tensor_cores",
       label: "TC used",
       tip: DEF.tensorCores,
@@ -87,8 +92,8 @@ export function kernelColumns(groupBy: KernelGrouping): TableColumn<KernelRow>[]
       align: "center",
       sortValue: (row) => row.tensorCores,
       text: (row) => (row.tensorCores ? "yes" : "no"),
-    },
-  );
+    });
+  }
   return columns;
 }
 
@@ -101,25 +106,27 @@ function charts(data: KernelsData): HTMLElement {
   const fullName = (row: KernelRow): string => (data.groupBy === "op_and_name" && row.op !== null ? `${row.op} → ${row.name}` : row.name);
   const label = (row: KernelRow): string =>
     data.groupBy === "op_and_name" && row.op !== null ? `${row.op} → ${shortKernelName(row.name)}` : shortKernelName(row.name);
+  const topKernels = createBarList(
+    top.map((row) => ({
+      label: label(row),
+      value: row.total,
+      valueText: formatTime(row.total),
+      tip: `${fullName(row)}\n${formatTime(row.total)} in ${formatCount(row.calls)} calls (${formatPercent(data.total > 0 ? row.total / data.total : Number.NaN)} of kernel time)`,
+    })),
+    {
+      title: `Top ${TOP_COUNT} kernels by total time`,
+      titleTip: DEF.kernelTotal,
+      testId: "top-kernels",
+      color: KERNEL_COLOR,
+      emptyText: "No kernel time recorded.",
+    },
+  );
+  if (!data.tensorCoresKnown || data.tensorCoreShare === null) return el("div", { className: "ps-row" }, topKernels);
   const [tcShare = 0, otherShare = 0] = shares([data.tensorCoreShare, 1 - data.tensorCoreShare]);
   return el(
     "div",
     { className: "ps-row" },
-    createBarList(
-      top.map((row) => ({
-        label: label(row),
-        value: row.total,
-        valueText: formatTime(row.total),
-        tip: `${fullName(row)}\n${formatTime(row.total)} in ${formatCount(row.calls)} calls (${formatPercent(data.total > 0 ? row.total / data.total : Number.NaN)} of kernel time)`,
-      })),
-      {
-        title: `Top ${TOP_COUNT} kernels by total time`,
-        titleTip: DEF.kernelTotal,
-        testId: "top-kernels",
-        color: KERNEL_COLOR,
-        emptyText: "No kernel time recorded.",
-      },
-    ),
+    topKernels,
     createShareBar(
       [
         { label: "Tensor Core kernels", share: tcShare, valueText: `${formatPercent(tcShare)} · ${formatTime(data.total * tcShare)}`, color: TENSOR_CORE_COLOR },
@@ -166,9 +173,11 @@ function mountKernel(host: HTMLElement, ctx: ViewContext): void {
       if (table !== null) controls.setCount(table.visibleRows().length, total);
     },
   });
-  page.append(el("h2", {}, "GPU kernels"), controls.root, chartsHost, tableHost);
+  const title = el("h2", { testId: "kernel-title" }, "Kernels");
+  page.append(title, controls.root, chartsHost, tableHost);
 
   function show(data: KernelsData, signal: AbortSignal): void {
+    title.textContent = data.rows.length > 0 ? kernelsTitle(data.deviceKind) : "Kernels";
     if (data.rows.length === 0) {
       controls.root.hidden = true;
       replaceChildren(chartsHost);
@@ -176,16 +185,16 @@ function mountKernel(host: HTMLElement, ctx: ViewContext): void {
         tableHost,
         emptyNote(
           "kernel-empty",
-          "This span has no GPU kernels",
-          "The trace records no kernel events: it is a CPU-only run, or the profiler did not record CUDA activity " +
-            "(ProfilerActivity.CUDA).",
+          "This span has no device kernels",
+          "The trace records no kernel events: it is a CPU-only run, or the profiler did not record the device's " +
+            "activity (ProfilerActivity.CUDA for a GPU).",
         ),
       );
       return;
     }
     controls.root.hidden = false;
     total = data.rows.length;
-    const columns = kernelColumns(data.groupBy);
+    const columns = kernelColumns(data.groupBy, data.tensorCoresKnown);
     const sort = parseSortParam(ctx.param("sort"), columns.map((column) => column.id), { column: "total", direction: "desc" });
     const created = createVirtualTable({
       columns,
@@ -194,7 +203,7 @@ function mountKernel(host: HTMLElement, ctx: ViewContext): void {
       sort,
       onSortChange: (next) => ctx.setParams({ sort: formatSortParam(next) }),
       onActivate: (row) => created.setSelected(kernelRowKey(row)),
-      label: "GPU kernels",
+      label: kernelsTitle(data.deviceKind),
       testId: "kernel-table",
       emptyText: "No kernel matches the filter.",
       signal,

@@ -61,7 +61,7 @@ function configurationSection(
     data.devices.length > 0
       ? data.devices.map((device) => device.name).join(", ")
       : data.hasDevice
-        ? "GPU activity without device properties"
+        ? "Device activity without device properties"
         : "CPU only";
   const markerMissed =
     marker !== "" && data.stepSource !== "user"

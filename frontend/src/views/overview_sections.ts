@@ -2,7 +2,8 @@
 import type { DeviceSummary, HostCpu, OverviewData, Recommendation, UtilizationFigures } from "../api/overview";
 import { isGpu, summaryTitle } from "../lib/devices";
 import { createStackedColumnChart } from "../components/chart";
-import { el, replaceChildren } from "../components/dom";
+import { el, replaceChildren, type Child } from "../components/dom";
+import { tip } from "../components/tooltip";
 import { createTimeChart } from "../components/time_chart";
 import { keyValueList, metricLabel } from "../components/view_parts";
 import { stepAxisLabels } from "../lib/chart_data";
@@ -22,6 +23,15 @@ function percentOrDash(value: number | null): string {
   return orDash(value, (share) => formatPercent(share));
 }
 
+/** A device figure: its value, or "n/a" with the reason the trace cannot support it (as a tooltip). */
+function deviceFigure(device: DeviceSummary, field: string, value: number | null): Child {
+  const reason = device.unavailable[field];
+  if (value === null && reason !== undefined) {
+    return tip(el("span", { className: "ps-has-tip ps-muted", testId: `unavailable-${field}` }, "n/a"), `Not available: ${reason}.`);
+  }
+  return percentOrDash(value);
+}
+
 function deviceCard(device: DeviceSummary): HTMLElement {
   return el(
     "article",
@@ -32,10 +42,23 @@ function deviceCard(device: DeviceSummary): HTMLElement {
       { label: "Memory", tip: DEF.deviceMemory, value: orDash(device.memory, formatBytes) },
       { label: "Compute capability", tip: DEF.computeCapability, value: device.computeCapability ?? "—" },
       { label: "SMs", tip: DEF.numSms, value: orDash(device.numSms, formatCount) },
-      { label: isGpu(device) ? "GPU utilization" : "Utilization", tip: DEF.utilization, value: percentOrDash(device.utilization), testId: "gpu-utilization" },
-      { label: "Est. SM efficiency", tip: DEF.smEfficiency, value: percentOrDash(device.smEfficiency) },
-      { label: "Est. achieved occupancy", tip: DEF.achievedOccupancy, value: percentOrDash(device.achievedOccupancy) },
-      { label: "Tensor Core share", tip: DEF.tensorCoreShare, value: percentOrDash(device.tensorCoreShare) },
+      {
+        label: isGpu(device) ? "GPU utilization" : "Utilization",
+        tip: isGpu(device) ? DEF.utilization : DEF.deviceUtilization,
+        value: percentOrDash(device.utilization),
+        testId: "gpu-utilization",
+      },
+      { label: "Est. SM efficiency", tip: DEF.smEfficiency, value: deviceFigure(device, "sm_efficiency", device.smEfficiency) },
+      {
+        label: "Est. achieved occupancy",
+        tip: DEF.achievedOccupancy,
+        value: deviceFigure(device, "achieved_occupancy", device.achievedOccupancy),
+      },
+      {
+        label: "Tensor Core share",
+        tip: DEF.tensorCoreShare,
+        value: deviceFigure(device, "tensor_core_share", device.tensorCoreShare),
+      },
       { label: "Kernel time", tip: DEF.kernelTime, value: orDash(device.kernelTime, formatTime) },
     ]),
   );
