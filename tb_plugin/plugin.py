@@ -17,6 +17,7 @@ from werkzeug import wrappers
 
 from . import layout, provider_runs
 from .http import HttpError, arg, choice, download_route, json_response, json_route, safe_filename
+from .export_route import table_route  # format=csv on the table routes
 from .runs import RunManager
 from .runs import SpanFailed, SpanLoading
 from .runs import UnknownSpan
@@ -112,18 +113,18 @@ class ProfscopePlugin(base_plugin.TBPlugin):
             "/runs": json_route(self._runs_route),
             "/summary": json_route(self._summary_route),
             "/overview": json_route(self._overview_route),
-            "/operators": json_route(self._operators_route),
+            "/operators": table_route(self._operators_route, "operators"),
             "/operators/detail": json_route(self._operator_detail_route),
-            "/kernels": json_route(self._kernels_route),
+            "/kernels": table_route(self._kernels_route, "kernels"),
             "/flamegraph": json_route(self._flamegraph_route),
             "/stacks/folded": download_route(self._folded_stacks_route),
             "/modules": json_route(self._modules_route),
-            "/memory": json_route(self._memory_route),
-            "/distributed": json_route(self._distributed_route),
+            "/memory": table_route(self._memory_route, "memory"),
+            "/distributed": table_route(self._distributed_route, "distributed"),
             "/datapipeline": json_route(self._data_pipeline_route),
-            "/steptrace": json_route(self._step_trace_route),
-            "/compare": json_route(self._compare_route),
-            "/runs/table": json_route(self._runs_table_route),
+            "/steptrace": table_route(self._step_trace_route, "steptrace"),
+            "/compare": table_route(self._compare_route, "compare"),
+            "/runs/table": table_route(self._runs_table_route, "runs/table"),
             "/trace/tracks": json_route(self._trace_tracks_route),
             "/trace/slices": json_route(self._trace_slices_route),
             "/trace/counters": json_route(self._trace_counters_route),
@@ -327,7 +328,9 @@ class ProfscopePlugin(base_plugin.TBPlugin):
                 loading.append(exc.progress)
                 continue
             name = self._span_name(run, worker, span)
-            sides[prefix] = compare.CompareSide(run, worker, name, model, self._batch_size_of(run, worker, name))
+            page_batch = self._int(request, f"{prefix}_batch_size", 0, 0, 1 << 31) or None  # entered in the page
+            sides[prefix] = compare.CompareSide(run, worker, name, model, self._batch_size_of(run, worker, name),
+                                                page_batch)
         if loading:
             # Both sides count: a ready side is done.
             raise SpanLoading((sum(loading) + len(sides)) / (len(loading) + len(sides)))

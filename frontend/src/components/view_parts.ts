@@ -42,6 +42,11 @@ export function loadingNote(what: string, progress: number | null, testId: strin
   return el("p", { className: "ps-view-loading", testId, attrs: { role: "status" } }, `Loading ${what}…${percent}`);
 }
 
+/** A section title with something beside it on the right (a CSV download). */
+export function sectionHead(title: Child, ...extra: Child[]): HTMLElement {
+  return el("div", { className: "ps-section-head" }, el("h3", {}, title), ...extra);
+}
+
 export function emptyNote(testId: string, title: string, text: string): HTMLElement {
   return el("section", { className: "ps-view-empty ps-panel", testId }, el("h2", {}, title), el("p", {}, text));
 }

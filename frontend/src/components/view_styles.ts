@@ -74,6 +74,10 @@ button.ps-bar-row:hover { background: var(--ps-bg-hover); }
 .ps-controls { display: flex; flex-wrap: wrap; gap: 8px 16px; align-items: center; }
 .ps-controls label { display: inline-flex; gap: 6px; align-items: center; color: var(--ps-fg-muted); }
 .ps-count { color: var(--ps-fg-muted); margin-left: auto; font-variant-numeric: tabular-nums; }
+.ps-csv-download { font-size: 12px; white-space: nowrap; }
+.ps-section-head { display: flex; flex-wrap: wrap; align-items: baseline; gap: 4px 16px; margin: 0 0 8px; }
+.ps-section-head h3 { margin: 0; }
+.ps-section-head .ps-csv-download { margin-left: auto; }
 .ps-vtable { border: 1px solid var(--ps-border); border-radius: 6px; overflow: hidden; }
 .ps-vtable-scroll { overflow: auto; position: relative; }
 .ps-vtable-inner { position: relative; }

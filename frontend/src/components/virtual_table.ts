@@ -63,6 +63,9 @@ export interface VirtualTable<T> {
   setSelected(key: string | null): void;
   /** The rows after filtering and sorting, in display order. */
   visibleRows(): readonly T[];
+  /** The sort and filter now applied (what a CSV download asks for). */
+  sortState(): SortState;
+  filterQuery(): string;
 }
 
 interface RenderedRow {
@@ -313,5 +316,7 @@ export function createVirtualTable<T>(options: VirtualTableOptions<T>): VirtualT
       renderNow();
     },
     visibleRows: () => shown,
+    sortState: () => sort,
+    filterQuery: () => query,
   };
 }

@@ -3,15 +3,16 @@
 // URL parameters: distributed.span_index, distributed.sort.
 import { fetchDistributed, type DistributedData, type RankRow } from "../api/distributed";
 import { injectAnalysisStyles } from "../components/analysis_styles";
+import { csvDownloadLink } from "../components/csv_download";
 import { el, replaceChildren } from "../components/dom";
 import { createHostLoader } from "../components/loader";
-import { emptyNote, metricLabel } from "../components/view_parts";
+import { emptyNote, metricLabel, sectionHead } from "../components/view_parts";
 import { injectViewStyles } from "../components/view_styles";
 import { createVirtualTable } from "../components/virtual_table";
 import { DISTRIBUTED_DEFINITIONS as DEF } from "../lib/analysis_definitions";
 import { parseSpanIndex, spanIndexCount, stragglerSentence } from "../lib/distributed_model";
 import { formatCount } from "../lib/format";
-import { formatSortParam, parseSortParam } from "../lib/table_model";
+import { formatSortParam, parseSortParam, type SortState } from "../lib/table_model";
 import { collectivesTable, rankColumns, stepBars, waitBars } from "./distributed_parts";
 import type { ViewContext, ViewDefinition } from "./types";
 
@@ -99,9 +100,25 @@ function mountDistributed(host: HTMLElement, ctx: ViewContext): void {
       stragglerCallout(data),
       el("div", { className: "ps-row" }, stepBars(data.ranks, stragglerWorker), waitBars(data.ranks, stragglerWorker)),
       data.waitMethod !== null ? el("p", { className: "ps-note" }, `Wait: collectives ${data.waitMethod}.`) : null,
-      el("section", {}, el("h3", {}, "Ranks (mean per step)"), table.root),
-      el("section", {}, el("h3", {}, "Collectives (over the span, every rank)"), collectivesTable(data.collectives)),
+      el("section", {}, sectionHead("Ranks (mean per step)", csv("ranks", () => table.sortState())), table.root),
+      el(
+        "section",
+        {},
+        sectionHead("Collectives (over the span, every rank)", csv("collectives", () => null)),
+        collectivesTable(data.collectives),
+      ),
     );
+  }
+
+  function csv(table: "ranks" | "collectives", sort: () => SortState | null): HTMLElement {
+    return csvDownloadLink({
+      api: ctx.api,
+      route: "distributed",
+      params: () => ({ run: run!.name, span_index: spanIndex }),
+      state: () => ({ table, sort: sort(), filter: "" }),
+      testId: `distributed-${table}-csv`,
+      what: `the ${table}`,
+    });
   }
 
   function load(): void {
