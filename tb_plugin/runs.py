@@ -26,6 +26,7 @@ from .cache import ModelCache, SourceIdentity
 from .discovery import Discovery, SpanSource
 from .model.trace_model import TraceModel
 from .storage import LogdirUnreadable
+from .views import span_names
 
 logger = logging.getLogger(__name__)
 
@@ -456,6 +457,8 @@ class RunManager:
             info["error"] = state.error
         if state.source.manifest:
             info["manifest"] = _listed_manifest(state.source.manifest)
+        # Start time of day, steps and length: what the span pickers show instead of the id.
+        info.update(span_names.span_facts(state.model if state.status == "ready" else None, state.source.manifest))
         return info
 
     def pending_files(self) -> int:

@@ -4,6 +4,7 @@
 import type { RunInfo, SpanRef } from "../api/types";
 import { formatDuration, formatPercent } from "../lib/format";
 import { formatFixed, formatMicrosNumber } from "../lib/metric_format";
+import { spanFactsText, spanOptionTitle } from "../lib/span_names";
 
 /** The two spans of a comparison. */
 export interface ComparePair {
@@ -46,7 +47,12 @@ export function spanChoices(runs: readonly RunInfo[]): SpanChoice[] {
     for (const worker of run.workers) {
       worker.spans.forEach((span, index) => {
         const ref = { run: run.name, worker: worker.name, span };
-        out.push({ ref, label: spanChoiceLabel(ref, index, worker.spans.length), title: `${run.name} · ${worker.name} · ${span}` });
+        const facts = spanFactsText(worker.spanFacts?.[index]);
+        out.push({
+          ref,
+          label: `${spanChoiceLabel(ref, index, worker.spans.length)}${facts !== null ? ` · ${facts}` : ""}`,
+          title: `${run.name} · ${worker.name} · ${spanOptionTitle(span, worker.spanFacts?.[index])}`,
+        });
       });
     }
   }

@@ -12,6 +12,7 @@ import { createVirtualTable } from "../components/virtual_table";
 import { DISTRIBUTED_DEFINITIONS as DEF } from "../lib/analysis_definitions";
 import { parseSpanIndex, spanIndexCount, stragglerSentence } from "../lib/distributed_model";
 import { formatCount } from "../lib/format";
+import { spanFactsText } from "../lib/span_names";
 import { formatSortParam, parseSortParam, type SortState } from "../lib/table_model";
 import { collectivesTable, rankColumns, stepBars, waitBars } from "./distributed_parts";
 import type { ViewContext, ViewDefinition } from "./types";
@@ -49,7 +50,10 @@ function mountDistributed(host: HTMLElement, ctx: ViewContext): void {
   let spanIndex = parseSpanIndex(ctx.param("span_index"), spanCount);
   const spanPicker = el("select", { className: "ps-select", testId: "distributed-span-index", attrs: { "aria-label": "Span index" } });
   for (let index = 0; index < Math.max(spanCount, 1); index += 1) {
-    spanPicker.appendChild(new Option(`span ${index + 1} of ${Math.max(spanCount, 1)}`, String(index)));
+    // The first worker's span at this index tells when it ran (every worker's span of one index is one window).
+    const first = run.workers.find((worker) => index < worker.spans.length);
+    const facts = spanFactsText(first?.spanFacts?.[index]);
+    spanPicker.appendChild(new Option(`span ${index + 1} of ${Math.max(spanCount, 1)}${facts !== null ? ` · ${facts}` : ""}`, String(index)));
   }
   spanPicker.value = String(spanIndex);
   spanPicker.disabled = spanCount < 2;

@@ -7,7 +7,9 @@ import { el, replaceChildren } from "../components/dom";
 import { createHostLoader } from "../components/loader";
 import { injectViewStyles } from "../components/view_styles";
 import { keyValueList, metricLabel, spanRefOf } from "../components/view_parts";
-import { formatCount, spanLabel } from "../lib/format";
+import { passiveTip } from "../components/tooltip";
+import { formatCount } from "../lib/format";
+import { spanOptionLabel, spanOptionTitle } from "../lib/span_names";
 import { formatTime } from "../lib/metric_format";
 import { METRIC_DEFINITIONS as DEF, STEP_SOURCE_TEXT } from "../lib/metrics";
 import type { ViewContext, ViewDefinition } from "./types";
@@ -56,7 +58,8 @@ function configurationSection(
   onMarker: (marker: string) => void,
 ): HTMLElement {
   const { worker, spanIndex } = ctx.selection;
-  const spanText = worker !== null ? spanLabel(spanIndex, worker.spans.length, ref.span) : ref.span;
+  const facts = worker?.spanFacts?.[spanIndex];
+  const spanText = worker !== null ? spanOptionLabel(spanIndex, worker.spans.length, ref.span, facts) : ref.span;
   const devices =
     data.devices.length > 0
       ? data.devices.map((device) => device.name).join(", ")
@@ -82,7 +85,7 @@ function configurationSection(
         [
           { label: "Run", value: ref.run },
           { label: "Worker", value: ref.worker },
-          { label: "Span", value: spanText },
+          { label: "Span", value: passiveTip(el("span", { testId: "overview-span" }, spanText), spanOptionTitle(ref.span, facts)) },
           { label: "Devices", value: devices },
         ],
         "overview-selection",

@@ -281,6 +281,7 @@ export function createRunTableSection(options: RunTableSectionOptions): RunTable
       testId: "runs-table",
       emptyText: "No span matches the filter.",
       maxHeight: 300,
+      stickyColumns: 2,
       signal: options.signal,
     });
     table.setRows(rows);
