@@ -25,6 +25,7 @@ from .views import distributed, kernels, memory, modules, operators, overview, p
 from .views import compare, run_table
 from .views import data_pipeline
 from .views import step_trace
+from .views import range_summary
 from .ingest import mindspore_step_trace
 from .ingest import minddata
 
@@ -131,6 +132,7 @@ class ProfscopePlugin(base_plugin.TBPlugin):
             "/trace/event": json_route(self._trace_event_route),
             "/trace/flows": json_route(self._trace_flows_route),
             "/trace/search": json_route(self._trace_search_route),
+            "/trace/range": table_route(self._trace_range_route, "trace/range"),
             "/trace/download": self._trace_download_route,
         }
 
@@ -432,6 +434,19 @@ class ProfscopePlugin(base_plugin.TBPlugin):
         model = self._resolve(request)
         return trace.search(model, arg(request, "q", required=True) or "", self._int(request, "offset", 0),
                             self._int(request, "limit", trace.SEARCH_PAGE, 1, 1000))
+
+    def _trace_range_route(self, request: wrappers.Request) -> dict[str, Any]:
+        """What lies in a time range (the trace viewer's area selection): slices by name per track kind, the steps
+        inside it and its breakdown."""
+        model = self._resolve(request)
+        start, end = self._float(request, "start"), self._float(request, "end")
+        if start is None or end is None:
+            raise HttpError(400, "start and end are required")
+        track_ids = [t for t in (request.args.get("tracks") or "").split(",") if t]
+        try:
+            return range_summary.range_summary(model, start, end, track_ids or None)
+        except ValueError as exc:
+            raise HttpError(400, str(exc)) from None
 
     @wrappers.Request.application
     def _trace_download_route(self, request: wrappers.Request) -> wrappers.Response:

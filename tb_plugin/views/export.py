@@ -433,6 +433,13 @@ def step_trace_table(answer: Mapping[str, Any], which: Optional[str] = None) -> 
     return Table("steps", columns, steps, lambda row: row["name"], ("step", "asc"))
 
 
+def range_table(answer: Mapping[str, Any], which: Optional[str] = None) -> Table:
+    """The trace viewer's area selection: slices by track kind and name."""
+    columns = [_col("kind", "Track kind"), _col("name", "Name"), _col("count", "Slices"),
+               _us("total", "Time in range"), _us("self", "Self time in range")]
+    return Table("range", columns, answer.get("rows", []), lambda row: row["name"], ("total", "desc"))
+
+
 # Route (path under the plugin) → its tables.
 TABLES: dict[str, Callable[[Mapping[str, Any], Optional[str]], Table]] = {
     "operators": operators_table,
@@ -442,6 +449,7 @@ TABLES: dict[str, Callable[[Mapping[str, Any], Optional[str]], Table]] = {
     "compare": compare_table,
     "runs/table": run_table_table,
     "steptrace": step_trace_table,
+    "trace/range": range_table,
 }
 
 
