@@ -437,7 +437,7 @@ def range_table(answer: Mapping[str, Any], which: Optional[str] = None) -> Table
     """The trace viewer's area selection: slices by track kind and name."""
     columns = [_col("kind", "Track kind"), _col("name", "Name"), _col("count", "Slices"),
                _us("total", "Time in range"), _us("self", "Self time in range")]
-    return Table("range", columns, answer.get("rows", []), lambda row: row["name"], ("total", "desc"))
+    return Table("range", columns, answer.get("rows", []), lambda row: f"{row['kind']} {row['name']}", ("total", "desc"))
 
 
 # Route (path under the plugin) → its tables.
