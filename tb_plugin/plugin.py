@@ -113,7 +113,7 @@ class ProfscopePlugin(base_plugin.TBPlugin):
             "/static/*": self._serve_static,
             "/runs": json_route(self._runs_route),
             "/summary": json_route(self._summary_route),
-            "/overview": json_route(self._overview_route),
+            "/overview": table_route(self._overview_route, "overview"),
             "/operators": table_route(self._operators_route, "operators"),
             "/operators/detail": json_route(self._operator_detail_route),
             "/kernels": table_route(self._kernels_route, "kernels"),

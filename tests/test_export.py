@@ -180,3 +180,12 @@ def test_a_hostile_name_stays_text(tmp_path: Path, make_client) -> None:
     code, text, _ = _csv(client, "operators", run="evil", worker="worker0", sort="name:asc")
     assert code == 200
     assert [line[0] for line in rows_of(text)[1:]] == ["'=cmd|' /C calc'!A0", "'@SUM(A1)"]
+
+
+def test_numpy_numbers_are_plain_cells() -> None:
+    import numpy as np
+
+    table = export.Table("t", [export.Column("v", "V", lambda r: r["v"])],
+                         [{"v": np.float64(926.05)}, {"v": np.int64(3)}, {"v": np.float32("nan")}, {"v": np.bool_(True)}],
+                         lambda r: "", ("v", "desc"))
+    assert rows_of(export.to_csv(table)) == [["V"], ["926.05"], ["3"], ["yes"], [""]]

@@ -27,6 +27,8 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Optional, Sequence, Union
 
+from .overview import CATEGORIES
+
 Row = Any
 SortValue = Union[int, float, str, bool, None]
 Cell = Union[int, float, str, bool, None]
@@ -75,7 +77,9 @@ def text_sort_key(text: str) -> bytes:
 
 
 def _missing(value: SortValue) -> bool:
-    return value is None or (isinstance(value, float) and math.isnan(value))
+    if value is None or isinstance(value, (str, bool)):
+        return value is None
+    return math.isnan(float(value))  # numpy scalars included
 
 
 def _ascending_key(value: SortValue) -> tuple[int, Any]:
@@ -140,6 +144,8 @@ def safe_text(text: str) -> str:
 def cell_text(value: Cell) -> str:
     if value is None:
         return ""
+    if not isinstance(value, str) and hasattr(value, "item"):
+        value = value.item()  # a numpy scalar: its Python value (repr of np.float64 names the type)
     if isinstance(value, bool):
         return "yes" if value else "no"
     if isinstance(value, int):
@@ -147,7 +153,7 @@ def cell_text(value: Cell) -> str:
     if isinstance(value, float):
         if not math.isfinite(value):
             return ""
-        return str(int(value)) if value.is_integer() and abs(value) < 2**53 else repr(value)
+        return str(int(value)) if value.is_integer() and abs(value) < 2**53 else repr(float(value))
     return safe_text(str(value))
 
 
@@ -440,8 +446,19 @@ def range_table(answer: Mapping[str, Any], which: Optional[str] = None) -> Table
     return Table("range", columns, answer.get("rows", []), lambda row: f"{row['kind']} {row['name']}", ("total", "desc"))
 
 
+def overview_table(answer: Mapping[str, Any], which: Optional[str] = None) -> Table:
+    """The overview's steps: each step's time by category (the step-time chart's columns)."""
+    if which not in (None, "steps"):
+        raise ExportError("table must be steps")
+    steps = [dict(step, _index=i) for i, step in enumerate(answer.get("steps", []))]
+    columns = [Column("step", "Step", _field("name"), _field("_index")), _us("start", "Start"), _us("dur", "Duration")]
+    columns += [Column(c, f"{c} (us)", lambda row, c=c: (row.get("breakdown") or {}).get(c)) for c in CATEGORIES]
+    return Table("steps-breakdown", columns, steps, lambda row: row["name"], ("step", "asc"))
+
+
 # Route (path under the plugin) → its tables.
 TABLES: dict[str, Callable[[Mapping[str, Any], Optional[str]], Table]] = {
+    "overview": overview_table,
     "operators": operators_table,
     "kernels": kernels_table,
     "memory": memory_table,
