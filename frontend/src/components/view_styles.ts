@@ -76,7 +76,7 @@ button.ps-bar-row:hover { background: var(--ps-bg-hover); }
 .ps-count { color: var(--ps-fg-muted); margin-left: auto; font-variant-numeric: tabular-nums; }
 .ps-csv-download { font-size: 12px; white-space: nowrap; }
 .ps-section-head { display: flex; flex-wrap: wrap; align-items: baseline; gap: 4px 16px; margin: 0 0 8px; }
-.ps-section-head h3 { margin: 0; }
+.ps-section-head h3, .ps-section-head h2 { margin: 0; }
 .ps-section-head .ps-csv-download { margin-left: auto; }
 .ps-vtable { border: 1px solid var(--ps-border); border-radius: 6px; overflow: hidden; position: relative; }
 .ps-vtable::after { content: ""; position: absolute; top: 0; right: 0; bottom: 0; width: 28px; pointer-events: none;

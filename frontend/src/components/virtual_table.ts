@@ -82,7 +82,7 @@ const DEFAULT_MAX_HEIGHT = 520;
 
 // Header labels are 13px semibold; the sort arrow and the cell padding come on top.
 const HEADER_FONT = "600 13px Roboto, system-ui, -apple-system, \"Segoe UI\", Helvetica, Arial, sans-serif";
-const HEADER_EXTRA_PX = 16 + 18;
+const HEADER_EXTRA_PX = 16 + 12;
 let measureContext: CanvasRenderingContext2D | null | undefined;
 
 /** The width a header label needs on one line, px: measured where a canvas is at hand, else estimated. */

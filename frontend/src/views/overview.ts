@@ -2,6 +2,7 @@
 // figures and recommendations. The step marker (a record_function name that marks user steps) lives
 // in the URL as `overview.step_marker` and reloads the page's data in place.
 import { fetchOverview, type OverviewData } from "../api/overview";
+import { csvDownloadLink } from "../components/csv_download";
 import type { SpanRef } from "../api/types";
 import { el, replaceChildren } from "../components/dom";
 import { createHostLoader } from "../components/loader";
@@ -128,7 +129,18 @@ function mountOverview(host: HTMLElement, ctx: ViewContext): void {
           }),
           gpuSummarySection(data),
           hostCpuSection(data, signal),
-          breakdownChartSection(data, signal),
+          breakdownChartSection(
+            data,
+            signal,
+            csvDownloadLink({
+              api: ctx.api,
+              route: "overview",
+              params: () => ({ run: ref!.run, worker: ref!.worker, span: ref!.span, step_marker: marker === "" ? undefined : marker }),
+              state: () => ({ table: "steps", sort: null, filter: "" }),
+              testId: "breakdown-csv",
+              what: "each step's time by category",
+            }),
+          ),
           el("div", { className: "ps-row" }, averagesSection(data), benchmarkSection(data)),
           recommendationsSection(data),
         ),

@@ -13,7 +13,7 @@ import { createHostLoader } from "../components/loader";
 import { keyValueList, metricLabel, sectionHead, spanRefOf } from "../components/view_parts";
 import { injectViewStyles } from "../components/view_styles";
 import { createVirtualTable, type TableColumn } from "../components/virtual_table";
-import { stepAxisLabels } from "../lib/chart_data";
+import { stepAxisLabels, stepAxisTitle } from "../lib/chart_data";
 import { formatPercent } from "../lib/format";
 import { formatAxisDuration, formatMicrosNumber, formatTime } from "../lib/metric_format";
 import {
@@ -133,7 +133,7 @@ function chartSection(data: StepTraceData, layers: readonly StepLayer[], signal:
           columnLabels: stepAxisLabels(data.steps.map((step) => step.name)),
           layers: chartLayers(data, layers),
           valueFormat: formatAxisDuration,
-          xLabel: "Step",
+          xLabel: stepAxisTitle(data.steps.map((step) => step.name)),
           yLabel: "Step time",
           ariaLabel: `Step trace of ${data.steps.length} steps, stacked by phase`,
           testId: "step-trace-chart",
