@@ -129,6 +129,9 @@ button.ps-bar-row:hover { background: var(--ps-bg-hover); }
 .ps-view-loading { color: var(--ps-fg-muted); padding: 24px 0; }
 .ps-view-empty h2 { font-size: 16px; font-weight: 500; margin: 0 0 6px; }
 .ps-view-empty p { margin: 0; color: var(--ps-fg-muted); }
+.ps-view-empty p + p { margin-top: 6px; }
+.ps-view-empty .ps-empty-how { color: var(--ps-fg); }
+.ps-view-empty .ps-button { margin-top: 10px; }
 `;
 
 /** Adds the stylesheet once per document. */

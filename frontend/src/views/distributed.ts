@@ -6,7 +6,8 @@ import { injectAnalysisStyles } from "../components/analysis_styles";
 import { csvDownloadLink } from "../components/csv_download";
 import { el, replaceChildren } from "../components/dom";
 import { createHostLoader } from "../components/loader";
-import { emptyNote, metricLabel, sectionHead } from "../components/view_parts";
+import { emptyStateNote, metricLabel, sectionHead } from "../components/view_parts";
+import { singleWorkerState } from "../lib/empty_states";
 import { injectViewStyles } from "../components/view_styles";
 import { createVirtualTable } from "../components/virtual_table";
 import { DISTRIBUTED_DEFINITIONS as DEF } from "../lib/analysis_definitions";
@@ -78,7 +79,7 @@ function mountDistributed(host: HTMLElement, ctx: ViewContext): void {
       replaceChildren(
         body,
         failedNote(data),
-        emptyNote("distributed-unavailable", "Nothing distributed to show", data.hint ?? "This run has fewer than two workers with this span."),
+        emptyStateNote("distributed-unavailable", singleWorkerState(run!.workers.length)),
       );
       return;
     }

@@ -6,7 +6,8 @@ import { csvDownloadLink } from "../components/csv_download";
 import { el, replaceChildren } from "../components/dom";
 import { createHostLoader } from "../components/loader";
 import { injectViewStyles } from "../components/view_styles";
-import { createTableControls, emptyNote, spanRefOf } from "../components/view_parts";
+import { createTableControls, emptyStateNote, spanRefOf } from "../components/view_parts";
+import { noKernelsState } from "../lib/empty_states";
 import { createVirtualTable, type TableColumn, type VirtualTable } from "../components/virtual_table";
 import { shares, topN } from "../lib/chart_data";
 import { formatCount, formatPercent } from "../lib/format";
@@ -195,6 +196,12 @@ function mountKernel(host: HTMLElement, ctx: ViewContext): void {
     if (table === null || data === null) return;
     replaceChildren(chartsHost, charts(data, table.visibleRows(), filter));
   }
+
+  function openOperators(): HTMLElement {
+    const button = el("button", { className: "ps-button", testId: "kernel-empty-operators", attrs: { type: "button" } }, "Open the Operator view");
+    button.addEventListener("click", () => ctx.navigate("operator", {}));
+    return button;
+  }
   page.append(el("h2", {}, "GPU kernels"), controls.root, chartsHost, tableHost);
 
   function show(loaded: KernelsData, signal: AbortSignal): void {
@@ -204,12 +211,7 @@ function mountKernel(host: HTMLElement, ctx: ViewContext): void {
       replaceChildren(chartsHost);
       replaceChildren(
         tableHost,
-        emptyNote(
-          "kernel-empty",
-          "This span has no GPU kernels",
-          "The trace records no kernel events: it is a CPU-only run, or the profiler did not record CUDA activity " +
-            "(ProfilerActivity.CUDA).",
-        ),
+        emptyStateNote("kernel-empty", noKernelsState(ctx.selection.run?.framework), openOperators()),
       );
       return;
     }

@@ -16,7 +16,8 @@ import { csvDownloadLink } from "../components/csv_download";
 import { el, replaceChildren } from "../components/dom";
 import { createHostLoader, createSignalSlot } from "../components/loader";
 import { injectViewStyles } from "../components/view_styles";
-import { createTableControls, emptyNote, spanRefOf } from "../components/view_parts";
+import { createTableControls, emptyStateNote, spanRefOf } from "../components/view_parts";
+import { noOperatorsState } from "../lib/empty_states";
 import { createVirtualTable, type VirtualTable } from "../components/virtual_table";
 import { topN } from "../lib/chart_data";
 import { formatTime } from "../lib/metric_format";
@@ -188,7 +189,7 @@ function mountOperator(host: HTMLElement, ctx: ViewContext): void {
     data = loaded;
     if (loaded.rows.length === 0) {
       replaceChildren(chartsHost);
-      replaceChildren(tableHost, emptyNote("operator-empty", "No operators in this span", "The trace records no framework operators (cpu_op events)."));
+      replaceChildren(tableHost, emptyStateNote("operator-empty", noOperatorsState(ctx.selection.run?.framework)));
       controls.setCount(0, 0);
       return;
     }

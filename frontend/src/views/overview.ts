@@ -3,6 +3,8 @@
 // in the URL as `overview.step_marker` and reloads the page's data in place.
 import { fetchOverview, type OverviewData } from "../api/overview";
 import { csvDownloadLink } from "../components/csv_download";
+import { emptyStateNote } from "../components/view_parts";
+import { noGpuState } from "../lib/empty_states";
 import type { SpanRef } from "../api/types";
 import { el, replaceChildren } from "../components/dom";
 import { createHostLoader } from "../components/loader";
@@ -24,6 +26,11 @@ import {
 } from "./overview_sections";
 
 const MARKER_PARAM = "step_marker";
+
+/** Where the GPU summary would be: why there is none and how to record it (a span with device work has cards). */
+function noGpuNote(data: OverviewData, framework: string | undefined): HTMLElement | null {
+  return data.hasDevice ? null : emptyStateNote("gpu-summary-unavailable", noGpuState(framework));
+}
 
 function markerForm(current: string, onApply: (marker: string) => void): HTMLElement {
   const input = el("input", {
@@ -127,7 +134,7 @@ function mountOverview(host: HTMLElement, ctx: ViewContext): void {
             ctx.setParams({ [MARKER_PARAM]: next === "" ? null : next });
             load();
           }),
-          gpuSummarySection(data),
+          gpuSummarySection(data) ?? noGpuNote(data, ctx.selection.run?.framework),
           hostCpuSection(data, signal),
           breakdownChartSection(
             data,
