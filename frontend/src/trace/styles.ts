@@ -31,7 +31,7 @@ const CSS = `
 .ps-trace-canvas[data-cursor="pointer"] { cursor: pointer; }
 .ps-trace-canvas[data-cursor="grabbing"] { cursor: grabbing; }
 .ps-trace-canvas[data-cursor="col-resize"] { cursor: col-resize; }
-.ps-trace-range { flex-basis: 480px; max-width: 50%; }
+.ps-trace-details.ps-trace-range { flex-basis: 500px; max-width: 55%; }
 .ps-trace-range-controls { display: flex; flex-wrap: wrap; align-items: center; gap: 6px 12px; margin: 0 0 6px; }
 .ps-trace-range-filter { flex: 1; min-width: 140px; }
 .ps-trace-range .ps-share-bar { margin-top: 4px; }
