@@ -163,6 +163,25 @@ def test_run_table_and_compare_csv(client) -> None:
     assert lines[1][:3] == ["implicit_convolve_sgemm", "experiment only", "400"]
 
 
+def test_compare_route_with_batch_sizes_entered_in_the_page(client) -> None:
+    from test_routes import check
+
+    params = dict(base_run="mlp", base_worker="worker0", exp_run="gpu", exp_worker="worker0")
+    status, plain = client.get("compare", **params)
+    assert status == 200 and plain["per_sample"] is None
+    status, answer = client.get("compare", **params, base_batch_size=8, exp_batch_size=16)
+    assert status == 200
+    check(answer, "Compare")
+    assert (answer["base"]["batch_size"], answer["base"]["batch_size_source"]) == (8, "page")
+    assert answer["per_sample"]["exp"] == pytest.approx(answer["step_time"]["exp"] / 16)
+    assert answer["notes"][0]["id"] == "batch_sizes_differ"
+    code, text, _ = _csv(client, "compare", **params, base_batch_size="8", exp_batch_size="16", table="kernels")
+    assert code == 200
+    header = rows_of(text)[0]
+    assert "Change per sample (us)" in header
+    assert client.get("compare", **params, base_batch_size="x")[0] == 400
+
+
 def test_csv_errors_are_the_json_errors(client) -> None:
     code, text, headers = _csv(client, "operators", run="nope", worker="worker0")
     assert code == 404 and headers["Content-Type"] == "application/json"

@@ -16,6 +16,7 @@ from profscope.tb_plugin.views.range_summary import range_summary
 
 from conftest import copy_trace, real_trace
 from handmade import gpu_step_trace, trace, write, x
+from test_routes import check
 
 MLP = "torch213/mlp_train_sched/worker0.1795303442092317655.pt.trace.json.gz"
 
@@ -75,6 +76,7 @@ def test_route_json_and_csv(tmp_path: Path, make_client) -> None:
     status, answer = client.get("trace/range", run="mlp", worker="worker0", start=step["start"],
                                 end=step["start"] + step["dur"])
     assert status == 200
+    check(answer, "RangeSummary")
     assert answer["slices"] > 0 and answer["rows"]
     assert answer["steps"]["count"] >= 1
     response = client.client.get("/data/plugin/profscope/trace/range", query_string={
