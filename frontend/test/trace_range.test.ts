@@ -2,18 +2,12 @@
 // column's width, and the trace/range answer.
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import type { TrackInfo } from "../src/api/trace";
 import { parseRangeSummary, rangeParams } from "../src/api/trace_range";
 import { DEFAULT_METRICS, formatPinned, layoutTracks, parsePinned, PINNED_GROUP, sliceTracksBetween, togglePinned } from "../src/trace/layout";
 import { clampHeaderWidth, HEADER_WIDTH, MIN_HEADER_WIDTH } from "../src/trace/viewer";
+import { TRACE_TRACKS } from "./fixtures";
 
-const TRACKS: TrackInfo[] = [
-  { id: "s4", name: "thread PyTorch Profiler", kind: "cpu", group: "process Traces", maxDepth: 0, unit: "" },
-  { id: "s1", name: "thread 25738 (python)", kind: "cpu", group: "python", maxDepth: 7, unit: "" },
-  { id: "s3", name: "stream 7", kind: "gpu", group: "GPU 0", maxDepth: 0, unit: "" },
-  { id: "s2", name: "thread 25772 (python)", kind: "cpu", group: "python", maxDepth: 4, unit: "" },
-  { id: "c:gpu_util:0", name: "GPU 0 utilization", kind: "counter", group: "GPU 0", maxDepth: 0, unit: "fraction" },
-];
+const TRACKS = TRACE_TRACKS;
 
 describe("pinned tracks", () => {
   test("pinned tracks come first, in pin order, and leave their groups", () => {
