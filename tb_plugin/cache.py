@@ -38,7 +38,7 @@ from .ingest import load_trace
 from .model.trace_model import TABLE_TYPES, TraceModel, Track
 
 # Bump whenever the model's columns or their meaning change: old entries are then ignored.
-MODEL_FORMAT_VERSION = 6  # 6: Ascend layers (msprof), launches linked by any runtime → device flow
+MODEL_FORMAT_VERSION = 7  # 7: the framework decided by the whole document (a cached guess from the head is stale)
 _MAGIC = b"PSCOPE01"
 MODEL_SUFFIX = ".model"
 DEFAULT_MAX_GB = 20.0

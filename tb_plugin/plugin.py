@@ -170,6 +170,11 @@ class ProfscopePlugin(base_plugin.TBPlugin):
         logdir_error = manager.logdir_error()
         if logdir_error:
             payload["logdir_error"] = logdir_error  # e.g. a remote logdir's bucket or credentials
+        # What the scan left out and why; with no runs, what it looked for (the empty page lists it).
+        payload["skipped"] = manager.skipped_files()
+        if not payload["runs"]:
+            payload["looked_for"] = [{"pattern": item.pattern, "written_by": item.written_by}
+                                     for item in layout.LAYOUTS_LOOKED_FOR]
         return payload
 
     def _resolve(self, request: wrappers.Request) -> Any:

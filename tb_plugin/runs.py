@@ -429,18 +429,23 @@ class RunManager:
                     ) + (f" (and {len(failed) - 5} more)" if len(failed) > 5 else "")
                 else:
                     entry["status"] = "ready"
-                frameworks = sorted({s.source.framework or (s.model.framework if s.model else "pytorch") for s in states})
-                entry["framework"] = frameworks[0] if len(frameworks) == 1 else ",".join(frameworks)
+                # Named by the file (writer, Paddle, MindSpore), else decided by the content once parsed.
+                frameworks = sorted({s.source.framework or s.model.framework for s in states
+                                     if s.source.framework or s.model is not None})
+                if frameworks:
+                    entry["framework"] = ",".join(frameworks)
                 entry["workers"] = []
                 for worker in sorted(workers):
                     spans = sorted(workers[worker], key=lambda s: layout.span_sort_key(s.source.span))
-                    entry["workers"].append(
-                        {
-                            "name": worker,
-                            "spans": [s.source.span for s in spans],
-                            "span_info": [self._span_info(s) for s in spans],
-                        }
-                    )
+                    span_info = [self._span_info(s) for s in spans]
+                    worker_entry: dict[str, Any] = {
+                        "name": worker, "spans": [s.source.span for s in spans], "span_info": span_info,
+                    }
+                    # The rank the traces record (distributedInfo), once a span is parsed; names stay the files'.
+                    ranks = [info["rank"] for info in span_info if "rank" in info]
+                    if ranks:
+                        worker_entry["rank"] = ranks[0]
+                    entry["workers"].append(worker_entry)
                 out.append(entry)
             return out
 
@@ -459,7 +464,17 @@ class RunManager:
             info["manifest"] = _listed_manifest(state.source.manifest)
         # Start time of day, steps and length: what the span pickers show instead of the id.
         info.update(span_names.span_facts(state.model if state.status == "ready" else None, state.source.manifest))
+        if state.model is not None:
+            from .views.distributed import distributed_rank
+
+            rank = distributed_rank(state.model)
+            if rank is not None:
+                info["rank"] = rank
         return info
+
+    def skipped_files(self) -> dict[str, Any]:
+        """The files of the last scan that are no span, by reason (the ``runs`` route's ``skipped``)."""
+        return self._discovery.skipped.as_json()
 
     def pending_files(self) -> int:
         with self._lock:

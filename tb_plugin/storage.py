@@ -20,6 +20,7 @@ import datetime
 import os
 import posixpath
 import re
+import stat as stat_mode
 from abc import ABC, abstractmethod
 from collections import defaultdict
 from dataclasses import dataclass
@@ -150,6 +151,12 @@ class Storage(ABC):
         """The first ``limit`` bytes of a small file (a manifest); None when it cannot be read."""
 
     @abstractmethod
+    def read_head(self, location: str, limit: int) -> Optional[bytes]:
+        """At most the first ``limit`` bytes of any file a scan found (discovery sniffs a JSON file's start);
+        None when it cannot be read. A local file is read only when it is a regular file: a FIFO or a
+        device named like a trace is never waited on."""
+
+    @abstractmethod
     def open(self, location: str) -> BinaryIO:
         """Open a file for reading (the caller closes it)."""
 
@@ -207,6 +214,20 @@ class LocalStorage(Storage):
                 return f.read(limit)
         except OSError:
             return None
+
+    def read_head(self, location: str, limit: int) -> Optional[bytes]:
+        try:
+            fd = os.open(location, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
+        except OSError:
+            return None
+        try:
+            if not stat_mode.S_ISREG(os.fstat(fd).st_mode):
+                return None
+            return os.read(fd, limit)
+        except OSError:
+            return None
+        finally:
+            os.close(fd)
 
     def open(self, location: str) -> BinaryIO:
         return open(location, "rb")
@@ -303,6 +324,14 @@ class FsspecStorage(Storage):
             except Exception:  # noqa: BLE001 - an unreadable manifest is a missing one
                 return None
         return self._small_files[key]
+
+    def read_head(self, location: str, limit: int) -> Optional[bytes]:
+        if location not in self._listing:
+            return None  # not in the listing: no request for a file that is not there
+        try:
+            return bytes(self.filesystem().cat_file(self._fs_path(location), start=0, end=limit))
+        except Exception:  # noqa: BLE001 - an object that cannot be read is reported as unreadable
+            return None
 
     def open(self, location: str) -> BinaryIO:
         return self.filesystem().open(self._fs_path(location), "rb")

@@ -278,7 +278,8 @@ def test_both_msprof_layouts_are_discovered(tmp_path: Path) -> None:
     # A span folder without a trace_view.json: its msprof report is the span.
     _write(logdir / "ms_job" / "host_rank2_1700000001_ascend_ms" / "PROF_000003_20231204093612999_MNOPQR"
            / "mindstudio_profiler_output" / "msprof_20231204094000.json", events)
-    # Not reports: another name, and an msprof file outside an output folder.
+    # Not reports: another name in an output folder (a side file of the report); an msprof file outside an
+    # output folder is any Chrome trace (found by its first bytes, named by its file).
     _write(logdir / "other" / "mindstudio_profiler_output" / "msprof_notes.json", events)
     _write(logdir / "other" / "somewhere" / "msprof_20231204093612.json", events)
     found = {(s.run, s.worker, s.span, s.layout) for s in scan_logdir(str(logdir))}
@@ -287,6 +288,7 @@ def test_both_msprof_layouts_are_discovered(tmp_path: Path) -> None:
         # The span folder's trace_view.json stands for the msprof reports beside it (the same window).
         ("ms_job", "rank1", "1700000000", "mindspore"),
         ("ms_job", "rank2", "20231204094000", "msprof"),
+        ("other/somewhere", "msprof_20231204093612", "msprof_20231204093612.json", "chrome"),
     }
     assert layout.parse_msprof_trace_path(["ASCEND_PROFILER_OUTPUT"], "msprof_1.json") is None
     parsed = layout.parse_msprof_trace_path(["run", "PROF_1", "mindstudio_profiler_output"], "msprof_1.json")

@@ -60,10 +60,17 @@ class RankInstances:
     nbytes: np.ndarray  # -1 when unknown
 
 
-def rank_of(model: TraceModel, worker: str, fallback: int) -> int:
+def distributed_rank(model: TraceModel) -> Optional[int]:
+    """The rank the trace itself records (Kineto's ``distributedInfo.rank``), else None."""
     info = model.metadata.get("distributedInfo") or {}
-    if isinstance(info, dict) and isinstance(info.get("rank"), int):
-        return int(info["rank"])
+    rank = info.get("rank") if isinstance(info, dict) else None
+    return rank if isinstance(rank, int) and not isinstance(rank, bool) else None
+
+
+def rank_of(model: TraceModel, worker: str, fallback: int) -> int:
+    recorded = distributed_rank(model)
+    if recorded is not None:
+        return recorded
     m = _RANK_IN_NAME.search(worker)
     return int(m.group(1)) if m else fallback
 
