@@ -202,6 +202,8 @@ def _run_stacks(args: argparse.Namespace) -> int:
 # The operator orders of ``summary --sort`` (report.OPERATOR_SORT_KEYS; kept here so that building
 # the parser imports no analysis code).
 _SORT_KEYS = ("device_self", "device_total", "host_self", "host_total", "calls")
+# The tables of ``summary --csv``.
+_CSV_TABLES = ("operators", "kernels", "steps")
 
 
 def _add_span_arguments(parser: argparse.ArgumentParser) -> None:
@@ -292,6 +294,13 @@ def _add_summary_parser(subparsers: argparse._SubParsersAction) -> None:
                         help="group operators by name (default) or by name and input shape")
     parser.add_argument("--sort", choices=_SORT_KEYS,
                         help="operator order (default: device_self when the span ran GPU work, else host_self)")
+    output = parser.add_mutually_exclusive_group()
+    output.add_argument("--json", action="store_true",
+                        help="print JSON for scripts: the overview (breakdown, GPUs, benchmark, recommendations), the "
+                             "top operators and kernels, the memory peaks, in the routes' units (µs, bytes, 0..1)")
+    output.add_argument("--csv", choices=_CSV_TABLES, nargs="?", const="operators", metavar="TABLE",
+                        help="print one table as CSV, every row: operators (default), kernels or steps (each step's "
+                             "time by category); the same columns as the page's Download CSV")
     parser.set_defaults(handler=_run_summary, usage_error=parser.error)
 
 
@@ -309,7 +318,17 @@ def _run_summary(args: argparse.Namespace) -> int:
     else:
         source = _select_span(_scan(args.logdir), args.logdir, args.run, args.worker, args.span)
         span, _ = _collect_source(source, args.group_by)
-    sys.stdout.write(summary_text(span, top=args.top, sort=args.sort))
+    if args.json:
+        from profscope.tb_plugin.report import summary_json
+        from profscope.tb_plugin.http import to_json_bytes
+
+        sys.stdout.write(to_json_bytes(summary_json(span, top=args.top, sort=args.sort)).decode("utf-8") + "\n")
+    elif args.csv:
+        from profscope.tb_plugin.report import summary_csv
+
+        sys.stdout.write(summary_csv(span, args.csv, sort=args.sort))
+    else:
+        sys.stdout.write(summary_text(span, top=args.top, sort=args.sort))
     return 0
 
 

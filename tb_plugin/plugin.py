@@ -17,6 +17,7 @@ from werkzeug import wrappers
 
 from . import layout, provider_runs
 from .http import HttpError, arg, choice, download_route, json_response, json_route, safe_filename
+from .export_route import table_route  # format=csv on the table routes
 from .runs import RunManager
 from .runs import SpanFailed, SpanLoading
 from .runs import UnknownSpan
@@ -25,6 +26,7 @@ from .views import compare, run_table
 from .views.run_table import manifest_batch_size
 from .views import data_pipeline
 from .views import step_trace
+from .views import range_summary
 from .ingest import mindspore_step_trace
 from .ingest import minddata
 
@@ -120,25 +122,26 @@ class ProfscopePlugin(base_plugin.TBPlugin):
             "/static/*": self._serve_static,
             "/runs": json_route(self._runs_route),
             "/summary": json_route(self._summary_route),
-            "/overview": json_route(self._overview_route),
-            "/operators": json_route(self._operators_route),
+            "/overview": table_route(self._overview_route, "overview"),
+            "/operators": table_route(self._operators_route, "operators"),
             "/operators/detail": json_route(self._operator_detail_route),
-            "/kernels": json_route(self._kernels_route),
+            "/kernels": table_route(self._kernels_route, "kernels"),
             "/flamegraph": json_route(self._flamegraph_route),
             "/stacks/folded": download_route(self._folded_stacks_route),
             "/modules": json_route(self._modules_route),
-            "/memory": json_route(self._memory_route),
-            "/distributed": json_route(self._distributed_route),
+            "/memory": table_route(self._memory_route, "memory"),
+            "/distributed": table_route(self._distributed_route, "distributed"),
             "/datapipeline": json_route(self._data_pipeline_route),
-            "/steptrace": json_route(self._step_trace_route),
-            "/compare": json_route(self._compare_route),
-            "/runs/table": json_route(self._runs_table_route),
+            "/steptrace": table_route(self._step_trace_route, "steptrace"),
+            "/compare": table_route(self._compare_route, "compare"),
+            "/runs/table": table_route(self._runs_table_route, "runs/table"),
             "/trace/tracks": json_route(self._trace_tracks_route),
             "/trace/slices": json_route(self._trace_slices_route),
             "/trace/counters": json_route(self._trace_counters_route),
             "/trace/event": json_route(self._trace_event_route),
             "/trace/flows": json_route(self._trace_flows_route),
             "/trace/search": json_route(self._trace_search_route),
+            "/trace/range": table_route(self._trace_range_route, "trace/range"),
             "/trace/download": self._trace_download_route,
         }
 
@@ -340,7 +343,9 @@ class ProfscopePlugin(base_plugin.TBPlugin):
                 loading.append(exc.progress)
                 continue
             name = self._span_name(run, worker, span)
-            sides[prefix] = compare.CompareSide(run, worker, name, model, self._batch_size_of(run, worker, name))
+            page_batch = self._int(request, f"{prefix}_batch_size", 0, 0, 1 << 31) or None  # entered in the page
+            sides[prefix] = compare.CompareSide(run, worker, name, model, self._batch_size_of(run, worker, name),
+                                                page_batch)
         if loading:
             # Both sides count: a ready side is done.
             raise SpanLoading((sum(loading) + len(sides)) / (len(loading) + len(sides)))
@@ -442,6 +447,19 @@ class ProfscopePlugin(base_plugin.TBPlugin):
         model = self._resolve(request)
         return trace.search(model, arg(request, "q", required=True) or "", self._int(request, "offset", 0),
                             self._int(request, "limit", trace.SEARCH_PAGE, 1, 1000))
+
+    def _trace_range_route(self, request: wrappers.Request) -> dict[str, Any]:
+        """What lies in a time range (the trace viewer's area selection): slices by name per track kind, the steps
+        inside it and its breakdown."""
+        model = self._resolve(request)
+        start, end = self._float(request, "start"), self._float(request, "end")
+        if start is None or end is None:
+            raise HttpError(400, "start and end are required")
+        track_ids = [t for t in (request.args.get("tracks") or "").split(",") if t]
+        try:
+            return range_summary.range_summary(model, start, end, track_ids or None)
+        except ValueError as exc:
+            raise HttpError(400, str(exc)) from None
 
     @wrappers.Request.application
     def _trace_download_route(self, request: wrappers.Request) -> wrappers.Response:

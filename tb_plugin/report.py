@@ -25,6 +25,7 @@ from typing import Any, Iterable, Optional, Sequence
 
 from .model.trace_model import TraceModel
 from .views import compare as compare_view
+from .views import export
 from .views import memory as memory_view
 from .views import precomputed
 from .views.overview import CATEGORIES
@@ -396,6 +397,34 @@ def summary_text(span: SpanViews, top: int = 10, sort: Optional[str] = None) -> 
         sections.append("Recommendations\n" + "\n".join(f"- {r['text']}" for r in overview["recommendations"]))
     sections += [_text_operators(span.operators, top, sort), _text_kernels(span.kernels, top), _text_memory(span)]
     return "\n\n".join(sections) + "\n"
+
+
+# --- for scripts: JSON and CSV ---------------------------------------------------------------------
+
+
+def summary_json(span: SpanViews, top: int = 10, sort: Optional[str] = None) -> dict[str, Any]:
+    """``summary --json``: the span, the overview answer, the top operators and kernels and the memory peaks,
+    in the routes' units (µs, bytes, fractions 0..1)."""
+    key = sort or ("device_self" if span.operators.get("has_device") else "host_self")
+    return {
+        "span": {"label": span.label, "framework": span.framework, **span.details},
+        "overview": span.overview,
+        "operators": {"group_by": span.operators.get("group_by", "name"), "sort": key, "total_rows": len(span.operators.get("rows", [])),
+                      "rows": top_operators(span.operators, top, sort)},
+        "kernels": {"total_rows": len(span.kernels.get("rows", [])), "rows": list(span.kernels.get("rows", []))[:top]},
+        "memory": {"available": bool(span.memory.get("available")), "peaks": memory_peaks(span)},
+    }
+
+
+def summary_csv(span: SpanViews, table: str, sort: Optional[str] = None) -> str:
+    """``summary --csv TABLE``: every row of one table, with the columns of the page's CSV download."""
+    if table == "operators":
+        return export.to_csv(export.operators_table(span.operators), f"{sort}:desc" if sort else None)
+    if table == "kernels":
+        return export.to_csv(export.kernels_table(span.kernels))
+    if table == "steps":
+        return export.to_csv(export.overview_table(span.overview))
+    raise ValueError(f"no table {table!r}")
 
 
 # --- HTML: building blocks -----------------------------------------------------------------------

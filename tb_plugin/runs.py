@@ -32,6 +32,7 @@ from .model.trace_model import TraceModel
 from .parser_pool import PROGRESS_SLOTS, JobFailed, ParserPool
 from .storage import FileAccess, LogdirUnreadable, open_storage
 from .views.run_table import manifest_batch_size
+from .views import span_names
 
 logger = logging.getLogger(__name__)
 
@@ -504,6 +505,8 @@ class RunManager:
             info["error"] = state.error
         if state.source.manifest:
             info["manifest"] = _listed_manifest(state.source.manifest)
+        # Start time of day, steps and length: what the span pickers show instead of the id.
+        info.update(span_names.span_facts(state.model if state.status == "ready" else None, state.source.manifest))
         if state.model is not None:
             from .views.distributed import distributed_rank
 

@@ -16,7 +16,8 @@ import {
   runWithoutSpansState,
   type NoRunsDetails,
 } from "./components/empty_state";
-import { formatPercent, spanLabel, spanTimestampMs } from "./lib/format";
+import { formatPercent } from "./lib/format";
+import { spanOptionLabel, spanOptionTitle } from "./lib/span_names";
 import { resolveSelection, type Selection } from "./state/selection";
 import { EMPTY_URL_STATE, sameUrlState, type UrlState, type ViewId } from "./state/url_state";
 import type { UrlSync } from "./state/url_sync";
@@ -192,14 +193,11 @@ export class ProfscopeApp {
     );
     const spans = worker?.spans ?? [];
     this.spanPicker.update(
-      spans.map((name, index) => {
-        const timestamp = spanTimestampMs(name);
-        return {
-          value: name,
-          label: spanLabel(index, spans.length, name),
-          ...(timestamp !== null ? { title: new Date(timestamp).toLocaleString() } : {}),
-        };
-      }),
+      spans.map((name, index) => ({
+        value: name,
+        label: spanOptionLabel(index, spans.length, name, worker?.spanFacts?.[index]),
+        title: spanOptionTitle(name, worker?.spanFacts?.[index]),
+      })),
       span,
       run === null || run.status === "ready" ? "no spans" : "—",
     );

@@ -7,8 +7,20 @@ export interface WorkerInfo {
   readonly name: string;
   /** Span names in time order. */
   readonly spans: readonly string[];
+  /** What tells the spans apart for people, one entry per span (same order); absent from older answers. */
+  readonly spanFacts?: readonly SpanFacts[];
   /** The rank its traces record (distributedInfo), once a span is loaded; the name comes from the files. */
   readonly rank?: number;
+}
+
+/** A span's start (wall clock), length and steps, from the `runs` answer's span_info. */
+export interface SpanFacts {
+  /** Seconds since the epoch; null when the trace's clock is not wall time. */
+  readonly startTime: number | null;
+  /** µs; null until the span is loaded. */
+  readonly duration: number | null;
+  /** ProfilerStep numbers (null when a step has none); null without steps. */
+  readonly steps: { readonly count: number; readonly first: number | null; readonly last: number | null } | null;
 }
 
 export interface RunInfo {

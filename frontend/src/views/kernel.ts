@@ -3,10 +3,12 @@
 // ("GPU kernels", "Ascend kernels"). URL parameters: kernel.group_by, kernel.sort, kernel.filter.
 import { fetchKernels, isKernelGrouping, type KernelGrouping, type KernelRow, type KernelsData } from "../api/kernels";
 import { createBarList, createShareBar } from "../components/bars";
+import { csvDownloadLink } from "../components/csv_download";
 import { el, replaceChildren } from "../components/dom";
 import { createHostLoader } from "../components/loader";
 import { injectViewStyles } from "../components/view_styles";
-import { createTableControls, emptyNote, spanRefOf } from "../components/view_parts";
+import { createTableControls, emptyStateNote, spanRefOf } from "../components/view_parts";
+import { noKernelsState } from "../lib/empty_states";
 import { createVirtualTable, type TableColumn, type VirtualTable } from "../components/virtual_table";
 import { shares, topN } from "../lib/chart_data";
 import { kernelsTitle } from "../lib/devices";
@@ -101,8 +103,26 @@ export function kernelRowKey(row: KernelRow): string {
   return `${row.op ?? ""}\u0000${row.name}`;
 }
 
-function charts(data: KernelsData): HTMLElement {
-  const top = topN(data.rows, (row) => row.total, TOP_COUNT);
+/** Kernel time and its Tensor Core share over the rows the filter keeps (the span's figures without a filter). */
+export function filteredKernelTotals(
+  data: KernelsData,
+  rows: readonly KernelRow[],
+  filtered: boolean,
+): { total: number; tensorCoreShare: number | null } {
+  if (!filtered || !data.tensorCoresKnown || data.tensorCoreShare === null) {
+    const total = filtered ? rows.reduce((sum, row) => sum + row.total, 0) : data.total;
+    return { total, tensorCoreShare: data.tensorCoresKnown ? data.tensorCoreShare : null };
+  }
+  const total = rows.reduce((sum, row) => sum + row.total, 0);
+  const tensorCores = rows.reduce((sum, row) => sum + (row.tensorCores ? row.total : 0), 0);
+  return { total, tensorCoreShare: total > 0 ? tensorCores / total : 0 };
+}
+
+function charts(data: KernelsData, rows: readonly KernelRow[], filter: string): HTMLElement {
+  const filtered = filter.trim() !== "";
+  const matching = filtered ? ` matching “${filter.trim()}”` : "";
+  const { total, tensorCoreShare } = filteredKernelTotals(data, rows, filtered);
+  const top = topN(rows, (row) => row.total, TOP_COUNT);
   const fullName = (row: KernelRow): string => (data.groupBy === "op_and_name" && row.op !== null ? `${row.op} → ${row.name}` : row.name);
   const label = (row: KernelRow): string =>
     data.groupBy === "op_and_name" && row.op !== null ? `${row.op} → ${shortKernelName(row.name)}` : shortKernelName(row.name);
@@ -114,25 +134,25 @@ function charts(data: KernelsData): HTMLElement {
       tip: `${fullName(row)}\n${formatTime(row.total)} in ${formatCount(row.calls)} calls (${formatPercent(data.total > 0 ? row.total / data.total : Number.NaN)} of kernel time)`,
     })),
     {
-      title: `Top ${TOP_COUNT} kernels by total time`,
+      title: `Top ${TOP_COUNT} kernels by total time${matching}`,
       titleTip: DEF.kernelTotal,
       testId: "top-kernels",
       color: KERNEL_COLOR,
-      emptyText: "No kernel time recorded.",
+      emptyText: filtered ? "No kernel matches the filter." : "No kernel time recorded.",
     },
   );
-  if (!data.tensorCoresKnown || data.tensorCoreShare === null) return el("div", { className: "ps-row" }, topKernels);
-  const [tcShare = 0, otherShare = 0] = shares([data.tensorCoreShare, 1 - data.tensorCoreShare]);
+  if (tensorCoreShare === null) return el("div", { className: "ps-row" }, topKernels);
+  const [tcShare = 0, otherShare = 0] = shares([tensorCoreShare, 1 - tensorCoreShare]);
   return el(
     "div",
     { className: "ps-row" },
     topKernels,
     createShareBar(
       [
-        { label: "Tensor Core kernels", share: tcShare, valueText: `${formatPercent(tcShare)} · ${formatTime(data.total * tcShare)}`, color: TENSOR_CORE_COLOR },
-        { label: "Other kernels", share: otherShare, valueText: `${formatPercent(otherShare)} · ${formatTime(data.total * otherShare)}`, color: OTHER_COLOR },
+        { label: "Tensor Core kernels", share: tcShare, valueText: `${formatPercent(tcShare)} · ${formatTime(total * tcShare)}`, color: TENSOR_CORE_COLOR },
+        { label: "Other kernels", share: otherShare, valueText: `${formatPercent(otherShare)} · ${formatTime(total * otherShare)}`, color: OTHER_COLOR },
       ],
-      `Tensor Core share of ${formatTime(data.total)} kernel time`,
+      `Tensor Core share of ${formatTime(total)} kernel time${matching}`,
       `${DEF.tensorCoreShare} ${DEF.allKernelTime}`,
       "tensor-core-share",
     ),
@@ -151,6 +171,7 @@ function mountKernel(host: HTMLElement, ctx: ViewContext): void {
   let filter = ctx.param("filter") ?? "";
   let table: VirtualTable<KernelRow> | null = null;
   let total = 0;
+  let data: KernelsData | null = null;
   const loader = createHostLoader(ctx.signal);
 
   const chartsHost = el("div", {});
@@ -171,30 +192,48 @@ function mountKernel(host: HTMLElement, ctx: ViewContext): void {
       ctx.setParams({ filter: query === "" ? null : query });
       table?.setFilter(query);
       if (table !== null) controls.setCount(table.visibleRows().length, total);
+      drawCharts();
     },
   });
+  controls.root.appendChild(
+    csvDownloadLink({
+      api: ctx.api,
+      route: "kernels",
+      params: () => ({ run: ref!.run, worker: ref!.worker, span: ref!.span, group_by: groupBy }),
+      state: () => ({ sort: table?.sortState() ?? null, filter }),
+      testId: "kernel-csv",
+      what: "the kernels",
+    }),
+  );
+
+  function drawCharts(): void {
+    if (table === null || data === null) return;
+    replaceChildren(chartsHost, charts(data, table.visibleRows(), filter));
+  }
+
+  function openOperators(): HTMLElement {
+    const button = el("button", { className: "ps-button", testId: "kernel-empty-operators", attrs: { type: "button" } }, "Open the Operator view");
+    button.addEventListener("click", () => ctx.navigate("operator", {}));
+    return button;
+  }
   const title = el("h2", { testId: "kernel-title" }, "Kernels");
   page.append(title, controls.root, chartsHost, tableHost);
 
-  function show(data: KernelsData, signal: AbortSignal): void {
-    title.textContent = data.rows.length > 0 ? kernelsTitle(data.deviceKind) : "Kernels";
-    if (data.rows.length === 0) {
+  function show(loaded: KernelsData, signal: AbortSignal): void {
+    data = loaded;
+    title.textContent = loaded.rows.length > 0 ? kernelsTitle(loaded.deviceKind) : "Kernels";
+    if (loaded.rows.length === 0) {
       controls.root.hidden = true;
       replaceChildren(chartsHost);
       replaceChildren(
         tableHost,
-        emptyNote(
-          "kernel-empty",
-          "This span has no device kernels",
-          "The trace records no kernel events: it is a CPU-only run, or the profiler did not record the device's " +
-            "activity (ProfilerActivity.CUDA for a GPU).",
-        ),
+        emptyStateNote("kernel-empty", noKernelsState(ctx.selection.run?.framework), openOperators()),
       );
       return;
     }
     controls.root.hidden = false;
-    total = data.rows.length;
-    const columns = kernelColumns(data.groupBy, data.tensorCoresKnown);
+    total = loaded.rows.length;
+    const columns = kernelColumns(loaded.groupBy, loaded.tensorCoresKnown);
     const sort = parseSortParam(ctx.param("sort"), columns.map((column) => column.id), { column: "total", direction: "desc" });
     const created = createVirtualTable({
       columns,
@@ -209,15 +248,16 @@ function mountKernel(host: HTMLElement, ctx: ViewContext): void {
       signal,
     });
     table = created;
-    created.setRows(data.rows);
+    created.setRows(loaded.rows);
     created.setFilter(filter);
-    replaceChildren(chartsHost, charts(data));
+    drawCharts();
     replaceChildren(tableHost, created.root);
     controls.setCount(created.visibleRows().length, total);
   }
 
   function load(): void {
     table = null;
+    data = null;
     replaceChildren(chartsHost);
     void loader.load({
       host: tableHost,
