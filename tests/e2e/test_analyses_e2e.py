@@ -65,10 +65,14 @@ def test_the_analyses_page_shows_each_analysis(
     assert _top_row_cells(browser, "analysis-annotations-table")["name"] == annotations["rows"][0]["name"]
     _find(browser, "analysis-idle-chart")
     _find(browser, "analysis-launches-hist-delay")
+    from selenium.webdriver.common.by import By
     screenshot("analyses")
+    for section in ("launches", "queues", "annotations"):  # the rest of the page, a section at a time
+        browser.switch_to.frame(browser.find_element(By.CSS_SELECTOR, PLUGIN_FRAME))  # a screenshot leaves the frame
+        browser.execute_script("arguments[0].scrollIntoView({block: 'start'})", _find(browser, f"analysis-{section}"))
+        screenshot(f"analyses-{section}")
 
     # The longest gap opens the trace viewer at that gap.
-    from selenium.webdriver.common.by import By
 
     def first_gap(d: "WebDriver") -> object:
         table = d.find_element(*_css("analysis-idle-gaps"))

@@ -23,6 +23,7 @@ const HOW =
 function render(data: AnnotationsData, ctx: SectionContext, signal: AbortSignal): HTMLElement[] {
   const columns = [
     { id: "name", label: "Annotation", width: 200, grow: 3, firstDirection: "asc" as const, sortValue: (r: AnnotationRow) => r.name,
+      cellTip: (r: AnnotationRow) => r.name,
       text: (r: AnnotationRow) => r.name },
     { id: "calls", label: "Calls", width: 70, align: "right" as const, sortValue: (r: AnnotationRow) => r.calls,
       text: (r: AnnotationRow) => formatCount(r.calls) },

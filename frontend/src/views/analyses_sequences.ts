@@ -27,7 +27,8 @@ function render(data: KernelSequencesData, ctx: SectionContext, signal: AbortSig
         title: "Repeated sequences",
         tip: `${HOW} ${SHOW_IN_TRACE_HINT}`,
         columns: [
-          { id: "operator", label: "Operator", width: 170, grow: 1, firstDirection: "asc", sortValue: (r) => r.operator, text: (r) => r.operator },
+          { id: "operator", label: "Operator", width: 170, grow: 1, firstDirection: "asc", sortValue: (r) => r.operator, text: (r) => r.operator,
+            cellTip: (r) => r.operator },
           { id: "kernels", label: "Kernels", width: 260, grow: 4, sortValue: (r) => r.length, text: sequenceText,
             cellTip: (r) => r.kernels.join("\n") },
           { id: "count", label: "Occurrences", width: 96, align: "right", sortValue: (r) => r.count, text: (r) => formatCount(r.count) },
