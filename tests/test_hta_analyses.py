@@ -15,7 +15,9 @@ kept). Over the same steps:
   of HTA's patterns, with the same count, GPU kernel time and CPU operator time;
 * annotations — ``get_gpu_user_annotation_breakdown`` (on the GPU and on the CPU): the same total time per name.
 
-MTIA's device events are not yet read as kernels (``test_hta_agreement.KNOWN``): its trace is left out.
+On MTIA's trace two definitions differ on purpose (strict xfails, ``DIFFERENT``): HTA counts MTIA's event waits and
+records as device work (Profscope as synchronisation, which is no work), and HTA's queue counts only MTIA's
+``runFunction - job_prep_and_submit_for_execution`` calls as launches (Profscope every runtime call that launched work).
 """
 
 from __future__ import annotations
@@ -31,11 +33,22 @@ import pytest
 
 from profscope.tb_plugin.ingest import load_trace
 from profscope.tb_plugin.views import annotations, idle_time, kernel_sequences, launches, queue_length
+from profscope.tb_plugin.views.stream_work import stream_id
 
 from conftest import real_trace
 from test_hta_agreement import GPU_TRACES, KNOWN, NS_PER_US, _clip_to_steps, _hta, _hta_windows, _rank_of
 
 TRACES = sorted(name for name in GPU_TRACES if name not in KNOWN)
+DIFFERENT = {
+    ("idle", "mtia"): "HTA counts MTIA's event_wait/event_record as device work; Profscope as synchronisation",
+    ("queues", "mtia"): "HTA's queue counts only MTIA's runFunction launches; Profscope every runtime call that launched work",
+}
+
+
+def _expect_difference(request: pytest.FixtureRequest, test: str, loaded: "Loaded") -> None:
+    reason = DIFFERENT.get((test, loaded.folder.name))
+    if reason:
+        request.applymarker(pytest.mark.xfail(strict=True, reason=reason))
 # HTA's launch statistics list these calls (Profscope counts every runtime call that launched work).
 HTA_LAUNCH_CALLS = ("cudaLaunchKernel", "cudaLaunchKernelExC", "cudaMemcpyAsync", "cudaMemsetAsync")
 
@@ -65,7 +78,8 @@ def loaded(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
     return Loaded(request.param, tmp_path_factory.mktemp("hta-analyses") / request.param)
 
 
-def test_idle_time_agrees_with_hta(loaded: Loaded) -> None:
+def test_idle_time_agrees_with_hta(loaded: Loaded, request: pytest.FixtureRequest) -> None:
+    _expect_difference(request, "idle", loaded)
     analysis = loaded.hta()
     symbols = analysis.t.symbol_table.get_sym_table()
     for rank, model in loaded.models.items():
@@ -77,7 +91,7 @@ def test_idle_time_agrees_with_hta(loaded: Loaded) -> None:
             warnings.simplefilter("ignore")
             theirs, _ = analysis.get_idle_time_breakdown(ranks=[rank], visualize=False,
                                                         consecutive_kernel_delay=int(idle_time.KERNEL_WAIT_US * NS_PER_US))
-        ours = {row["tid"].removeprefix("stream ").strip(): row for row in idle_time.idle_time(model)["streams"]}
+        ours = {str(row["stream_id"]): row for row in idle_time.idle_time(model)["streams"]}
         hta_streams = {str(s) for s in theirs["stream"].unique()}
         assert hta_streams == set(ours)
         for stream, row in ours.items():
@@ -105,7 +119,8 @@ def test_launch_stats_agree_with_hta(loaded: Loaded) -> None:
             assert np.abs(ours[listed] - matched[column].to_numpy() * NS_PER_US).max(initial=0) <= 1.0, column
 
 
-def test_queue_length_agrees_with_hta(loaded: Loaded) -> None:
+def test_queue_length_agrees_with_hta(loaded: Loaded, request: pytest.FixtureRequest) -> None:
+    _expect_difference(request, "queues", loaded)
     analysis = loaded.hta()
     for rank, model in loaded.models.items():
         with warnings.catch_warnings():
@@ -115,8 +130,7 @@ def test_queue_length_agrees_with_hta(loaded: Loaded) -> None:
         if theirs is None:
             assert not tracks
             continue
-        ours = {model.tracks[int(t["id"][len(queue_length.TRACK_PREFIX):])].tid.removeprefix("stream "): t["id"]
-                for t in tracks}
+        ours = {str(stream_id(model, int(t["id"][len(queue_length.TRACK_PREFIX):]))): t["id"] for t in tracks}
         assert {str(s) for s in theirs["stream"].unique()} == set(ours)
         deepest = {row["counter"]: row["max"] for row in queue_length.queue_length(model)["streams"]}
         for stream, track_id in ours.items():

@@ -89,7 +89,22 @@ def time_in_windows(windows: intervals.Intervals, starts: np.ndarray, ends: np.n
 def stream_reference(model: TraceModel, work: StreamWork, index: int) -> dict[str, Any]:
     """What the page needs to name a stream and to show it in the trace viewer."""
     track = model.tracks[work.tracks[index]]
-    return {"stream": work.labels[index], "track": f"s{track.id}", "device": track.device, "tid": track.tid}
+    return {"stream": work.labels[index], "track": f"s{track.id}", "device": track.device, "tid": track.tid,
+            "stream_id": stream_id(model, work.tracks[index])}
+
+
+def stream_id(model: TraceModel, track: int) -> Optional[int]:
+    """The ``stream`` argument of the work on a lane (Kineto's CUDA stream id), when the trace gives one."""
+    def compute() -> dict[int, Optional[int]]:
+        s = model.slices
+        rows = SliceKinds(model).device_work & (s.stream >= 0)
+        pairs = np.unique(np.stack([s.track[rows].astype(np.int64), s.stream[rows]], axis=1), axis=0)
+        found: dict[int, Optional[int]] = {}
+        for lane, stream in pairs.tolist():  # one per (lane, stream) pair
+            found[lane] = stream if lane not in found else None  # a lane of several streams names none
+        return found
+
+    return model.memo("stream_ids", compute).get(track)
 
 
 def no_device_work_reason(model: TraceModel, work: StreamWork) -> Optional[str]:
