@@ -97,10 +97,11 @@ def stream_id(model: TraceModel, track: int) -> Optional[int]:
     """The ``stream`` argument of the work on a lane (Kineto's CUDA stream id), when the trace gives one."""
     def compute() -> dict[int, Optional[int]]:
         s = model.slices
-        rows = SliceKinds(model).device_work & (s.stream >= 0)
-        pairs = np.unique(np.stack([s.track[rows].astype(np.int64), s.stream[rows]], axis=1), axis=0)
+        rows = SliceKinds(model).device_work & (s.stream >= 0) & (s.stream < (1 << 31))
+        # One integer per (lane, stream) pair: a 1-D unique is a plain sort.
+        keys = np.unique((s.track[rows].astype(np.int64) << 32) | s.stream[rows].astype(np.int64))
         found: dict[int, Optional[int]] = {}
-        for lane, stream in pairs.tolist():  # one per (lane, stream) pair
+        for lane, stream in zip((keys >> 32).tolist(), (keys & 0xFFFFFFFF).tolist()):  # one per (lane, stream) pair
             found[lane] = stream if lane not in found else None  # a lane of several streams names none
         return found
 
