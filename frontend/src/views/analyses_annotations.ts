@@ -3,12 +3,11 @@
 import { ANALYSIS_ROUTES, parseAnnotations, type AnnotationRow, type AnnotationsData } from "../api/analyses";
 import { formatCount } from "../lib/format";
 import {
-  loadSection,
+  analysisSection,
   microsColumn,
   sectionTable,
   showInTrace,
   SHOW_IN_TRACE_HINT,
-  type AnalysisSection,
   type SectionContext,
 } from "./analyses_section";
 
@@ -57,16 +56,12 @@ function render(data: AnnotationsData, ctx: SectionContext, signal: AbortSignal)
   ];
 }
 
-export const annotationsSection: AnalysisSection = {
+export const annotationsSection = analysisSection({
   id: "annotations",
   title: "Annotations",
   how: HOW,
-  mount: (body, ctx) =>
-    void loadSection(body, ctx, {
-      route: ANALYSIS_ROUTES.annotations,
-      parse: parseAnnotations,
-      what: "annotations",
-      testId: "analysis-annotations",
-      render: (data, signal) => render(data, ctx, signal),
-    }),
-};
+  route: ANALYSIS_ROUTES.annotations,
+  parse: parseAnnotations,
+  what: "annotations",
+  render,
+});

@@ -7,12 +7,11 @@ import { keyValueList } from "../components/view_parts";
 import { formatCount, formatPercent } from "../lib/format";
 import { formatAxisDuration, formatTime, shortKernelName } from "../lib/metric_format";
 import {
-  loadSection,
+  analysisSection,
   microsColumn,
   sectionTable,
   showInTrace,
   SHOW_IN_TRACE_HINT,
-  type AnalysisSection,
   type SectionContext,
 } from "./analyses_section";
 import { el } from "../components/dom";
@@ -128,16 +127,12 @@ function render(data: IdleTimeData, ctx: SectionContext, signal: AbortSignal): H
   return [summary, chart, legend, streams, gaps];
 }
 
-export const idleSection: AnalysisSection = {
+export const idleSection = analysisSection({
   id: "idle",
   title: "Idle time",
   how: HOW,
-  mount: (body, ctx) =>
-    void loadSection(body, ctx, {
-      route: ANALYSIS_ROUTES.idle,
-      parse: parseIdleTime,
-      what: "idle time",
-      testId: "analysis-idle",
-      render: (data, signal) => render(data, ctx, signal),
-    }),
-};
+  route: ANALYSIS_ROUTES.idle,
+  parse: parseIdleTime,
+  what: "idle time",
+  render,
+});

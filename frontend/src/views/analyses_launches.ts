@@ -17,12 +17,11 @@ import { binLabels, trimmedCounts } from "../lib/analyses_model";
 import { formatCount, formatPercent } from "../lib/format";
 import { orDash, formatTime, shortKernelName } from "../lib/metric_format";
 import {
-  loadSection,
+  analysisSection,
   microsColumn,
   sectionTable,
   showInTrace,
   SHOW_IN_TRACE_HINT,
-  type AnalysisSection,
   type SectionContext,
 } from "./analyses_section";
 
@@ -132,16 +131,12 @@ function render(data: LaunchesData, ctx: SectionContext, signal: AbortSignal): H
   ];
 }
 
-export const launchesSection: AnalysisSection = {
+export const launchesSection = analysisSection({
   id: "launches",
   title: "Kernel launches",
   how: HOW,
-  mount: (body, ctx) =>
-    void loadSection(body, ctx, {
-      route: ANALYSIS_ROUTES.launches,
-      parse: parseLaunches,
-      what: "kernel launches",
-      testId: "analysis-launches",
-      render: (data, signal) => render(data, ctx, signal),
-    }),
-};
+  route: ANALYSIS_ROUTES.launches,
+  parse: parseLaunches,
+  what: "kernel launches",
+  render,
+});

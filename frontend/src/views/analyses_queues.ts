@@ -5,7 +5,7 @@ import { ANALYSIS_ROUTES, parseQueueLength, type QueueLengthData, type QueueStre
 import { el } from "../components/dom";
 import { formatCount, formatPercent } from "../lib/format";
 import { formatFixed } from "../lib/metric_format";
-import { loadSection, microsColumn, sectionTable, type AnalysisSection, type SectionContext } from "./analyses_section";
+import { analysisSection, microsColumn, sectionTable, type SectionContext } from "./analyses_section";
 
 const HOW =
   "The queue of a stream grows by one when a runtime call that launches work on it begins (a cudaGraphLaunch by all " +
@@ -44,16 +44,12 @@ function render(data: QueueLengthData, ctx: SectionContext, signal: AbortSignal)
   return [table, el("p", { className: "ps-note" }, "Each stream's queue is a counter track of the Trace view, named “… queue”. ", open)];
 }
 
-export const queuesSection: AnalysisSection = {
+export const queuesSection = analysisSection({
   id: "queues",
   title: "Queue length",
   how: HOW,
-  mount: (body, ctx) =>
-    void loadSection(body, ctx, {
-      route: ANALYSIS_ROUTES.queues,
-      parse: parseQueueLength,
-      what: "queue length",
-      testId: "analysis-queues",
-      render: (data, signal) => render(data, ctx, signal),
-    }),
-};
+  route: ANALYSIS_ROUTES.queues,
+  parse: parseQueueLength,
+  what: "queue length",
+  render,
+});

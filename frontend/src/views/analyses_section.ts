@@ -74,6 +74,35 @@ export function loadSection<T extends Availability>(body: HTMLElement, ctx: Sect
   );
 }
 
+/** What a section is made of: its route and parser, and how it draws an available answer. */
+export interface SectionSpec<T extends Availability> {
+  readonly id: string;
+  readonly title: string;
+  readonly how: string;
+  readonly route: string;
+  readonly parse: (json: unknown) => T;
+  /** The loading note's subject ("idle time"). */
+  readonly what: string;
+  readonly render: (data: T, ctx: SectionContext, signal: AbortSignal) => Child[];
+}
+
+/** A section that loads its route into its body (test ids `analysis-<id>-loading`, `-error`, `-empty`). */
+export function analysisSection<T extends Availability>(spec: SectionSpec<T>): AnalysisSection {
+  return {
+    id: spec.id,
+    title: spec.title,
+    how: spec.how,
+    mount: (body, ctx) =>
+      void loadSection(body, ctx, {
+        route: spec.route,
+        parse: spec.parse,
+        what: spec.what,
+        testId: `analysis-${spec.id}`,
+        render: (data, signal) => spec.render(data, ctx, signal),
+      }),
+  };
+}
+
 /** A µs column of a section table. */
 export function microsColumn<T>(id: string, label: string, tipText: string, value: (row: T) => number | null): TableColumn<T> {
   return {

@@ -4,12 +4,11 @@ import { ANALYSIS_ROUTES, parseKernelSequences, type KernelSequence, type Kernel
 import { formatCount, formatPercent } from "../lib/format";
 import { sequenceText } from "../lib/analyses_model";
 import {
-  loadSection,
+  analysisSection,
   microsColumn,
   sectionTable,
   showInTrace,
   SHOW_IN_TRACE_HINT,
-  type AnalysisSection,
   type SectionContext,
 } from "./analyses_section";
 
@@ -51,16 +50,12 @@ function render(data: KernelSequencesData, ctx: SectionContext, signal: AbortSig
   ];
 }
 
-export const sequencesSection: AnalysisSection = {
+export const sequencesSection = analysisSection({
   id: "sequences",
   title: "Frequent kernel sequences",
   how: HOW,
-  mount: (body, ctx) =>
-    void loadSection(body, ctx, {
-      route: ANALYSIS_ROUTES.sequences,
-      parse: parseKernelSequences,
-      what: "kernel sequences",
-      testId: "analysis-sequences",
-      render: (data, signal) => render(data, ctx, signal),
-    }),
-};
+  route: ANALYSIS_ROUTES.sequences,
+  parse: parseKernelSequences,
+  what: "kernel sequences",
+  render,
+});
