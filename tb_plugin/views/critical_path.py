@@ -73,6 +73,12 @@ STREAM_WAIT_EVENT_NAME = re.compile(r"^(cuda|hip)StreamWaitEvent$")
 EVENT_RECORD_NAME = re.compile(r"^(cuda|hip)EventRecord(WithFlags)?$")
 
 
+def _name_table(model: TraceModel, pattern: re.Pattern[str]) -> np.ndarray:
+    """Per interned string: does it match ``pattern`` (once per model)."""
+    return model.memo(("critical_path_names", pattern.pattern),
+                      lambda: model.string_ids_where(lambda text: bool(pattern.match(text))))
+
+
 class StepNotFound(ValueError):
     """The step asked for is not one of the span's steps."""
 
@@ -148,7 +154,7 @@ def _critical_path(model: TraceModel, marker: Optional[str], index: int) -> dict
 
 
 def _slice_kinds(model: TraceModel, kinds: SliceKinds, rows: np.ndarray) -> np.ndarray:
-    sync_name = model.string_ids_where(lambda t: bool(BLOCKING_SYNC_NAME.match(t)))
+    sync_name = _name_table(model, BLOCKING_SYNC_NAME)
     s = model.slices
     kind = np.full(len(rows), _CPU_OP, dtype=np.int8)
     kind[kinds.runtime[rows]] = _LAUNCH
@@ -280,7 +286,7 @@ def _add_sync_edges(model: TraceModel, kinds: SliceKinds, rows: np.ndarray, loca
     """A blocking sync (host call by name, or the device's sync record) ends after the device work that it waited
     for: of the work launched before the sync began, the one that ends last."""
     s = model.slices
-    sync_name = model.string_ids_where(lambda t: bool(BLOCKING_SYNC_NAME.match(t)))
+    sync_name = _name_table(model, BLOCKING_SYNC_NAME)
     host_sync = np.flatnonzero(sync_name[s.name[rows[:n_host]]] & kinds.runtime[rows[:n_host]])
     device_sync = n_host + np.flatnonzero(kinds.device_sync[rows[n_host:]])
     waiting = np.concatenate([host_sync, device_sync])
@@ -309,8 +315,8 @@ def _add_wait_event_edges(model: TraceModel, rows: np.ndarray, local: np.ndarray
     the thread's latest ``cudaEventRecord`` (the last work it launched before the record)."""
     s = model.slices
     names = s.name[rows[:n_host]]
-    waits = np.flatnonzero(model.string_ids_where(lambda t: bool(STREAM_WAIT_EVENT_NAME.match(t)))[names])
-    records = np.flatnonzero(model.string_ids_where(lambda t: bool(EVENT_RECORD_NAME.match(t)))[names])
+    waits = np.flatnonzero(_name_table(model, STREAM_WAIT_EVENT_NAME)[names])
+    records = np.flatnonzero(_name_table(model, EVENT_RECORD_NAME)[names])
     if not len(waits) or not len(records) or not len(work):
         return
     thread = s.track[rows].astype(np.int64)
