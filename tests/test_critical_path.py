@@ -223,7 +223,9 @@ def test_route_answers_the_contract(tmp_path: Path, make_client: Any) -> None:
     # The route's answer is the view's (the parser pool precomputed it for the first step).
     assert answer == json_round_trip(critical_path(load_trace(str(real_trace(HTA_TRACE))), 0))
     status, second = client.get("critical_path", run="gpu", worker="worker0", step=1)
-    assert status == 200 and second["step"]["index"] == 1 and second["step"]["name"] == answer["steps"][1]
+    assert status == 200 and second["step"]["index"] == 1 and second["step"]["name"] == answer["steps"][1]["name"]
+    assert [s["start"] for s in answer["steps"]] == [s["step"]["start"] for s in (answer, second)] + [
+        s["start"] for s in answer["steps"][2:]]
     assert client.get("critical_path", run="gpu", worker="worker0", step=99)[0] == 400
     assert client.get("critical_path", run="gpu", worker="worker0", step="x")[0] == 400
     assert client.get("critical_path", run="nope", worker="worker0")[0] == 404

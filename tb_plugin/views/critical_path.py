@@ -141,7 +141,8 @@ def _critical_path(model: TraceModel, marker: Optional[str], index: int) -> dict
     return {
         "step": {"index": index, "name": steps.names[index],
                  "start": host_start / NS_PER_US, "end": int(steps.end[index]) / NS_PER_US},
-        "steps": list(steps.names),
+        "steps": [{"name": name, "start": int(a) / NS_PER_US, "end": int(b) / NS_PER_US}
+                  for name, a, b in zip(steps.names, steps.host_start.tolist(), steps.end.tolist())],
         "length": length / NS_PER_US,
         "span": {"start": int(graph.ts[2 * n]) / NS_PER_US, "end": int(graph.ts[sink]) / NS_PER_US},
         "breakdown": [{"kind": kind, "time": int(by_kind[k]) / NS_PER_US,
