@@ -96,7 +96,7 @@ class Recorder {
 const THEME: Theme = {
   background: "#fff", headerBackground: "#f5f5f5", groupBackground: "#eee", axisBackground: "#f5f5f5",
   text: "#222", mutedText: "#666", border: "#ddd", grid: "#eee", accent: "#f57c00", sliceText: "#111",
-  blockFill: "BLOCK", placeholderFill: "PLACEHOLDER", rangeFill: "rgba(0,0,0,0.1)", matchStroke: "#0277bd",
+  blockFill: "BLOCK", placeholderFill: "PLACEHOLDER", rangeFill: "rgba(0,0,0,0.1)", dimFill: "DIM", matchStroke: "#0277bd",
   flowStroke: "#333", labelFont: "11px sans-serif", headerFont: "12px sans-serif", groupFont: "bold 12px sans-serif",
   axisFont: "11px sans-serif",
 };

@@ -58,6 +58,8 @@ export interface Theme {
   /** Parts of the view whose data is still loading. */
   readonly placeholderFill: Paint;
   readonly rangeFill: string;
+  /** Slices off the critical path while it is shown. */
+  readonly dimFill: string;
   readonly matchStroke: string;
   readonly flowStroke: string;
   readonly labelFont: string;
@@ -107,6 +109,8 @@ export interface FrameInput {
   readonly range: Viewport | null;
   /** The area selection's tracks (shaded), or null/absent: the range spans every track. */
   readonly rangeTracks?: ReadonlySet<string> | null;
+  /** Slice ids on the critical path: they keep their colours and labels, the rest are dimmed. */
+  readonly highlight?: ReadonlySet<number> | null;
   readonly loading: boolean;
   readonly theme: Theme;
 }
@@ -308,7 +312,8 @@ function drawSliceTrack(
   const left = headerWidth - 1;
   const right = width + 1;
   const colors = colorsOf(tile.data, resources.colors);
-  const { start, dur, depth, name } = data.slices;
+  const { id, start, dur, depth, name } = data.slices;
+  const highlight = input.highlight ?? null;
   const viewStart = view.start;
   const viewEnd = view.end;
   const k = scale.pxPerUs;
@@ -326,9 +331,10 @@ function drawSliceTrack(
     const level = depth[i] as number;
     const y = innerTop + level * rowHeight;
     const nameIndex = name[i] as number;
-    batch.add(colors[nameIndex] ?? theme.mutedText, x0, y, w, rowHeight - 1);
+    const dimmed = highlight !== null && !highlight.has(id[i] as number);
+    batch.add(dimmed ? theme.dimFill : (colors[nameIndex] ?? theme.mutedText), x0, y, w, rowHeight - 1);
     stats.slices += 1;
-    if (w >= MIN_LABEL_PX) {
+    if (w >= MIN_LABEL_PX && !dimmed) {
       const labelX = Math.max(x0, headerWidth) + LABEL_PADDING_PX;
       const maxWidth = x0 + w - labelX - LABEL_PADDING_PX;
       const text = tile.data.names[nameIndex];

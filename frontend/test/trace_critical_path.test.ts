@@ -1,0 +1,163 @@
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import { parseCriticalPath, type CriticalPathData } from "../src/api/critical_path";
+import type { Tile } from "../src/trace/data/tile_store";
+import type { SliceTileData } from "../src/trace/data/tiles";
+import { kindRows, longestOnPath, stepAt } from "../src/trace/critical_path";
+import { layoutTracks } from "../src/trace/layout";
+import { ColorCache, colorForName } from "../src/trace/render/colors";
+import { drawFrame, type Canvas2D, type FrameInput, type Theme } from "../src/trace/render/renderer";
+import { TextFitter } from "../src/trace/render/text_fit";
+
+// The route's answer for a step of 100 µs: an operator launches a kernel that ends the step.
+const ANSWER = {
+  step: { index: 1, name: "ProfilerStep#2", start: 1100, end: 1200 },
+  steps: [
+    { name: "ProfilerStep#1", start: 1000, end: 1090 },
+    { name: "ProfilerStep#2", start: 1100, end: 1200 },
+  ],
+  length: 100,
+  span: { start: 1100, end: 1200 },
+  breakdown: [
+    { kind: "cpu_op", time: 20, share: 0.2 },
+    { kind: "launch", time: 10, share: 0.1 },
+    { kind: "kernel", time: 70, share: 0.7 },
+    { kind: "copy", time: 0, share: 0 },
+    { kind: "sync", time: 0, share: 0 },
+    { kind: "idle", time: 0, share: 0 },
+  ],
+  path: [
+    { id: 7, name: "ProfilerStep#2", track: "s1", kind: "cpu_op", edge: "nesting", start: 1100, end: 1110, time: 10 },
+    { id: 8, name: "aten::mm", track: "s1", kind: "cpu_op", edge: "nesting", start: 1110, end: 1120, time: 10 },
+    { id: 9, name: "cudaLaunchKernel", track: "s1", kind: "launch", edge: "launch", start: 1120, end: 1130, time: 10 },
+    { id: 10, name: "gemm", track: "s3", kind: "kernel", edge: "duration", start: 1130, end: 1200, time: 70 },
+    { id: null, name: null, track: null, kind: "idle", edge: "start", start: 1100, end: 1100, time: 0 },
+  ],
+  ids: [7, 8, 9, 10],
+  graph: { slices: 4, edges: 9 },
+};
+
+describe("critical path answer", () => {
+  test("parses the route's answer", () => {
+    const data = parseCriticalPath(ANSWER);
+    assert.equal(data.index, 1);
+    assert.deepEqual(data.step, { name: "ProfilerStep#2", start: 1100, end: 1200 });
+    assert.equal(data.steps.length, 2);
+    assert.equal(data.path[4]?.id, null);
+    assert.deepEqual(data.ids, [7, 8, 9, 10]);
+    assert.throws(() => parseCriticalPath({ step: {} }), /no 'path'/);
+  });
+
+  test("the step in view: the one holding the centre, else the nearest", () => {
+    const steps = parseCriticalPath(ANSWER).steps;
+    assert.equal(stepAt(steps, 1050), 0);
+    assert.equal(stepAt(steps, 1150), 1);
+    assert.equal(stepAt(steps, 1094), 0, "between steps: the nearer one");
+    assert.equal(stepAt(steps, 1097), 1);
+    assert.equal(stepAt(steps, 5000), 1);
+    assert.equal(stepAt([], 5), -1);
+  });
+
+  test("breakdown rows keep the backend's order and leave out empty kinds", () => {
+    const rows = kindRows(parseCriticalPath(ANSWER));
+    assert.deepEqual(rows.map((row) => [row.kind, row.time, row.share]), [["cpu_op", 20, 0.2], ["launch", 10, 0.1], ["kernel", 70, 0.7]]);
+    assert.equal(rows[0]?.label, "CPU operator");
+  });
+
+  test("longest on the path: by slice, time added up, no time on no slice", () => {
+    const data: CriticalPathData = parseCriticalPath({
+      ...ANSWER,
+      path: [...ANSWER.path, { id: 7, name: "ProfilerStep#2", track: "s1", kind: "cpu_op", edge: "return", start: 1190, end: 1200, time: 10 }],
+    });
+    const longest = longestOnPath(data, 2);
+    assert.deepEqual(longest.map((entry) => [entry.id, entry.time]), [[10, 70], [7, 20]]);
+  });
+});
+
+class Recorder {
+  calls: { op: string; args: unknown[]; fill: unknown }[] = [];
+  fillStyle: unknown = "";
+  strokeStyle: unknown = "";
+  lineWidth = 1;
+  font = "";
+  textAlign = "";
+  textBaseline = "";
+  globalAlpha = 1;
+  private record(op: string, args: unknown[]): void {
+    this.calls.push({ op, args, fill: this.fillStyle });
+  }
+  save(): void {}
+  restore(): void {}
+  beginPath(): void {}
+  closePath(): void {}
+  rect(...args: number[]): void { this.record("rect", args); }
+  fill(): void {}
+  stroke(): void {}
+  fillRect(...args: number[]): void { this.record("fillRect", args); }
+  strokeRect(): void {}
+  fillText(text: string, x: number, y: number): void { this.record("fillText", [text, x, y]); }
+  moveTo(): void {}
+  lineTo(): void {}
+  bezierCurveTo(): void {}
+  clip(): void {}
+  setTransform(): void {}
+  setLineDash(): void {}
+  measureText(text: string): { width: number } { return { width: text.length * 6 }; }
+}
+
+const THEME: Theme = {
+  background: "#fff", headerBackground: "#f5f5f5", groupBackground: "#eee", axisBackground: "#f5f5f5",
+  text: "#222", mutedText: "#666", border: "#ddd", grid: "#eee", accent: "#f57c00", sliceText: "#111",
+  blockFill: "BLOCK", placeholderFill: "PLACEHOLDER", rangeFill: "rgba(0,0,0,0.1)", dimFill: "DIM", matchStroke: "#0277bd",
+  flowStroke: "#333", labelFont: "11px sans-serif", headerFont: "12px sans-serif", groupFont: "bold 12px sans-serif",
+  axisFont: "11px sans-serif",
+};
+
+function tile(): Tile<SliceTileData> {
+  return {
+    key: "k",
+    window: { startNs: 0, endNs: 1_000_000, resolutionNs: 1024, widthPx: 1000 },
+    tracks: ["s1"],
+    data: {
+      names: ["on path", "off path"],
+      resolutionUs: 1.024,
+      tracks: new Map([
+        [
+          "s1",
+          {
+            slices: { id: new Float64Array([7, 8]), start: new Float64Array([100, 500]), dur: new Float64Array([300, 300]), depth: new Int32Array([0, 0]), name: new Int32Array([0, 1]) },
+            blocks: { start: new Float64Array(0), end: new Float64Array(0), depth: new Int32Array(0), count: new Float64Array(0) },
+          },
+        ],
+      ]),
+    },
+  };
+}
+
+function draw(highlight: ReadonlySet<number> | null): Recorder {
+  const ctx = new Recorder();
+  const input: FrameInput = {
+    width: 1200, height: 300, dpr: 1, headerWidth: 200, axisHeight: 26, view: { start: 0, end: 1000 }, scrollTop: 0,
+    layout: layoutTracks([{ id: "s1", name: "thread 1", kind: "cpu", group: "python", maxDepth: 0, unit: "" }], new Set()),
+    slices: tile(), counters: null, selected: null, hovered: null, match: null, flows: [], range: null, highlight, loading: false, theme: THEME,
+  };
+  const measure = (text: string): number => text.length * 6;
+  drawFrame(ctx as unknown as Canvas2D, input, { colors: new ColorCache(), labelText: new TextFitter(measure), headerText: new TextFitter(measure) });
+  return ctx;
+}
+
+describe("critical path highlight", () => {
+  test("slices on the path keep their colours and labels; the others are dimmed and unlabelled", () => {
+    const ctx = draw(new Set([7]));
+    const fillOf = (x: number): unknown => ctx.calls.find((call) => call.op === "rect" && call.args[0] === x)?.fill;
+    assert.equal(fillOf(300), colorForName("on path"));
+    assert.equal(fillOf(700), "DIM");
+    const texts = ctx.calls.filter((call) => call.op === "fillText").map((call) => call.args[0]);
+    assert.ok(texts.includes("on path") && !texts.includes("off path"));
+  });
+
+  test("without a path nothing is dimmed", () => {
+    const ctx = draw(null);
+    assert.ok(!ctx.calls.some((call) => call.fill === "DIM"));
+  });
+});
