@@ -3,7 +3,7 @@ import { describe, test } from "node:test";
 import { parseCriticalPath, type CriticalPathData } from "../src/api/critical_path";
 import type { Tile } from "../src/trace/data/tile_store";
 import type { SliceTileData } from "../src/trace/data/tiles";
-import { kindRows, longestOnPath, stepAt } from "../src/trace/critical_path";
+import { kindRows, longestOnPath, pathMarks, stepAt } from "../src/trace/critical_path";
 import { layoutTracks } from "../src/trace/layout";
 import { ColorCache, colorForName } from "../src/trace/render/colors";
 import { drawFrame, type Canvas2D, type FrameInput, type Theme } from "../src/trace/render/renderer";
@@ -28,9 +28,9 @@ const ANSWER = {
   ],
   path: [
     { id: 7, name: "ProfilerStep#2", track: "s1", kind: "cpu_op", edge: "nesting", start: 1100, end: 1110, time: 10 },
-    { id: 8, name: "aten::mm", track: "s1", kind: "cpu_op", edge: "nesting", start: 1110, end: 1120, time: 10 },
+    { id: 8, name: "aten::mm", track: "s1", depth: 1, kind: "cpu_op", edge: "nesting", start: 1110, end: 1120, time: 10 },
     { id: 9, name: "cudaLaunchKernel", track: "s1", kind: "launch", edge: "launch", start: 1120, end: 1130, time: 10 },
-    { id: 10, name: "gemm", track: "s3", kind: "kernel", edge: "duration", start: 1130, end: 1200, time: 70 },
+    { id: 10, name: "gemm", track: "s3", depth: 0, kind: "kernel", edge: "duration", start: 1130, end: 1200, time: 70 },
     { id: null, name: null, track: null, kind: "idle", edge: "start", start: 1100, end: 1100, time: 0 },
   ],
   ids: [7, 8, 9, 10],
@@ -62,6 +62,13 @@ describe("critical path answer", () => {
     const rows = kindRows(parseCriticalPath(ANSWER));
     assert.deepEqual(rows.map((row) => [row.kind, row.time, row.share]), [["cpu_op", 20, 0.2], ["launch", 10, 0.1], ["kernel", 70, 0.7]]);
     assert.equal(rows[0]?.label, "CPU operator");
+  });
+
+  test("path marks: the stretches on slices as offsets, none for time on no slice", () => {
+    const marks = pathMarks(parseCriticalPath(ANSWER), 1000);
+    assert.equal(marks.length, 4);
+    assert.deepEqual(marks[1], { trackId: "s1", depth: 1, start: 110, end: 120 });
+    assert.deepEqual(marks[3], { trackId: "s3", depth: 0, start: 130, end: 200 });
   });
 
   test("longest on the path: by slice, time added up, no time on no slice", () => {
@@ -134,12 +141,12 @@ function tile(): Tile<SliceTileData> {
   };
 }
 
-function draw(highlight: ReadonlySet<number> | null): Recorder {
+function draw(highlight: ReadonlySet<number> | null, marks: FrameInput["pathMarks"] = null): Recorder {
   const ctx = new Recorder();
   const input: FrameInput = {
     width: 1200, height: 300, dpr: 1, headerWidth: 200, axisHeight: 26, view: { start: 0, end: 1000 }, scrollTop: 0,
     layout: layoutTracks([{ id: "s1", name: "thread 1", kind: "cpu", group: "python", maxDepth: 0, unit: "" }], new Set()),
-    slices: tile(), counters: null, selected: null, hovered: null, match: null, flows: [], range: null, highlight, loading: false, theme: THEME,
+    slices: tile(), counters: null, selected: null, hovered: null, match: null, flows: [], range: null, highlight, pathMarks: marks, loading: false, theme: THEME,
   };
   const measure = (text: string): number => text.length * 6;
   drawFrame(ctx as unknown as Canvas2D, input, { colors: new ColorCache(), labelText: new TextFitter(measure), headerText: new TextFitter(measure) });
@@ -154,6 +161,17 @@ describe("critical path highlight", () => {
     assert.equal(fillOf(700), "DIM");
     const texts = ctx.calls.filter((call) => call.op === "fillText").map((call) => call.args[0]);
     assert.ok(texts.includes("on path") && !texts.includes("off path"));
+  });
+
+  test("the path is underlined on its rows, at least a pixel wide, only in view", () => {
+    const ctx = draw(new Set([7]), [
+      { trackId: "s1", depth: 0, start: 100, end: 400 },
+      { trackId: "s1", depth: 0, start: 450, end: 450.1 },
+      { trackId: "s1", depth: 0, start: 5000, end: 6000 },
+      { trackId: "nope", depth: 0, start: 100, end: 200 },
+    ]);
+    const underlines = ctx.calls.filter((call) => call.op === "rect" && call.fill === THEME.accent && call.args[3] === 3);
+    assert.deepEqual(underlines.map((call) => [call.args[0], call.args[2], call.args[3]]), [[300, 300, 3], [650, 1, 3]]);
   });
 
   test("without a path nothing is dimmed", () => {

@@ -131,6 +131,7 @@ def _critical_path(model: TraceModel, marker: Optional[str], index: int) -> dict
         "id": int(s.event_id[row]) if row >= 0 else None,
         "name": model.strings[int(s.name[row])] if row >= 0 else None,
         "track": f"s{int(s.track[row])}" if row >= 0 else None,
+        "depth": int(s.depth[row]) if row >= 0 else None,
         "kind": KINDS[int(kind)], "edge": EDGES[int(edge)],
         "start": int(a) / NS_PER_US, "end": int(b) / NS_PER_US, "time": int(t) / NS_PER_US,
     } for row, kind, edge, a, b, t in zip(entry_rows.tolist(), owner_kind[first].tolist(), graph.edge[edges[first]].tolist(),

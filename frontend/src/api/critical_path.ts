@@ -20,6 +20,7 @@ export interface PathEntry {
   readonly id: number | null;
   readonly name: string | null;
   readonly track: string | null;
+  readonly depth: number;
   readonly kind: string;
   /** The dependency the entry's time lies on (duration, launch, stream, sync, …). */
   readonly edge: string;
@@ -54,6 +55,7 @@ function parseEntry(value: unknown): PathEntry | null {
     id: typeof id === "number" ? id : null,
     name: typeof name === "string" ? name : null,
     track: typeof track === "string" ? track : null,
+    depth: typeof value["depth"] === "number" ? value["depth"] : 0,
     kind: stringField(value, "kind", "idle"),
     edge: stringField(value, "edge"),
     start: numberField(value, "start"),

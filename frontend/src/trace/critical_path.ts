@@ -2,6 +2,7 @@
 // what the side panel lists (the breakdown by kind, the longest entries of the path).
 import type { CriticalPathData, PathEntry, PathStep } from "../api/critical_path";
 import { PATH_KINDS } from "../api/critical_path";
+import type { PathMark } from "./render/renderer";
 
 export const PATH_KIND_INFO: Readonly<Record<string, { readonly label: string; readonly color: string; readonly tip: string }>> = {
   cpu_op: { label: "CPU operator", color: "#5c6bc0", tip: "Time inside host operators and annotations (the innermost range open on the path)." },
@@ -60,4 +61,14 @@ export function longestOnPath(data: CriticalPathData, limit: number): PathEntry[
     bySlice.set(entry.id, seen === undefined ? entry : { ...seen, time: seen.time + entry.time });
   }
   return [...bySlice.values()].sort((a, b) => b.time - a.time || a.start - b.start).slice(0, limit);
+}
+
+/** The path's stretches on slices, as offsets from the span start, for the renderer to underline. */
+export function pathMarks(data: CriticalPathData, spanStart: number): PathMark[] {
+  const marks: PathMark[] = [];
+  for (const entry of data.path) {
+    if (entry.track === null || !(entry.end >= entry.start)) continue;
+    marks.push({ trackId: entry.track, depth: entry.depth, start: entry.start - spanStart, end: entry.end - spanStart });
+  }
+  return marks;
 }

@@ -9,7 +9,7 @@ import { fetchCriticalPath, type CriticalPathData, type PathEntry } from "../api
 import type { SpanRef } from "../api/types";
 import { el, replaceChildren } from "../components/dom";
 import { formatDuration } from "../lib/format";
-import { stepAt } from "./critical_path";
+import { pathMarks, stepAt } from "./critical_path";
 import { TileStore } from "./data/tile_store";
 import { counterTileFetcher, sliceTileFetcher, type CounterTileData, type SliceTileData } from "./data/tiles";
 import { InteractionController, type InteractionHost } from "./interaction/controller";
@@ -31,7 +31,7 @@ import { CriticalPathPanel } from "./panel/critical_path";
 import { DetailsPanel } from "./panel/details";
 import { RangePanel } from "./panel/range";
 import { ColorCache } from "./render/colors";
-import { drawFrame, formatCounterValue, type FlowArrow, type RenderResources, type SlicePlace, type Theme } from "./render/renderer";
+import { drawFrame, formatCounterValue, type FlowArrow, type PathMark, type RenderResources, type SlicePlace, type Theme } from "./render/renderer";
 import { TextFitter } from "./render/text_fit";
 import { readTheme } from "./render/theme";
 import { searchCounter, TraceSearch, type SearchState } from "./search";
@@ -136,6 +136,7 @@ export class TraceViewer {
   /** The critical path shown (its slices highlighted), and the last one loaded (for its list of steps). */
   private criticalPath: CriticalPathData | null = null;
   private highlight: ReadonlySet<number> | null = null;
+  private pathMarks: readonly PathMark[] | null = null;
   private pathController: AbortController | null = null;
   private readonly pathPanel: CriticalPathPanel;
   private readonly pathButton: HTMLButtonElement;
@@ -390,6 +391,7 @@ export class TraceViewer {
         range: this.range,
         rangeTracks: this.rangeTracks !== null ? new Set(this.rangeTracks) : null,
         highlight: this.highlight,
+        pathMarks: this.pathMarks,
         loading: this.sliceStore.loading || this.counterStore.loading,
         theme: this.theme,
       },
@@ -567,6 +569,7 @@ export class TraceViewer {
   private applyCriticalPath(data: CriticalPathData): void {
     this.criticalPath = data;
     this.highlight = new Set(data.ids);
+    this.pathMarks = pathMarks(data, this.spanStart);
     this.root.dataset["criticalPath"] = String(data.index);
     this.pathPanel.show(data);
     if (this.selection !== null) this.pathPanel.root.hidden = true; // the slice's details keep the place until they close
@@ -581,6 +584,7 @@ export class TraceViewer {
     this.pathController?.abort();
     this.pathController = null;
     this.highlight = null;
+    this.pathMarks = null;
     this.pathButton.setAttribute("aria-pressed", "false");
     this.pathPanel.hide();
     delete this.root.dataset["criticalPath"];

@@ -1,7 +1,6 @@
 // The side panel of the critical path: the step it is about (with the previous and next step),
 // its length, its breakdown by kind, and the slices that take longest on it (click: select one).
 import type { CriticalPathData, PathEntry } from "../../api/critical_path";
-import { createShareBar } from "../../components/bars";
 import { el, replaceChildren } from "../../components/dom";
 import { injectViewStyles } from "../../components/view_styles";
 import { formatCount, formatDuration, formatPercent } from "../../lib/format";
@@ -93,7 +92,6 @@ export class CriticalPathPanel {
 
   private breakdown(data: CriticalPathData): HTMLElement {
     const rows = kindRows(data);
-    const parts = rows.map((row) => ({ label: row.label, share: row.share, valueText: `${formatPercent(row.share)} · ${formatDuration(row.time)}`, color: row.color }));
     const table = el(
       "table",
       { className: "ps-trace-args", testId: "trace-critical-path-breakdown" },
@@ -103,11 +101,15 @@ export class CriticalPathPanel {
         ...rows.map((row) => {
           const swatch = el("span", { className: "ps-swatch" });
           swatch.style.background = row.color;
+          const fill = el("span", { className: "ps-trace-critical-fill" });
+          fill.style.width = `${Math.max(0, Math.min(1, row.share)) * 100}%`;
+          fill.style.background = row.color;
           return el(
             "tr",
             { attrs: { "data-kind": row.kind, title: row.tip } },
             el("th", { attrs: { scope: "row" } }, swatch, row.label),
             el("td", {}, `${formatDuration(row.time)} (${formatPercent(row.share)})`),
+            el("td", { className: "ps-trace-critical-bar" }, fill),
           );
         }),
       ),
@@ -115,8 +117,7 @@ export class CriticalPathPanel {
     return el(
       "section",
       { className: "ps-trace-section", testId: "trace-critical-path-kinds" },
-      el("h4", {}, "By kind"),
-      createShareBar(parts, "", CRITICAL_PATH_DEF, "trace-critical-path-share"),
+      el("h4", { attrs: { title: CRITICAL_PATH_DEF } }, "By kind"),
       table,
     );
   }

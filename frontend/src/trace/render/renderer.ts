@@ -76,6 +76,14 @@ export interface SlicePlace {
   readonly depth: number;
 }
 
+/** A stretch of the critical path on one slice's row (offset µs). */
+export interface PathMark {
+  readonly trackId: string;
+  readonly depth: number;
+  readonly start: number;
+  readonly end: number;
+}
+
 export interface FlowEnd {
   readonly trackId: string;
   readonly depth: number;
@@ -111,6 +119,8 @@ export interface FrameInput {
   readonly rangeTracks?: ReadonlySet<string> | null;
   /** Slice ids on the critical path: they keep their colours and labels, the rest are dimmed. */
   readonly highlight?: ReadonlySet<number> | null;
+  /** The critical path's time on each slice (offset µs), underlined in the accent colour at any zoom. */
+  readonly pathMarks?: readonly PathMark[] | null;
   readonly loading: boolean;
   readonly theme: Theme;
 }
@@ -265,6 +275,7 @@ export function drawFrame(ctx: Canvas2D, input: FrameInput, resources: RenderRes
   }
   ctx.stroke();
 
+  if (input.pathMarks) drawPathMarks(ctx, input, scale, input.pathMarks);
   if (input.match !== null) outlineSlice(ctx, input, scale, input.match, theme.matchStroke, 2, [4, 3]);
   if (input.hovered !== null) outlineSlice(ctx, input, scale, input.hovered, theme.text, 1, []);
   if (input.selected !== null) outlineSlice(ctx, input, scale, input.selected, theme.accent, 2, []);
@@ -351,7 +362,7 @@ function drawSliceTrack(
     if (x0 < left) x0 = left;
     if (x1 > right) x1 = right;
     const y = innerTop + (blocks.depth[i] as number) * rowHeight;
-    batch.add(theme.blockFill, x0, y, Math.max(1, x1 - x0), rowHeight - 1);
+    batch.add(highlight !== null ? theme.dimFill : theme.blockFill, x0, y, Math.max(1, x1 - x0), rowHeight - 1);
     stats.blocks += 1;
   }
 }
@@ -459,6 +470,25 @@ function placeRect(input: FrameInput, scale: TimeScale, place: SlicePlace): { x:
   if (x1 < input.headerWidth - 2 || x0 > input.width + 2) return null;
   const y = screenY(input, depthTop(row, place.depth, metrics));
   return { x: x0, y, w: Math.max(2, x1 - x0), h: metrics.sliceRowHeight - 1 };
+}
+
+/** The critical path as a line along the bottom of each slice row it passes (at least a pixel long). */
+function drawPathMarks(ctx: Canvas2D, input: FrameInput, scale: TimeScale, marks: readonly PathMark[]): void {
+  const metrics = input.layout.metrics;
+  const { view, headerWidth } = input;
+  const thickness = 3;
+  ctx.fillStyle = input.theme.accent;
+  ctx.beginPath();
+  for (const mark of marks) {
+    if (mark.end < view.start || mark.start > view.end) continue;
+    const row = input.layout.tracks.get(mark.trackId);
+    if (row === undefined || isCounterTrack(row.track)) continue;
+    const x0 = Math.max(headerWidth - 1, headerWidth + scale.timeToPx(mark.start));
+    const x1 = Math.min(input.width + 1, headerWidth + scale.timeToPx(mark.end));
+    const y = screenY(input, depthTop(row, mark.depth, metrics) + metrics.sliceRowHeight - 1 - thickness);
+    ctx.rect(x0, y, Math.max(1, x1 - x0), thickness);
+  }
+  ctx.fill();
 }
 
 function outlineSlice(
