@@ -63,10 +63,10 @@ _CPU_OP, _LAUNCH, _KERNEL, _COPY, _SYNC, _IDLE = range(len(KINDS))
 
 # Edge types; when two incoming edges of a node come from the same instant, the later one in this list wins
 # (a node that waited on the device is shown waiting on the device).
-EDGES = ("start", "thread", "cross_thread", "join", "duration", "nesting", "order", "return", "launch", "stream", "own_work", "wait_event",
-         "sync")
-(_E_START, _E_THREAD, _E_CROSS_THREAD, _E_JOIN, _E_DURATION, _E_NESTING, _E_ORDER, _E_RETURN, _E_LAUNCH, _E_STREAM, _E_OWN_WORK,
- _E_WAIT_EVENT, _E_SYNC) = range(len(EDGES))
+EDGES = ("start", "thread", "cross_thread", "join", "duration", "nesting", "order", "return", "launch", "stream",
+         "own_work", "wait_event", "sync")
+(_E_START, _E_THREAD, _E_CROSS_THREAD, _E_JOIN, _E_DURATION, _E_NESTING, _E_ORDER, _E_RETURN, _E_LAUNCH, _E_STREAM,
+ _E_OWN_WORK, _E_WAIT_EVENT, _E_SYNC) = range(len(EDGES))
 
 BLOCKING_SYNC_NAME = re.compile(r"^(cuda|hip)(Device|Stream|Event)Synchronize$")
 STREAM_WAIT_EVENT_NAME = re.compile(r"^(cuda|hip)StreamWaitEvent$")
@@ -106,8 +106,19 @@ def critical_path(model: TraceModel, step: Optional[int] = None, marker: Optiona
 
 def _critical_path(model: TraceModel, marker: Optional[str], index: int) -> dict[str, Any]:
     steps = find_steps(model, marker)
+    host_start = int(steps.host_start[index])
+    return {
+        "step": {"index": index, "name": steps.names[index],
+                 "start": host_start / NS_PER_US, "end": int(steps.end[index]) / NS_PER_US},
+        "steps": [{"name": name, "start": int(a) / NS_PER_US, "end": int(b) / NS_PER_US}
+                  for name, a, b in zip(steps.names, steps.host_start.tolist(), steps.end.tolist())],
+        **path_of_window(model, host_start, int(steps.host_end[index])),
+    }
+
+
+def path_of_window(model: TraceModel, host_start: int, host_end: int) -> dict[str, Any]:
+    """The critical path of the work in a host range (ns): its host slices and the device work they launched."""
     s = model.slices
-    host_start, host_end = int(steps.host_start[index]), int(steps.host_end[index])
     graph = _build_graph(model, host_start, host_end)
     n = len(graph.rows)
     pred, pred_edge = _last_arrivals(graph, 2 * n + 1)
@@ -127,6 +138,8 @@ def _critical_path(model: TraceModel, marker: Optional[str], index: int) -> dict
     entry_time = np.add.reduceat(edge_time, first) if len(first) else np.zeros(0, dtype=np.int64)
     start_ns, end_ns = graph.ts[nodes[first]], graph.ts[nodes[last + 1]]
     entry_rows = np.where(owner[first] >= 0, graph.rows[np.maximum(owner[first], 0)], -1)
+    columns = zip(entry_rows.tolist(), owner_kind[first].tolist(), graph.edge[edges[first]].tolist(),
+                  start_ns.tolist(), end_ns.tolist(), entry_time.tolist())
     path = [{
         "id": int(s.event_id[row]) if row >= 0 else None,
         "name": model.strings[int(s.name[row])] if row >= 0 else None,
@@ -134,16 +147,11 @@ def _critical_path(model: TraceModel, marker: Optional[str], index: int) -> dict
         "depth": int(s.depth[row]) if row >= 0 else None,
         "kind": KINDS[int(kind)], "edge": EDGES[int(edge)],
         "start": int(a) / NS_PER_US, "end": int(b) / NS_PER_US, "time": int(t) / NS_PER_US,
-    } for row, kind, edge, a, b, t in zip(entry_rows.tolist(), owner_kind[first].tolist(), graph.edge[edges[first]].tolist(),
-                                          start_ns.tolist(), end_ns.tolist(), entry_time.tolist())]
+    } for row, kind, edge, a, b, t in columns]
     # Every slice the path enters or leaves: what the trace viewer highlights.
     slice_nodes = nodes[nodes < 2 * n]
     on_path = np.unique(np.where(slice_nodes >= n, slice_nodes - n, slice_nodes))
     return {
-        "step": {"index": index, "name": steps.names[index],
-                 "start": host_start / NS_PER_US, "end": int(steps.end[index]) / NS_PER_US},
-        "steps": [{"name": name, "start": int(a) / NS_PER_US, "end": int(b) / NS_PER_US}
-                  for name, a, b in zip(steps.names, steps.host_start.tolist(), steps.end.tolist())],
         "length": length / NS_PER_US,
         "span": {"start": int(graph.ts[2 * n]) / NS_PER_US, "end": int(graph.ts[sink]) / NS_PER_US},
         "breakdown": [{"kind": kind, "time": int(by_kind[k]) / NS_PER_US,
