@@ -9,6 +9,30 @@ import { ColorCache, colorForName } from "../src/trace/render/colors";
 import { drawFrame, type Canvas2D, type FrameInput, type Theme } from "../src/trace/render/renderer";
 import { TextFitter } from "../src/trace/render/text_fit";
 
+interface Row {
+  id: number | null;
+  name: string | null;
+  track: string | null;
+  depth: number | null;
+  kind: string;
+  edge: string;
+  start: number;
+  end: number;
+  time: number;
+}
+
+/** Rows as the route's columns (names indexed). */
+function columns(rows: Row[]): Record<string, unknown[]> {
+  const names: string[] = [];
+  const out: Record<string, unknown[]> = { names, id: [], name: [], track: [], depth: [], kind: [], edge: [], start: [], end: [], time: [] };
+  for (const row of rows) {
+    if (row.name !== null && !names.includes(row.name)) names.push(row.name);
+    for (const key of ["id", "track", "depth", "kind", "edge", "start", "end", "time"] as const) out[key]?.push(row[key]);
+    out["name"]?.push(row.name === null ? null : names.indexOf(row.name));
+  }
+  return out;
+}
+
 // The route's answer for a step of 100 µs: an operator launches a kernel that ends the step.
 const ANSWER = {
   step: { index: 1, name: "ProfilerStep#2", start: 1100, end: 1200 },
@@ -26,13 +50,13 @@ const ANSWER = {
     { kind: "sync", time: 0, share: 0 },
     { kind: "idle", time: 0, share: 0 },
   ],
-  path: [
-    { id: 7, name: "ProfilerStep#2", track: "s1", kind: "cpu_op", edge: "nesting", start: 1100, end: 1110, time: 10 },
+  path: columns([
+    { id: 7, name: "ProfilerStep#2", track: "s1", depth: 0, kind: "cpu_op", edge: "nesting", start: 1100, end: 1110, time: 10 },
     { id: 8, name: "aten::mm", track: "s1", depth: 1, kind: "cpu_op", edge: "nesting", start: 1110, end: 1120, time: 10 },
-    { id: 9, name: "cudaLaunchKernel", track: "s1", kind: "launch", edge: "launch", start: 1120, end: 1130, time: 10 },
+    { id: 9, name: "cudaLaunchKernel", track: "s1", depth: 2, kind: "launch", edge: "launch", start: 1120, end: 1130, time: 10 },
     { id: 10, name: "gemm", track: "s3", depth: 0, kind: "kernel", edge: "duration", start: 1130, end: 1200, time: 70 },
-    { id: null, name: null, track: null, kind: "idle", edge: "start", start: 1100, end: 1100, time: 0 },
-  ],
+    { id: null, name: null, track: null, depth: null, kind: "idle", edge: "thread", start: 1200, end: 1200.5, time: 0.5 },
+  ]),
   ids: [7, 8, 9, 10],
   graph: { slices: 4, edges: 9 },
 };
@@ -43,7 +67,10 @@ describe("critical path answer", () => {
     assert.equal(data.index, 1);
     assert.deepEqual(data.step, { name: "ProfilerStep#2", start: 1100, end: 1200 });
     assert.equal(data.steps.length, 2);
+    assert.equal(data.path.length, 5);
+    assert.deepEqual(data.path[1], { id: 8, name: "aten::mm", track: "s1", depth: 1, kind: "cpu_op", edge: "nesting", start: 1110, end: 1120, time: 10 });
     assert.equal(data.path[4]?.id, null);
+    assert.equal(data.path[4]?.name, null);
     assert.deepEqual(data.ids, [7, 8, 9, 10]);
     assert.throws(() => parseCriticalPath({ step: {} }), /no 'path'/);
   });
@@ -66,16 +93,15 @@ describe("critical path answer", () => {
 
   test("path marks: the stretches on slices as offsets, none for time on no slice", () => {
     const marks = pathMarks(parseCriticalPath(ANSWER), 1000);
-    assert.equal(marks.length, 4);
+    assert.equal(marks.length, 4, "no mark for time on no slice");
     assert.deepEqual(marks[1], { trackId: "s1", depth: 1, start: 110, end: 120 });
     assert.deepEqual(marks[3], { trackId: "s3", depth: 0, start: 130, end: 200 });
   });
 
   test("longest on the path: by slice, time added up, no time on no slice", () => {
-    const data: CriticalPathData = parseCriticalPath({
-      ...ANSWER,
-      path: [...ANSWER.path, { id: 7, name: "ProfilerStep#2", track: "s1", kind: "cpu_op", edge: "return", start: 1190, end: 1200, time: 10 }],
-    });
+    const path = parseCriticalPath(ANSWER).path.map((entry) => ({ ...entry }));
+    path.push({ id: 7, name: "ProfilerStep#2", track: "s1", depth: 0, kind: "cpu_op", edge: "return", start: 1190, end: 1200, time: 10 });
+    const data: CriticalPathData = { ...parseCriticalPath(ANSWER), path };
     const longest = longestOnPath(data, 2);
     assert.deepEqual(longest.map((entry) => [entry.id, entry.time]), [[10, 70], [7, 20]]);
   });

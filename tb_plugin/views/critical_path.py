@@ -130,24 +130,7 @@ def path_of_window(model: TraceModel, host_start: int, host_end: int) -> dict[st
     owner, owner_kind = graph.owner[edges], graph.owner_kind[edges]
     by_kind = np.bincount(owner_kind, weights=edge_time, minlength=len(KINDS)).astype(np.int64)
     length = int(graph.ts[sink] - graph.ts[2 * n])
-    # Consecutive edges given to the same slice (or to no slice) are one entry of the path.
-    new_entry = np.ones(len(edges), dtype=bool)
-    new_entry[1:] = (owner[1:] != owner[:-1]) | (owner_kind[1:] != owner_kind[:-1])
-    first = np.flatnonzero(new_entry)
-    last = np.append(first[1:], len(edges)) - 1
-    entry_time = np.add.reduceat(edge_time, first) if len(first) else np.zeros(0, dtype=np.int64)
-    start_ns, end_ns = graph.ts[nodes[first]], graph.ts[nodes[last + 1]]
-    entry_rows = np.where(owner[first] >= 0, graph.rows[np.maximum(owner[first], 0)], -1)
-    columns = zip(entry_rows.tolist(), owner_kind[first].tolist(), graph.edge[edges[first]].tolist(),
-                  start_ns.tolist(), end_ns.tolist(), entry_time.tolist())
-    path = [{
-        "id": int(s.event_id[row]) if row >= 0 else None,
-        "name": model.strings[int(s.name[row])] if row >= 0 else None,
-        "track": f"s{int(s.track[row])}" if row >= 0 else None,
-        "depth": int(s.depth[row]) if row >= 0 else None,
-        "kind": KINDS[int(kind)], "edge": EDGES[int(edge)],
-        "start": int(a) / NS_PER_US, "end": int(b) / NS_PER_US, "time": int(t) / NS_PER_US,
-    } for row, kind, edge, a, b, t in columns]
+    path = _path_columns(model, graph, nodes, edges, edge_time, owner, owner_kind)
     # Every slice the path enters or leaves: what the trace viewer highlights.
     slice_nodes = nodes[nodes < 2 * n]
     on_path = np.unique(np.where(slice_nodes >= n, slice_nodes - n, slice_nodes))
@@ -163,25 +146,40 @@ def path_of_window(model: TraceModel, host_start: int, host_end: int) -> dict[st
     }
 
 
-def _slice_kinds(model: TraceModel, kinds: SliceKinds, rows: np.ndarray) -> np.ndarray:
-    sync_name = _name_table(model, BLOCKING_SYNC_NAME)
-    s = model.slices
-    kind = np.full(len(rows), _CPU_OP, dtype=np.int8)
-    kind[kinds.runtime[rows]] = _LAUNCH
-    kind[kinds.kernel[rows]] = _KERNEL
-    kind[(kinds.memcpy | kinds.memset)[rows]] = _COPY
-    kind[kinds.device_sync[rows] | (kinds.runtime[rows] & sync_name[s.name[rows]])] = _SYNC
-    return kind
+@dataclass(frozen=True)
+class _Roles:
+    """What each slice of the model is to the critical path (computed once per model)."""
+
+    kind: np.ndarray  # int8: one of KINDS
+    host: np.ndarray  # bool: a host slice (not device activity)
+    device: np.ndarray  # bool: device work or a device sync record, launched by a runtime call
+    device_sync: np.ndarray  # bool: a device sync record
+    blocking_sync: np.ndarray  # bool: a runtime call that blocks until device work is done
+
+
+def _roles(model: TraceModel) -> _Roles:
+    def compute() -> _Roles:
+        kinds, s = SliceKinds(model), model.slices
+        blocking = kinds.runtime & _name_table(model, BLOCKING_SYNC_NAME)[s.name]
+        kind = np.full(len(s), _CPU_OP, dtype=np.int8)
+        kind[kinds.runtime] = _LAUNCH
+        kind[kinds.kernel] = _KERNEL
+        kind[kinds.memcpy | kinds.memset] = _COPY
+        kind[kinds.device_sync | blocking] = _SYNC
+        device = (kinds.device_work | kinds.device_sync) & (model.links.launcher >= 0)
+        return _Roles(kind=kind, host=~kinds.device_activity, device=device, device_sync=kinds.device_sync,
+                      blocking_sync=blocking)
+
+    return model.memo("critical_path_roles", compute)
 
 
 def _build_graph(model: TraceModel, host_start: int, host_end: int) -> _Graph:
-    s, kinds = model.slices, SliceKinds(model)
-    device = kinds.device_work | kinds.device_sync
-    host_rows = np.flatnonzero(~kinds.device_activity & (s.start >= host_start) & (s.end <= host_end))
+    s, roles = model.slices, _roles(model)
+    host_rows = np.flatnonzero(roles.host & (s.start >= host_start) & (s.end <= host_end))
     in_host = np.zeros(len(s), dtype=bool)
     in_host[host_rows] = True
     launcher = model.links.launcher
-    linked = device & (launcher >= 0)
+    linked = roles.device.copy()
     linked[linked] = in_host[launcher[linked]]
     device_rows = np.flatnonzero(linked)
     rows = np.concatenate([host_rows, device_rows])
@@ -191,7 +189,7 @@ def _build_graph(model: TraceModel, host_start: int, host_end: int) -> _Graph:
     start, end = s.start[rows], s.end[rows]
     source_ts = min(host_start, int(start.min())) if n else host_start
     ts = np.concatenate([start, end, [source_ts]]).astype(np.int64)
-    kind = _slice_kinds(model, kinds, rows)
+    kind = roles.kind[rows]
     source = 2 * n
     parts: list[tuple[np.ndarray, np.ndarray, int, np.ndarray, np.ndarray]] = []
 
@@ -225,12 +223,12 @@ def _build_graph(model: TraceModel, host_start: int, host_end: int) -> _Graph:
     launch = local[launcher[device_rows]]
     add(launch, dev, _E_LAUNCH, launch, _LAUNCH)
     add(dev + n, launch + n, _E_OWN_WORK, launch, _SYNC)
-    work = dev[~kinds.device_sync[device_rows]]
+    work = dev[~roles.device_sync[device_rows]]
     lane = s.track[rows[work]].astype(np.int64)
     order = work[np.lexsort((start[work], lane))]
     same = s.track[rows[order]][1:] == s.track[rows[order]][:-1]
     add(order[:-1][same] + n, order[1:][same], _E_STREAM, order[1:][same], _IDLE)
-    _add_sync_edges(model, kinds, rows, local, ts, n, n_host, work, add)
+    _add_sync_edges(model, roles, rows, local, ts, n, n_host, work, add)
     _add_wait_event_edges(model, rows, local, ts, n, n_host, work, add)
 
     src = np.concatenate([p[0] for p in parts])
@@ -242,6 +240,47 @@ def _build_graph(model: TraceModel, host_start: int, host_end: int) -> _Graph:
     forward = forward[src] < forward[dst]  # an edge back in time is a clock artefact, never a dependency
     return _Graph(rows=rows, kind=kind, ts=ts, src=src[forward], dst=dst[forward], edge=edge[forward],
                   owner=owner[forward], owner_kind=owner_kind[forward])
+
+
+def _path_columns(model: TraceModel, graph: _Graph, nodes: np.ndarray, edges: np.ndarray, edge_time: np.ndarray,
+                  owner: np.ndarray, owner_kind: np.ndarray) -> dict[str, Any]:
+    """The path as columns, one entry per stretch of time given to one slice (or to no slice) in a row; edges that
+    take no time are left out (``ids`` still lists the slices they pass)."""
+    s = model.slices
+    timed = np.flatnonzero(edge_time > 0)
+    owner_t, kind_t = owner[timed], owner_kind[timed]
+    new_entry = np.ones(len(timed), dtype=bool)
+    new_entry[1:] = (owner_t[1:] != owner_t[:-1]) | (kind_t[1:] != kind_t[:-1])
+    first = np.flatnonzero(new_entry)
+    last = np.append(first[1:], len(timed)) - 1
+    times = np.add.reduceat(edge_time[timed], first) if len(first) else np.zeros(0, dtype=np.int64)
+    start_ns, end_ns = graph.ts[nodes[timed[first]]], graph.ts[nodes[timed[last] + 1]]
+    has_slice = owner_t[first] >= 0
+    rows = np.where(has_slice, graph.rows[np.maximum(owner_t[first], 0)], 0)
+    name_ids, name_index = np.unique(s.name[rows], return_inverse=True)
+    names = [model.strings[int(i)] for i in name_ids]
+    track_ids, track_index = np.unique(s.track[rows], return_inverse=True)
+    tracks = [f"s{int(i)}" for i in track_ids]
+
+    everywhere = bool(has_slice.all())
+
+    def column(values: np.ndarray) -> list[Any]:
+        if everywhere:
+            return values.tolist()
+        return [v if slice_there else None for v, slice_there in zip(values.tolist(), has_slice.tolist())]
+
+    return {
+        "names": names,
+        "id": column(s.event_id[rows]),
+        "name": column(name_index),
+        "track": column(np.array(tracks, dtype=object)[track_index] if len(tracks) else np.zeros(0)),
+        "depth": column(s.depth[rows]),
+        "kind": [KINDS[k] for k in kind_t[first].tolist()],
+        "edge": [EDGES[e] for e in graph.edge[edges[timed[first]]].tolist()],
+        "start": (start_ns / NS_PER_US).tolist(),
+        "end": (end_ns / NS_PER_US).tolist(),
+        "time": (times / NS_PER_US).tolist(),
+    }
 
 
 def _rank(ts: np.ndarray, n: int) -> np.ndarray:
@@ -291,14 +330,12 @@ def _add_cross_thread_edges(start: np.ndarray, end: np.ndarray, track: np.ndarra
     add(src, dst, _E_JOIN, owner, owner_kind)
 
 
-def _add_sync_edges(model: TraceModel, kinds: SliceKinds, rows: np.ndarray, local: np.ndarray, ts: np.ndarray,
+def _add_sync_edges(model: TraceModel, roles: _Roles, rows: np.ndarray, local: np.ndarray, ts: np.ndarray,
                     n: int, n_host: int, work: np.ndarray, add: Any) -> None:
     """A blocking sync (host call by name, or the device's sync record) ends after the device work that it waited
     for: of the work launched before the sync began, the one that ends last."""
-    s = model.slices
-    sync_name = _name_table(model, BLOCKING_SYNC_NAME)
-    host_sync = np.flatnonzero(sync_name[s.name[rows[:n_host]]] & kinds.runtime[rows[:n_host]])
-    device_sync = n_host + np.flatnonzero(kinds.device_sync[rows[n_host:]])
+    host_sync = np.flatnonzero(roles.blocking_sync[rows[:n_host]])
+    device_sync = n_host + np.flatnonzero(roles.device_sync[rows[n_host:]])
     waiting = np.concatenate([host_sync, device_sync])
     if not len(waiting) or not len(work):
         return
@@ -383,18 +420,21 @@ def _sink(ts: np.ndarray, n: int) -> int:
 
 
 def _walk_back(pred: np.ndarray, pred_edge: np.ndarray, sink: int, source: int) -> tuple[np.ndarray, np.ndarray]:
-    """Nodes from the source to the sink along the chosen predecessors, and the edges between them."""
-    pred_list, edge_list = pred.tolist(), pred_edge.tolist()
-    nodes, edges = [sink], []
-    node = sink
-    for _ in range(len(pred_list)):  # a path visits each node once at most
-        if node == source:
-            break
-        edges.append(edge_list[node])
-        node = pred_list[node]
-        if node < 0:
-            raise RuntimeError("critical path: a node has no predecessor")
-        nodes.append(node)
-    else:
-        raise RuntimeError("critical path: the dependencies form a cycle")
-    return np.array(nodes[::-1], dtype=np.int64), np.array(edges[::-1], dtype=np.int64)
+    """Nodes from the source to the sink along the chosen predecessors, and the edges between them. The chain is
+    read by pointer doubling (the source points to itself): the k-th round appends the nodes 2^k further back, so a
+    path of L nodes takes log2(L) whole-array rounds instead of L steps."""
+    jump = pred.copy()
+    jump[source] = source
+    missing = jump < 0
+    jump[missing] = source  # checked below: no node of the path may lack a predecessor
+    chain = np.array([sink], dtype=np.int64)
+    while chain[-1] != source:
+        if len(chain) > 2 * len(jump):
+            raise RuntimeError("critical path: the dependencies form a cycle")
+        chain = np.concatenate([chain, jump[chain]])
+        jump = jump[jump]
+    chain = chain[:int(np.argmax(chain == source)) + 1]
+    if missing[chain[:-1]].any():
+        raise RuntimeError("critical path: a node has no predecessor")
+    nodes = chain[::-1]
+    return nodes, pred_edge[nodes[1:]]

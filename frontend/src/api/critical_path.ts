@@ -46,26 +46,42 @@ function parseStep(value: unknown): PathStep | null {
   return { name: value["name"], start: numberField(value, "start"), end: numberField(value, "end") };
 }
 
-function parseEntry(value: unknown): PathEntry | null {
-  if (!isObject(value)) return null;
-  const id = value["id"];
-  const name = value["name"];
-  const track = value["track"];
-  return {
-    id: typeof id === "number" ? id : null,
-    name: typeof name === "string" ? name : null,
-    track: typeof track === "string" ? track : null,
-    depth: typeof value["depth"] === "number" ? value["depth"] : 0,
-    kind: stringField(value, "kind", "idle"),
-    edge: stringField(value, "edge"),
-    start: numberField(value, "start"),
-    end: numberField(value, "end"),
-    time: numberField(value, "time"),
+/** The route's path columns as one entry per stretch (columns of unequal length are cut to the shortest). */
+function parseEntries(value: unknown): PathEntry[] {
+  if (!isObject(value)) return [];
+  const column = (key: string): unknown[] => (Array.isArray(value[key]) ? (value[key] as unknown[]) : []);
+  const names = column("names");
+  const [id, name, track, depth, kind, edge, start, end, time] = ["id", "name", "track", "depth", "kind", "edge", "start", "end", "time"].map(column);
+  const count = Math.min(...[id, name, track, depth, kind, edge, start, end, time].map((values) => values?.length ?? 0));
+  const num = (values: unknown[] | undefined, i: number): number => {
+    const entry = values?.[i];
+    return typeof entry === "number" && Number.isFinite(entry) ? entry : 0;
   };
+  const entries: PathEntry[] = [];
+  for (let i = 0; i < count; i++) {
+    const slice = id?.[i];
+    const nameIndex = name?.[i];
+    const nameText = typeof nameIndex === "number" ? names[nameIndex] : undefined;
+    const trackId = track?.[i];
+    const kindText = kind?.[i];
+    const edgeText = edge?.[i];
+    entries.push({
+      id: typeof slice === "number" ? slice : null,
+      name: typeof nameText === "string" ? nameText : null,
+      track: typeof trackId === "string" ? trackId : null,
+      depth: num(depth, i),
+      kind: typeof kindText === "string" ? kindText : "idle",
+      edge: typeof edgeText === "string" ? edgeText : "",
+      start: num(start, i),
+      end: num(end, i),
+      time: num(time, i),
+    });
+  }
+  return entries;
 }
 
 export function parseCriticalPath(json: unknown): CriticalPathData {
-  if (!isObject(json) || !Array.isArray(json["path"])) throw new Error("the critical_path answer has no 'path'");
+  if (!isObject(json) || !isObject(json["path"])) throw new Error("the critical_path answer has no 'path'");
   const step = objectOf(json["step"]);
   const ids = Array.isArray(json["ids"]) ? json["ids"].filter((id): id is number => typeof id === "number") : [];
   return {
@@ -76,7 +92,7 @@ export function parseCriticalPath(json: unknown): CriticalPathData {
     breakdown: listField(json, "breakdown", (value) =>
       isObject(value) ? { kind: stringField(value, "kind"), time: numberField(value, "time"), share: numberField(value, "share") } : null,
     ),
-    path: listField(json, "path", parseEntry),
+    path: parseEntries(json["path"]),
     ids,
   };
 }
