@@ -133,7 +133,7 @@ plugin.manager.stop()
 print(json.dumps({"events": int(model.num_events), "steps_s": steps_s, "roles_s": roles_s,
                   "step_slices": answer["graph"]["slices"], "step_ms": statistics.median(per_step) * 1000,
                   "wide_steps": k, "wide_slices": wide["graph"]["slices"], "wide_edges": wide["graph"]["edges"],
-                  "wide_path": len(wide["path"]), "wide_ms": statistics.median(times) * 1000}))
+                  "wide_path": len(wide["path"]["time"]), "wide_ms": statistics.median(times) * 1000}))
 """
 
 
