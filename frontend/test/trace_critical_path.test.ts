@@ -6,8 +6,9 @@ import type { SliceTileData } from "../src/trace/data/tiles";
 import { kindRows, longestOnPath, pathMarks, stepAt } from "../src/trace/critical_path";
 import { layoutTracks } from "../src/trace/layout";
 import { ColorCache, colorForName } from "../src/trace/render/colors";
-import { drawFrame, type Canvas2D, type FrameInput, type Theme } from "../src/trace/render/renderer";
+import { drawFrame, type Canvas2D, type FrameInput } from "../src/trace/render/renderer";
 import { TextFitter } from "../src/trace/render/text_fit";
+import { Recorder, THEME } from "./canvas_recorder";
 
 interface Row {
   id: number | null;
@@ -106,45 +107,6 @@ describe("critical path answer", () => {
     assert.deepEqual(longest.map((entry) => [entry.id, entry.time]), [[10, 70], [7, 20]]);
   });
 });
-
-class Recorder {
-  calls: { op: string; args: unknown[]; fill: unknown }[] = [];
-  fillStyle: unknown = "";
-  strokeStyle: unknown = "";
-  lineWidth = 1;
-  font = "";
-  textAlign = "";
-  textBaseline = "";
-  globalAlpha = 1;
-  private record(op: string, args: unknown[]): void {
-    this.calls.push({ op, args, fill: this.fillStyle });
-  }
-  save(): void {}
-  restore(): void {}
-  beginPath(): void {}
-  closePath(): void {}
-  rect(...args: number[]): void { this.record("rect", args); }
-  fill(): void {}
-  stroke(): void {}
-  fillRect(...args: number[]): void { this.record("fillRect", args); }
-  strokeRect(): void {}
-  fillText(text: string, x: number, y: number): void { this.record("fillText", [text, x, y]); }
-  moveTo(): void {}
-  lineTo(): void {}
-  bezierCurveTo(): void {}
-  clip(): void {}
-  setTransform(): void {}
-  setLineDash(): void {}
-  measureText(text: string): { width: number } { return { width: text.length * 6 }; }
-}
-
-const THEME: Theme = {
-  background: "#fff", headerBackground: "#f5f5f5", groupBackground: "#eee", axisBackground: "#f5f5f5",
-  text: "#222", mutedText: "#666", border: "#ddd", grid: "#eee", accent: "#f57c00", sliceText: "#111",
-  blockFill: "BLOCK", placeholderFill: "PLACEHOLDER", rangeFill: "rgba(0,0,0,0.1)", dimFill: "DIM", matchStroke: "#0277bd",
-  flowStroke: "#333", labelFont: "11px sans-serif", headerFont: "12px sans-serif", groupFont: "bold 12px sans-serif",
-  axisFont: "11px sans-serif",
-};
 
 function tile(): Tile<SliceTileData> {
   return {

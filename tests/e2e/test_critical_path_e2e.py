@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Callable
 import pytest
 
 from .harness import NESTED_RUN, TensorBoardServer
-from .test_trace_view import RUN_LOAD_TIMEOUT_S, SPAN, WORKER, _css, _enter_plugin_frame, _trace_url, _view_window, _wait
+from .test_trace_view import SPAN, WORKER, _css, _enter_plugin_frame, _view_window, _wait, open_trace
 
 if TYPE_CHECKING:
     from selenium.webdriver.remote.webdriver import WebDriver
@@ -41,13 +41,7 @@ def test_critical_path_of_the_step_in_view(
     screenshot: Callable[[str], Path],
 ) -> None:
     driver = browser
-    driver.get(_trace_url(tensorboard_server))
-    _enter_plugin_frame(driver)
-    _wait(driver, RUN_LOAD_TIMEOUT_S).until(
-        lambda d: d.find_elements(*_css("trace-viewer"))
-        and d.find_element(*_css("trace-viewer")).get_attribute("data-ready") == "true"
-    )
-    whole_start, whole_end = _view_window(driver)
+    whole_start, whole_end = open_trace(driver, tensorboard_server)
 
     toggle = driver.find_element(*_css("trace-critical-path-toggle"))
     toggle.click()
@@ -76,7 +70,7 @@ def test_critical_path_of_the_step_in_view(
         _wait(driver).until(lambda d: _panel_ready(d, step + 1))
         assert driver.find_element(*_css("trace-viewer")).get_attribute("data-critical-path") == str(step + 1)
 
-    # A slice of the longest list opens its details; closing them brings the panel back.
+    # A slice of the longest list opens its details (they take the panel's place).
     first = driver.find_element("css selector", "[data-testid='trace-critical-path-longest'] tr")
     slice_id = first.get_attribute("data-id")
     first.find_element("css selector", "button").click()
