@@ -39,7 +39,8 @@ thread between two top-level slices, a thread's first slice after the step's sta
 How this differs from HTA's ``CriticalPathAnalysis`` (HTA 0.5.0), which builds the same kinds of edges: HTA gives
 its dependency and sync edges (between top-level operators on a thread, from a kernel to the sync that waited for
 it) and the last part of a blocking call zero weight and takes the networkx longest path, so its path's length is
-the step's work without those waits and is shorter than the step. HTA counts only operators and runtime calls on the
+the step's work without those waits and is shorter than the step (also by the lead-in before its first operator and
+the tail after its last node: it does not count the step's own range). HTA counts only operators and runtime calls on the
 host (not user annotations such as the step's own range), and finds syncs and cross-stream waits only through the
 device's sync records (``cuda_sync``), which most traces lack; here the host calls by name stand in for them.
 """
