@@ -115,6 +115,32 @@ def test_sync_waits_only_for_work_launched_before_it(tmp_path: Path) -> None:
         ("ProfilerStep#1", "cpu_op", "return", 45.0)]
 
 
+def test_stream_sync_waits_for_its_own_stream(tmp_path: Path) -> None:
+    # The device's Stream Sync record says the sync waited for stream 8: k8 (ends 40), not k7 (ends 44, stream 7).
+    record = x("Stream Sync", 30, 15, cat="cuda_sync", pid=0, tid=8, args={"correlation": 3, "device": 0, "stream": 8})
+    events = [launch("cudaLaunchKernel", 10, 5, 1), launch("cudaLaunchKernel", 16, 4, 2), kernel("k7", 20, 24, 1),
+              kernel("k8", 22, 18, 2, stream=8), launch("cudaStreamSynchronize", 30, 15, 3)]
+    with_record = critical_path(step(events + [record], tmp_path))
+    assert walk(with_record)[3:6] == [("cudaLaunchKernel", "launch", "launch", 6.0), ("k8", "kernel", "duration", 18.0),
+                                      ("Stream Sync", "sync", "sync", 5.0)]
+    # Without the record the sync is taken to wait for the device's latest-ending work launched before it.
+    without = critical_path(step(events, tmp_path / "plain"))
+    assert walk(without)[1:4] == [("cudaLaunchKernel", "launch", "launch", 10.0), ("k7", "kernel", "duration", 24.0),
+                                  ("cudaStreamSynchronize", "sync", "sync", 1.0)]
+
+
+def test_sync_ignores_work_still_running_when_it_returns(tmp_path: Path) -> None:
+    # k_long (launched first) runs past the sync's end: it cannot be what the sync waited for; k_short can.
+    model = step([launch("cudaLaunchKernel", 10, 5, 1), launch("cudaLaunchKernel", 16, 4, 2),
+                  kernel("k_long", 20, 200, 1, stream=7), kernel("k_short", 21, 20, 2, stream=8),
+                  x("cudaStreamSynchronize", 30, 15, cat="cuda_runtime")], tmp_path, dur=300)
+    assert walk(critical_path(model)) == [
+        ("ProfilerStep#1", "cpu_op", "nesting", 10.0), ("cudaLaunchKernel", "launch", "duration", 5.0),
+        ("ProfilerStep#1", "cpu_op", "order", 1.0), ("cudaLaunchKernel", "launch", "launch", 5.0),
+        ("k_short", "kernel", "duration", 20.0), ("cudaStreamSynchronize", "sync", "sync", 4.0),
+        ("ProfilerStep#1", "cpu_op", "return", 255.0)]
+
+
 def test_stream_wait_event_across_streams(tmp_path: Path) -> None:
     # kB on stream 8 waits (cudaStreamWaitEvent) for kA, recorded on stream 7; its launch at 25 did not release it.
     model = step([launch("cudaLaunchKernel", 10, 5, 1), x("cudaEventRecord", 16, 2, cat="cuda_runtime"),

@@ -15,7 +15,8 @@ the step's host range (operators, annotations, runtime calls; any thread), and t
 * ``stream``: on one device stream, an activity's end → the next activity's start (a stream runs in order);
 * ``sync``: the end of the device work that a blocking sync waited for → the end of the sync
   (``cudaDeviceSynchronize``, ``cudaStreamSynchronize``, ``cudaEventSynchronize`` and their HIP names, and the
-  device's own sync records): the work that ends last among everything launched before the sync began;
+  device's own sync records): the work that ends last among everything launched before the sync began and finished
+  by its end (on the synced stream only where a ``Stream Sync`` record names it);
 * ``wait_event``: ``cudaStreamWaitEvent``: the last device work launched before the thread's latest
   ``cudaEventRecord`` → the first work the thread launches after the wait on another stream;
 * ``start``: the step's start → every slice's start (what a slice that nothing else released follows: the first
@@ -331,30 +332,63 @@ def _add_cross_thread_edges(start: np.ndarray, end: np.ndarray, track: np.ndarra
     add(src, dst, _E_JOIN, owner, owner_kind)
 
 
+# Rounds of stepping back before the searches that remain are done one by one.
+_STEP_BACK_ROUNDS = 64
+STREAM_SYNC_RECORD = "Stream Sync"  # Kineto's device record of a cudaStreamSynchronize, on the stream it waited for
+
+
 def _add_sync_edges(model: TraceModel, roles: _Roles, rows: np.ndarray, local: np.ndarray, ts: np.ndarray,
                     n: int, n_host: int, work: np.ndarray, add: Any) -> None:
     """A blocking sync (host call by name, or the device's sync record) ends after the device work that it waited
-    for: of the work launched before the sync began, the one that ends last."""
+    for: of the work launched before the sync began and finished by its end, the one that ends last. A stream sync
+    with its device record (``Stream Sync``, on the stream it waited for) looks at that stream only."""
+    s = model.slices
     host_sync = np.flatnonzero(roles.blocking_sync[rows[:n_host]])
     device_sync = n_host + np.flatnonzero(roles.device_sync[rows[n_host:]])
     waiting = np.concatenate([host_sync, device_sync])
     if not len(waiting) or not len(work):
         return
     # When a sync began: a host call's start, a device record's launch.
+    launcher = model.links.launcher
     began = ts[waiting].copy()
     is_device = waiting >= n_host
-    began[is_device] = ts[local[model.links.launcher[rows[waiting[is_device]]]]]
-    launched_at = ts[local[model.links.launcher[rows[work]]]]
-    order = np.argsort(launched_at, kind="stable")
-    ends = ts[work[order] + n]
-    latest = np.maximum.accumulate(ends)
-    # Position of the running maximum: the work that ends last among the first i launches.
-    at = np.flatnonzero(np.r_[True, latest[1:] > latest[:-1]])
-    latest_pos = at[np.searchsorted(at, np.arange(len(ends)), side="right") - 1]
-    count = np.searchsorted(launched_at[order], began, side="left")
-    has = count > 0
-    awaited = work[order][latest_pos[np.maximum(count - 1, 0)]][has]
-    add(awaited + n, waiting[has] + n, _E_SYNC, waiting[has], _SYNC)
+    began[is_device] = ts[local[launcher[rows[waiting[is_device]]]]]
+    # The stream a sync waited for (-1: any): a Stream Sync record's own lane, and its call's.
+    lane = np.full(len(waiting), -1, dtype=np.int64)
+    stream_record = is_device & (s.name[rows[waiting]] == model.string_id(STREAM_SYNC_RECORD))
+    lane[stream_record] = s.track[rows[waiting[stream_record]]]
+    call_lane = np.full(n, -1, dtype=np.int64)
+    call_lane[local[launcher[rows[waiting[stream_record]]]]] = lane[stream_record]
+    lane[~is_device] = call_lane[waiting[~is_device]]
+    work_lane = s.track[rows[work]].astype(np.int64)
+    launched_at = ts[local[launcher[rows[work]]]]
+    for wanted in np.unique(lane).tolist():  # one round per stream named by a sync record, one for the rest
+        syncs = np.flatnonzero(lane == wanted)
+        pool = np.flatnonzero(work_lane == wanted) if wanted >= 0 else np.arange(len(work))
+        found = _latest_finished(launched_at[pool], ts[work[pool] + n], began[syncs], ts[waiting[syncs] + n])
+        has = found >= 0
+        awaited = work[pool[found[has]]]
+        add(awaited + n, waiting[syncs[has]] + n, _E_SYNC, waiting[syncs[has]], _SYNC)
+
+
+def _latest_finished(launched_at: np.ndarray, ends: np.ndarray, began: np.ndarray, until: np.ndarray) -> np.ndarray:
+    """Per sync, the work (index) that ends last among those launched before ``began`` and ended by ``until``; -1 for
+    none. Work sorted by end: start at the last that ended by ``until`` and step back past later launches, all syncs
+    at once (a few rounds: work launched after a sync began rarely ends before it returns)."""
+    order = np.argsort(ends, kind="stable")
+    launched_sorted = launched_at[order]
+    pos = np.searchsorted(ends[order], until, side="right") - 1
+    for _ in range(_STEP_BACK_ROUNDS):
+        late = np.flatnonzero(pos >= 0)
+        late = late[launched_sorted[pos[late]] >= began[late]]
+        if not len(late):
+            break
+        pos[late] -= 1
+    else:  # the few syncs still unsettled: a whole-array search each
+        for i in np.flatnonzero((pos >= 0) & (launched_sorted[np.maximum(pos, 0)] >= began)).tolist():
+            candidates = np.flatnonzero(launched_sorted[:pos[i] + 1] < began[i])
+            pos[i] = candidates[-1] if len(candidates) else -1
+    return np.where(pos >= 0, order[np.maximum(pos, 0)], -1)
 
 
 def _add_wait_event_edges(model: TraceModel, rows: np.ndarray, local: np.ndarray, ts: np.ndarray, n: int,
