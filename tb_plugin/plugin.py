@@ -26,6 +26,7 @@ from .views import compare, run_table
 from .views.run_table import manifest_batch_size
 from .views import data_pipeline
 from .views import step_trace
+from .views import critical_path
 from .views import range_summary
 from .ingest import mindspore_step_trace
 from .ingest import minddata
@@ -133,6 +134,7 @@ class ProfscopePlugin(base_plugin.TBPlugin):
             "/distributed": table_route(self._distributed_route, "distributed"),
             "/datapipeline": json_route(self._data_pipeline_route),
             "/steptrace": table_route(self._step_trace_route, "steptrace"),
+            "/critical_path": json_route(self._critical_path_route),
             "/compare": table_route(self._compare_route, "compare"),
             "/runs/table": table_route(self._runs_table_route, "runs/table"),
             "/trace/tracks": json_route(self._trace_tracks_route),
@@ -309,6 +311,17 @@ class ProfscopePlugin(base_plugin.TBPlugin):
             except mindspore_step_trace.StepTraceFileError as exc:
                 table_error = str(exc)
         return step_trace.step_trace(model, fp_point, bp_point, table=table, table_error=table_error)
+
+    def _critical_path_route(self, request: wrappers.Request) -> dict[str, Any]:
+        """The chain of host operators, launches, device work and syncs that decides one step's length."""
+        model = self._resolve(request)
+        marker = arg(request, "step_marker") or None
+        step = self._int(request, "step", 0)
+        try:
+            return precomputed.answer(model, ("critical_path", marker, step),
+                                      lambda: critical_path.critical_path(model, step, marker))
+        except critical_path.StepNotFound as exc:
+            raise HttpError(400, str(exc)) from None
 
     # Compare and the run table ----------------------------------------------------------
 
