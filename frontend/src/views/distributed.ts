@@ -1,6 +1,6 @@
 // Distributed (run level: one span of every worker): computation, communication and their
 // overlap per rank, waiting vs transfer, the collectives, and which rank is the straggler.
-// URL parameters: distributed.span_index, distributed.sort.
+// URL parameters: distributed.span_index, distributed.sort, distributed.heat (the heat map's figure).
 import { fetchDistributed, type DistributedData, type RankRow } from "../api/distributed";
 import { injectAnalysisStyles } from "../components/analysis_styles";
 import { csvDownloadLink } from "../components/csv_download";
@@ -16,6 +16,8 @@ import { formatCount } from "../lib/format";
 import { spanFactsText } from "../lib/span_names";
 import { formatSortParam, parseSortParam, type SortState } from "../lib/table_model";
 import { collectivesTable, rankColumns, stepBars, waitBars } from "./distributed_parts";
+import { fetchStepMatrix } from "../api/rank_steps";
+import { createHeatmap } from "./distributed_heatmap";
 import type { ViewContext, ViewDefinition } from "./types";
 
 function stragglerCallout(data: DistributedData): HTMLElement | null {
@@ -99,6 +101,8 @@ function mountDistributed(host: HTMLElement, ctx: ViewContext): void {
     });
     table.setRows(data.ranks);
     if (stragglerWorker !== null) table.setSelected(stragglerWorker);
+    const heatmapHost = el("div", { testId: "distributed-heatmap-host" });
+    void loadHeatmap(heatmapHost, signal);
     replaceChildren(
       body,
       failedNote(data),
@@ -106,6 +110,7 @@ function mountDistributed(host: HTMLElement, ctx: ViewContext): void {
       stragglerCallout(data),
       el("div", { className: "ps-row" }, stepBars(data.ranks, stragglerWorker), waitBars(data.ranks, stragglerWorker)),
       data.waitMethod !== null ? el("p", { className: "ps-note" }, `Wait: collectives ${data.waitMethod}.`) : null,
+      heatmapHost,
       el("section", {}, sectionHead("Ranks (mean per step)", csv("ranks", () => table.sortState())), table.root),
       el(
         "section",
@@ -114,6 +119,28 @@ function mountDistributed(host: HTMLElement, ctx: ViewContext): void {
         collectivesTable(data.collectives),
       ),
     );
+  }
+
+  /** The rank × step heat map, below the per-rank bars (its own route: the matrix of every rank's steps). */
+  async function loadHeatmap(host: HTMLElement, signal: AbortSignal): Promise<void> {
+    const result = await fetchStepMatrix(ctx.api, run!.name, spanIndex, signal);
+    if (signal.aborted) return;
+    if (result.kind === "error") {
+      replaceChildren(host, el("p", { className: "ps-warn", testId: "heatmap-error" }, `The rank × step heat map could not be computed: ${result.message}`));
+      return;
+    }
+    if (result.kind !== "ok") return; // the page's own load already waits for the spans
+    const heatmap = createHeatmap(result.data, {
+      api: ctx.api,
+      run: run!.name,
+      spanIndex,
+      metric: ctx.param("heat"),
+      onMetricChange: (metric) => ctx.setParams({ heat: metric === "step_time" ? null : metric }),
+      onOpen: (worker, span, window) =>
+        ctx.navigate("trace", { start: String(window.start), end: String(window.end), select: null }, { worker, span }),
+      signal,
+    });
+    replaceChildren(host, heatmap);
   }
 
   function csv(table: "ranks" | "collectives", sort: () => SortState | null): HTMLElement {
