@@ -15,25 +15,11 @@ from profscope.tb_plugin.views.distributed import distributed, rank_of
 from profscope.tb_plugin.views.rank_steps import RankSteps, rank_alignment, rank_steps, step_matrix
 
 from conftest import copy_trace, real_trace
-from handmade import trace, write, x
+from handmade import rank_job_trace, write
 
 GLOO = "torch213/ddp_gloo_2ranks"
 NCCL = "hta/sampled_ws128_trace_filter"
 BASE_NS = 1_700_000_000_000_000_000  # beyond a double's integer precision: alignment must stay in integers
-
-
-def _rank_trace(rank: int, steps: list[tuple[int, float, float, float]], late_ns: int = 0) -> dict:
-    """CPU-only rank: per step (number, length, all_reduce start within the step, all_reduce length), 1000 µs apart."""
-    events = []
-    for number, length, comm_start, comm_dur in steps:
-        t = number * 1000.0
-        events += [
-            x(f"ProfilerStep#{number}", t, length, cat="user_annotation"),
-            x("aten::mm", t + 10, 100),
-            x("gloo:all_reduce", t + comm_start, comm_dur, tid=2),
-        ]
-    return trace(events, distributedInfo={"rank": rank, "world_size": 4, "backend": "gloo"},
-                 baseTimeNanoseconds=BASE_NS + late_ns)
 
 
 # rank → (steps, how late its clock starts, ns). Rank 2 is the straggler of step 1; rank 3 has steps 1 and 2 only.
@@ -46,7 +32,7 @@ HANDMADE = {
 
 
 def _handmade(tmp_path: Path) -> list[tuple[str, object]]:
-    return [(f"rank{r}", load_trace(str(write(tmp_path / f"rank{r}.json", _rank_trace(r, steps, late)))))
+    return [(f"rank{r}", load_trace(str(write(tmp_path / f"rank{r}.json", rank_job_trace(r, 4, steps, BASE_NS + late)))))
             for r, (steps, late) in HANDMADE.items()]
 
 
