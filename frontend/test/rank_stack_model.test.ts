@@ -4,6 +4,7 @@ import type { PlacedWorker } from "../src/api/rank_steps";
 import type { TrackInfo } from "../src/api/trace";
 import { ranksParam } from "../src/trace/ranks/ranks_mode";
 import {
+  COMPACT_PX,
   HEADER_PX,
   MAX_DEPTHS,
   ROW_PX,
@@ -51,6 +52,12 @@ describe("layout and axis", () => {
     assert.equal(rows[0]?.bottom, HEADER_PX + MAX_DEPTHS * ROW_PX + 4);
     assert.equal(rows[1]?.top, rows[0]?.bottom);
     assert.equal(rows[1]?.tracks[1]?.depths, 2);
+  });
+
+  test("compact: one row per worker that all its tracks share", () => {
+    const rows = layoutWorkers([worker(0, 0, 0, 10), worker(1, 0, 0, 10)], () => [track("s1", "cpu", 5), track("s2", "cpu", 0)], true);
+    assert.deepEqual(rows.map((r) => [r.top, r.bottom, r.compact]), [[0, COMPACT_PX, true], [COMPACT_PX, 2 * COMPACT_PX, true]]);
+    assert.deepEqual(rows[1]?.tracks.map((t) => t.top), [COMPACT_PX, COMPACT_PX]);
   });
 
   test("the first window covers the step on every rank, with a margin", () => {

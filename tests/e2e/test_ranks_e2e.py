@@ -163,6 +163,7 @@ def test_trace_viewer_stacks_the_ranks(browser: "WebDriver", ranks_server: Tenso
     stack = _wait(browser).until(lambda d: d.find_element(*_css("rank-stack")))
     _wait(browser).until(lambda d: d.find_element(*_css("rank-stack")).get_attribute("data-ready") == "true")
     assert stack.get_attribute("data-workers") == str(RANKS)
+    assert stack.get_attribute("data-compact") == "true"  # 64 ranks: one row each, to fit a screen
     assert stack.get_attribute("data-align") == "step"
     assert stack.get_attribute("data-step") == "ProfilerStep#0"
     from selenium.webdriver.support.ui import Select
@@ -172,6 +173,10 @@ def test_trace_viewer_stacks_the_ranks(browser: "WebDriver", ranks_server: Tenso
                          == f"ProfilerStep#{SLOW_STEP}"
                          and d.find_element(*_css("rank-stack")).get_attribute("data-ready") == "true")
     _save_screenshot(browser, tmp_path / "screenshots", "ranks", "stack-by-step")
+    _into_frame(browser)
+    browser.find_element(*_css("rank-stack-compact")).click()
+    assert browser.find_element(*_css("rank-stack")).get_attribute("data-compact") == "false"
+    _save_screenshot(browser, tmp_path / "screenshots", "ranks", "stack-by-step-tracks")
     _into_frame(browser)
     browser.find_element(*_css("rank-stack-align-time")).click()
     _wait(browser).until(lambda d: d.find_element(*_css("rank-stack")).get_attribute("data-align") == "time"

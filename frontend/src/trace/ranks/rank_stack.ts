@@ -11,6 +11,8 @@ import { el, replaceChildren } from "../../components/dom";
 import { formatDuration } from "../../lib/format";
 import { colorForName } from "../render/colors";
 import {
+  COMPACT_ABOVE,
+  COMPACT_PX,
   HEADER_PX,
   ROW_PX,
   type AxisWindow,
@@ -36,7 +38,7 @@ const STYLE_ID = "profscope-rank-stack-styles";
 const CSS = `
 .ps-rank-stack { display: flex; flex-direction: column; gap: 8px; padding: 8px 0; }
 .ps-rank-stack-bar { display: flex; flex-wrap: wrap; gap: 8px 14px; align-items: center; }
-.ps-rank-stack-canvas { display: block; width: 100%; cursor: grab; border: 1px solid var(--ps-border); }
+.ps-rank-stack-canvas { display: block; width: 100%; box-sizing: border-box; cursor: grab; border: 1px solid var(--ps-border); }
 .ps-rank-stack-scroll { max-height: 72vh; overflow-y: auto; }
 .ps-rank-stack-tip { position: fixed; z-index: 20; pointer-events: none; background: var(--ps-bg-raised); color: var(--ps-fg);
   border: 1px solid var(--ps-border); border-radius: 4px; padding: 6px 8px; font-size: 12px; max-width: 480px;
@@ -124,9 +126,10 @@ function show(root: HTMLElement, placement: RankPlacement, options: RankStackOpt
   const tipBox = el("div", { className: "ps-rank-stack-tip", testId: "rank-stack-tooltip" });
   tipBox.hidden = true;
   const status = el("p", { className: "ps-note", testId: "rank-stack-status" });
+  const bar = controls(placement, options);
   replaceChildren(
     root,
-    controls(placement, options),
+    bar,
     ...notes.map((note) => el("p", { className: "ps-note", testId: "rank-stack-note" }, note)),
     el(
       "p",
@@ -166,10 +169,27 @@ function show(root: HTMLElement, placement: RankPlacement, options: RankStackOpt
     }),
   ).then(() => {
     if (options.signal.aborted) return;
-    rows = layoutWorkers(workers, (w) => tracksOf.get(w.worker) ?? []);
+    relayout();
     draw();
     fetchWindow();
   });
+
+  let compact = workers.length > COMPACT_ABOVE;
+  const rowsSwitch = el("label", { className: "ps-chart-option" });
+  const compactBox = el("input", { testId: "rank-stack-compact", attrs: { type: "checkbox" } });
+  compactBox.checked = compact;
+  rowsSwitch.append(compactBox, "One row per rank");
+  bar.appendChild(rowsSwitch);
+  compactBox.addEventListener("change", () => {
+    compact = compactBox.checked;
+    relayout();
+    draw();
+  }, { signal: options.signal });
+
+  function relayout(): void {
+    rows = layoutWorkers(workers, (w) => tracksOf.get(w.worker) ?? [], compact);
+    root.dataset["compact"] = String(compact);
+  }
 
   function fetchWindow(): void {
     fetchController?.abort();
@@ -232,58 +252,76 @@ function show(root: HTMLElement, placement: RankPlacement, options: RankStackOpt
     for (const worker of rows) {
       const w = worker.worker;
       const top = AXIS_PX + worker.top;
-      ctx.fillStyle = raised;
-      ctx.fillRect(0, top, width, HEADER_PX - 2);
-      ctx.fillStyle = fg;
-      ctx.fillText(workerLabel(w, placement.align === "time", formatDuration), 4, top + HEADER_PX / 2 - 1, gutter + plot - 8);
-      drawn.push({ x: 0, y: top, w: width, h: worker.bottom - worker.top, lines: [`rank ${w.rank} · ${w.worker}`, "Click to open this rank's span here"] });
+      const label = workerLabel(w, placement.align === "time", formatDuration);
+      const headerPx = worker.compact ? 0 : HEADER_PX;
+      if (worker.compact) {
+        ctx.fillStyle = fg;
+        ctx.fillText(label, 4, top + COMPACT_PX / 2, gutter - 8);
+      } else {
+        ctx.fillStyle = raised;
+        ctx.fillRect(0, top, width, HEADER_PX - 2);
+        ctx.fillStyle = fg;
+        ctx.fillText(label, 4, top + HEADER_PX / 2 - 1, gutter + plot - 8);
+      }
+      drawn.push({ x: 0, y: top, w: width, h: worker.bottom - worker.top, lines: [label, "Click to open this rank's span here"] });
       // The step's bounds on this worker.
-      const s0 = gutter + xOf(w.stepStart + w.shift, window, plot);
-      const s1 = gutter + xOf(w.stepEnd + w.shift, window, plot);
-      ctx.fillStyle = "rgba(120, 120, 120, 0.10)";
-      ctx.fillRect(Math.max(gutter, s0), top + HEADER_PX, Math.max(0, Math.min(width, s1) - Math.max(gutter, s0)), worker.bottom - worker.top - HEADER_PX - 4);
+      const s0 = Math.max(gutter, gutter + xOf(w.stepStart + w.shift, window, plot));
+      const s1 = Math.min(width, gutter + xOf(w.stepEnd + w.shift, window, plot));
+      ctx.fillStyle = "rgba(120, 120, 120, 0.12)";
+      ctx.fillRect(s0, top + headerPx, Math.max(0, s1 - s0), worker.bottom - worker.top - headerPx - (worker.compact ? 1 : 4));
       const data = slicesOf.get(w.worker);
-      for (const track of worker.tracks) {
-        ctx.fillStyle = muted;
-        ctx.fillText(track.track.name, 12, AXIS_PX + track.top + ROW_PX / 2, gutter - 16);
-        if (data === undefined) continue;
-        const window_ = data.tracks.find((t) => t.id === track.track.id);
-        if (window_ === undefined) continue;
-        const b = window_.blocks;
-        ctx.fillStyle = "rgba(128, 128, 128, 0.55)";
-        for (let i = 0; i < b.start.length; i += 1) {
-          const depth = b.depth[i]!;
-          if (depth >= track.depths) continue;
-          const x0 = gutter + xOf(b.start[i]! + w.shift, window, plot);
-          const x1 = gutter + xOf(b.end[i]! + w.shift, window, plot);
-          if (x1 < gutter || x0 > width) continue;
-          ctx.fillRect(Math.max(gutter, x0), AXIS_PX + track.top + depth * ROW_PX, Math.max(1, x1 - Math.max(gutter, x0)), ROW_PX - 1);
-        }
-        const s = window_.slices;
-        for (let i = 0; i < s.start.length; i += 1) {
-          const depth = s.depth[i]!;
-          if (depth >= track.depths) continue;
-          const name = data.names[s.name[i]!] ?? "";
-          const start = s.start[i]! + w.shift;
-          const x0 = gutter + xOf(start, window, plot);
-          const x1 = gutter + xOf(start + s.dur[i]!, window, plot);
-          if (x1 < gutter || x0 > width) continue;
-          const left = Math.max(gutter, x0);
-          const wide = Math.max(1, x1 - left);
-          const y = AXIS_PX + track.top + depth * ROW_PX;
-          const collective = isCollectiveName(name);
-          ctx.globalAlpha = collective ? 1 : 0.5;
-          ctx.fillStyle = collective ? STRONG : colorForName(name);
-          ctx.fillRect(left, y, wide, ROW_PX - 1);
-          ctx.globalAlpha = 1;
-          if (wide > 40) {
-            ctx.fillStyle = "#111";
-            ctx.fillText(name, left + 2, y + ROW_PX / 2, wide - 4);
+      // Compact: every track in the rank's one row, the outermost slices first, collectives (any depth) on top.
+      const passes = worker.compact ? [false, true] : [null];
+      for (const collectivesOnly of passes) {
+        for (const track of worker.tracks) {
+          if (!worker.compact) {
+            ctx.fillStyle = muted;
+            ctx.fillText(track.track.name, 12, AXIS_PX + track.top + ROW_PX / 2, gutter - 16);
           }
-          drawn.push({
-            x: left, y, w: wide, h: ROW_PX - 1,
-            lines: [name, `rank ${w.rank} · ${w.worker} · ${track.track.name}`, `starts at ${formatDuration(start)} on the axis, lasts ${formatDuration(s.dur[i]!)}`],
-          });
+          const window_ = data?.tracks.find((t) => t.id === track.track.id);
+          if (data === undefined || window_ === undefined) continue;
+          const rowY = (depth: number): number => AXIS_PX + track.top + (worker.compact ? 0 : depth * ROW_PX);
+          const rowH = worker.compact ? COMPACT_PX - 1 : ROW_PX - 1;
+          if (collectivesOnly !== true) {
+            const b = window_.blocks;
+            ctx.fillStyle = "rgba(128, 128, 128, 0.55)";
+            for (let i = 0; i < b.start.length; i += 1) {
+              const depth = b.depth[i]!;
+              if (depth >= track.depths || (worker.compact && depth > 0)) continue;
+              const x0 = Math.max(gutter, gutter + xOf(b.start[i]! + w.shift, window, plot));
+              const x1 = gutter + xOf(b.end[i]! + w.shift, window, plot);
+              if (x1 < gutter || x0 > width) continue;
+              ctx.fillRect(x0, rowY(depth), Math.max(1, x1 - x0), rowH);
+            }
+          }
+          const s = window_.slices;
+          for (let i = 0; i < s.start.length; i += 1) {
+            const depth = s.depth[i]!;
+            if (depth >= track.depths) continue;
+            const name = data.names[s.name[i]!] ?? "";
+            const collective = isCollectiveName(name);
+            if (collectivesOnly === true && !collective) continue;
+            if (collectivesOnly === false && (collective || depth > 0)) continue;
+            const start = s.start[i]! + w.shift;
+            const x0 = gutter + xOf(start, window, plot);
+            const x1 = gutter + xOf(start + s.dur[i]!, window, plot);
+            if (x1 < gutter || x0 > width) continue;
+            const left = Math.max(gutter, x0);
+            const wide = Math.max(1, x1 - left);
+            const y = rowY(depth);
+            ctx.globalAlpha = collective ? 1 : worker.compact ? 0.35 : 0.5;
+            ctx.fillStyle = collective ? STRONG : colorForName(name);
+            ctx.fillRect(left, y, wide, rowH);
+            ctx.globalAlpha = 1;
+            if (wide > 40 && !worker.compact) {
+              ctx.fillStyle = "#111";
+              ctx.fillText(name, left + 2, y + ROW_PX / 2, wide - 4);
+            }
+            drawn.push({
+              x: left, y, w: wide, h: rowH,
+              lines: [name, `rank ${w.rank} · ${w.worker} · ${track.track.name}`, `starts at ${formatDuration(start)} on the axis, lasts ${formatDuration(s.dur[i]!)}`],
+            });
+          }
         }
       }
     }

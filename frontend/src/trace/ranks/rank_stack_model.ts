@@ -10,6 +10,10 @@ export const MAX_DEPTHS = 3;
 export const MAX_TRACKS = 4;
 export const ROW_PX = 14;
 export const HEADER_PX = 18;
+/** A rank's one row when compact (every track in it, collectives on top). */
+export const COMPACT_PX = 12;
+/** Above this many ranks the stack starts compact, so 64 ranks fit on a screen. */
+export const COMPACT_ABOVE = 16;
 
 /**
  * The tracks that tell a rank's step: its device streams (kernels, collectives among them), else its
@@ -30,17 +34,34 @@ export interface TrackRows {
 
 export interface WorkerRows {
   readonly worker: PlacedWorker;
-  /** Top of the worker's header line. */
+  /** Top of the worker's header line (compact: of its one row). */
   readonly top: number;
   readonly tracks: readonly TrackRows[];
   /** Below its last row. */
   readonly bottom: number;
+  /** One row for the whole rank: every track drawn into it. */
+  readonly compact: boolean;
 }
 
-/** Each worker: a header line, then the rows of its tracks (up to MAX_DEPTHS each). */
-export function layoutWorkers(workers: readonly PlacedWorker[], tracksOf: (worker: PlacedWorker) => readonly TrackInfo[]): WorkerRows[] {
+/**
+ * Each worker: a header line, then the rows of its tracks (up to MAX_DEPTHS each); compact, one row per
+ * worker that all its tracks share (the rank's label in the gutter).
+ */
+export function layoutWorkers(
+  workers: readonly PlacedWorker[],
+  tracksOf: (worker: PlacedWorker) => readonly TrackInfo[],
+  compact = false,
+): WorkerRows[] {
   const out: WorkerRows[] = [];
   let top = 0;
+  if (compact) {
+    for (const worker of workers) {
+      const tracks = tracksOf(worker).map((track) => ({ track, top, depths: Math.min(MAX_DEPTHS, Math.max(0, track.maxDepth) + 1) }));
+      out.push({ worker, top, tracks, bottom: top + COMPACT_PX, compact: true });
+      top += COMPACT_PX;
+    }
+    return out;
+  }
   for (const worker of workers) {
     const header = top;
     top += HEADER_PX;
@@ -51,7 +72,7 @@ export function layoutWorkers(workers: readonly PlacedWorker[], tracksOf: (worke
       top += depths * ROW_PX;
     }
     top += 4;
-    out.push({ worker, top: header, tracks: rows, bottom: top });
+    out.push({ worker, top: header, tracks: rows, bottom: top, compact: false });
   }
   return out;
 }
