@@ -17,7 +17,7 @@ from ..cache import derived_path
 from ..model.trace_model import TraceModel
 
 # Bump when any precomputed view's output changes shape or meaning.
-VIEWS_VERSION = 4  # 2: memory curves run to the span end, Gloo message sizes; 3: accounting (communication, overlap, device busy), CPU stub steps; 4: device names and kinds, figures null with reasons, kernel rows by operator type
+VIEWS_VERSION = 5  # 2: memory curves run to the span end, Gloo message sizes; 3: accounting (communication, overlap, device busy), CPU stub steps; 4: device names and kinds, figures null with reasons, kernel rows by operator type; 5: kernels within the steps
 SUFFIX = "views.json"
 
 
