@@ -3,6 +3,7 @@
 // the cell's figures, a click that opens that rank's step in the trace viewer.
 import type { StepMatrix } from "../api/rank_steps";
 import { el } from "../components/dom";
+import { injectRanksStyles } from "../components/ranks_styles";
 import { csvDownloadLink } from "../components/csv_download";
 import { metricLabel, sectionHead } from "../components/view_parts";
 import type { ApiClient } from "../api/client";
@@ -23,30 +24,6 @@ import {
   worstRank,
 } from "../lib/heatmap_model";
 import { formatCount } from "../lib/format";
-
-const STYLE_ID = "profscope-heatmap-styles";
-const CSS = `
-.ps-heatmap { display: flex; flex-direction: column; gap: 6px; }
-.ps-heatmap-frame { display: grid; grid-template-columns: auto minmax(0, 1fr); gap: 4px 8px; align-items: start; }
-.ps-heatmap-axis { font-size: 11px; color: var(--ps-fg-muted); font-variant-numeric: tabular-nums; position: relative; }
-.ps-heatmap-canvas { display: block; cursor: pointer; border: 1px solid var(--ps-border); }
-.ps-heatmap-scroll { overflow-x: auto; }
-.ps-heatmap-tip { position: fixed; z-index: 20; pointer-events: none; background: var(--ps-bg-raised); color: var(--ps-fg);
-  border: 1px solid var(--ps-border); border-radius: 4px; padding: 6px 8px; font-size: 12px; box-shadow: 0 2px 8px rgba(0,0,0,0.2);
-  font-variant-numeric: tabular-nums; max-width: 420px; }
-.ps-heatmap-tip p { margin: 0; }
-.ps-heatmap-tip p:first-child { font-weight: 600; }
-.ps-heatmap-legend { display: flex; gap: 6px; align-items: center; font-size: 12px; color: var(--ps-fg-muted); }
-.ps-heatmap-swatch { display: inline-block; width: 14px; height: 10px; border: 1px solid var(--ps-border); }
-`;
-
-function injectStyles(doc: Document): void {
-  if (doc.getElementById(STYLE_ID) !== null) return;
-  const style = doc.createElement("style");
-  style.id = STYLE_ID;
-  style.textContent = CSS;
-  doc.head.appendChild(style);
-}
 
 export interface HeatmapOptions {
   readonly api: ApiClient;
@@ -95,7 +72,7 @@ function legend(metric: HeatMetric): HTMLElement {
 export function createHeatmap(matrix: StepMatrix, options: HeatmapOptions): HTMLElement | null {
   if (matrix.ranks.length === 0 || matrix.steps.length === 0) return null;
   const doc = document;
-  injectStyles(doc);
+  injectRanksStyles(doc);
   let metric: HeatMetric = isHeatMetric(options.metric) ? options.metric : "step_time";
 
   const picker = el("select", { className: "ps-select", testId: "heatmap-metric", attrs: { "aria-label": "Heat map figure" } });
@@ -106,7 +83,7 @@ export function createHeatmap(matrix: StepMatrix, options: HeatmapOptions): HTML
   const stepAxis = el("div", { className: "ps-heatmap-axis", testId: "heatmap-step-axis" });
   const legendHost = el("div", {});
   const definition = el("div", {});
-  const tipBox = el("div", { className: "ps-heatmap-tip", testId: "heatmap-tooltip" });
+  const tipBox = el("div", { className: "ps-ranks-tip", testId: "heatmap-tooltip" });
   tipBox.hidden = true;
   const root = el(
     "section",

@@ -8,6 +8,7 @@ import type { ApiClient } from "../../api/client";
 import { fetchRankPlacement, type PlacedWorker, type RankAlign, type RankPlacement } from "../../api/rank_steps";
 import { fetchSlices, fetchTracks, type SlicesData, type TrackInfo } from "../../api/trace";
 import { el, replaceChildren } from "../../components/dom";
+import { injectRanksStyles } from "../../components/ranks_styles";
 import { formatDuration } from "../../lib/format";
 import { colorForName } from "../render/colors";
 import {
@@ -34,27 +35,6 @@ export const MAX_WORKERS = 64;
 const AXIS_PX = 22;
 const STRONG = "rgb(230, 81, 0)";
 
-const STYLE_ID = "profscope-rank-stack-styles";
-const CSS = `
-.ps-rank-stack { display: flex; flex-direction: column; gap: 8px; padding: 8px 0; }
-.ps-rank-stack-bar { display: flex; flex-wrap: wrap; gap: 8px 14px; align-items: center; }
-.ps-rank-stack-canvas { display: block; width: 100%; box-sizing: border-box; cursor: grab; border: 1px solid var(--ps-border); }
-.ps-rank-stack-scroll { max-height: 72vh; overflow-y: auto; }
-.ps-rank-stack-tip { position: fixed; z-index: 20; pointer-events: none; background: var(--ps-bg-raised); color: var(--ps-fg);
-  border: 1px solid var(--ps-border); border-radius: 4px; padding: 6px 8px; font-size: 12px; max-width: 480px;
-  font-variant-numeric: tabular-nums; box-shadow: 0 2px 8px rgba(0,0,0,0.2); }
-.ps-rank-stack-tip p { margin: 0; overflow-wrap: anywhere; }
-.ps-rank-stack-bar .ps-segmented button[aria-pressed="true"] { background: var(--ps-accent); color: #fff; }
-`;
-
-function injectStyles(doc: Document): void {
-  if (doc.getElementById(STYLE_ID) !== null) return;
-  const style = doc.createElement("style");
-  style.id = STYLE_ID;
-  style.textContent = CSS;
-  doc.head.appendChild(style);
-}
-
 export interface RankStackOptions {
   readonly api: ApiClient;
   readonly run: string;
@@ -77,7 +57,7 @@ interface Drawn {
 }
 
 export function mountRankStack(host: HTMLElement, options: RankStackOptions): void {
-  injectStyles(host.ownerDocument);
+  injectRanksStyles(host.ownerDocument);
   const root = el("div", { className: "ps-rank-stack", testId: "rank-stack" });
   const status = el("p", { className: "ps-note", testId: "rank-stack-status" }, "Placing every worker's step on one time axis…");
   root.append(status);
@@ -123,7 +103,7 @@ function show(root: HTMLElement, placement: RankPlacement, options: RankStackOpt
   if (placement.workers.length > MAX_WORKERS) notes.push(`The first ${MAX_WORKERS} of ${placement.workers.length} ranks are stacked (the Distributed view's heat map shows all of them).`);
   if (placement.missing.length > 0) notes.push(`${placement.missing.length} worker(s) have no ${placement.step ?? "such step"}: ${placement.missing.slice(0, 8).join(", ")}${placement.missing.length > 8 ? ", …" : ""}.`);
   const canvas = el("canvas", { className: "ps-rank-stack-canvas", testId: "rank-stack-canvas", attrs: { role: "img", "aria-label": `${placement.step ?? ""} of ${workers.length} ranks on one time axis` } });
-  const tipBox = el("div", { className: "ps-rank-stack-tip", testId: "rank-stack-tooltip" });
+  const tipBox = el("div", { className: "ps-ranks-tip", testId: "rank-stack-tooltip" });
   tipBox.hidden = true;
   const status = el("p", { className: "ps-note", testId: "rank-stack-status" });
   const bar = controls(placement, options);
