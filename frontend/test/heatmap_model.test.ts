@@ -10,6 +10,7 @@ import {
   heatColour,
   maxCell,
   rowLayout,
+  stragglerRow,
   worstRank,
 } from "../src/lib/heatmap_model";
 
@@ -80,6 +81,21 @@ describe("rows of the heat map", () => {
     const row = layout.first.findIndex((first, i) => first <= 637 && (layout.first[i + 1] ?? 0) > 637);
     assert.equal(worstRank(cells, layout, row, 0), 637);
     assert.equal(worstRank([[null]], rowLayout(1), 0, 0), -1);
+  });
+
+  test("a step's slowest rank is framed when 10% or more above the median", () => {
+    assert.equal(stragglerRow(matrix, rowLayout(3), 1), 2);
+    assert.equal(stragglerRow(matrix, rowLayout(3), 0), -1); // every rank at the median
+    const big = parseStepMatrix({
+      ranks: Array.from({ length: 1000 }, (_, r) => ({ worker: `w${r}`, rank: r, span: "s" })),
+      steps: ["a"],
+      step_time: Array.from({ length: 1000 }, (_, r) => [r === 637 ? 200 : 100]),
+      step_median: [100],
+      slowest_rank: [637],
+    });
+    const layout = rowLayout(1000);
+    const row = stragglerRow(big, layout, 0);
+    assert.ok((layout.first[row] ?? 0) <= 637 && 637 < (layout.first[row + 1] ?? 0));
   });
 
   test("column width stays between 3 and 72 px", () => {

@@ -17,7 +17,8 @@ export const HEAT_DEFINITIONS: Readonly<Record<HeatMetric, string>> = {
   step_time:
     "Step time of each rank's step (the Overview's steps, matched across ranks by name). Colour: the cell against " +
     "the median of its step over the ranks — blue faster, red slower (full red at +50%): a straggler is a red row, " +
-    "a slow step a red cell.",
+    "a slow step a red cell. A step's slowest rank is framed when it is 10% or more above the median (with more " +
+    "ranks than rows of pixels, a row shows the worst of its ranks).",
   communication:
     "Communication: time a collective runs in the step (the Distributed view's definition, overlap included). " +
     "Colour: darker is more, against the largest cell of the matrix.",
@@ -82,6 +83,26 @@ export function worstRank(cells: Cells, layout: RowLayout, row: number, column: 
     }
   }
   return best;
+}
+
+/** A step's slowest rank is framed when it is at least this much above the step's median. */
+export const STRAGGLER_FRAME_SHARE = 0.1;
+
+/** The row of pixels of a step's slowest rank when it is clearly slower than the step's median, else -1. */
+export function stragglerRow(matrix: StepMatrix, layout: RowLayout, step: number): number {
+  const rank = matrix.slowestRank[step] ?? -1;
+  const median = matrix.stepMedian[step] ?? null;
+  const value = rank >= 0 ? (matrix.stepTime[rank]?.[step] ?? null) : null;
+  if (value === null || median === null || median <= 0 || value < median * (1 + STRAGGLER_FRAME_SHARE)) return -1;
+  // The row whose ranks include it: the last row starting at or before it.
+  let lo = 0;
+  let hi = layout.rows - 1;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if ((layout.first[mid] ?? 0) <= rank) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
 }
 
 /** The largest value of the matrix (the scale of the communication colours), 0 when empty. */

@@ -5,7 +5,7 @@ import { fetchDistributed, type DistributedData, type RankRow } from "../api/dis
 import { injectAnalysisStyles } from "../components/analysis_styles";
 import { csvDownloadLink } from "../components/csv_download";
 import { el, replaceChildren } from "../components/dom";
-import { createHostLoader } from "../components/loader";
+import { createHostLoader, loadInto } from "../components/loader";
 import { emptyStateNote, metricLabel, sectionHead } from "../components/view_parts";
 import { singleWorkerState } from "../lib/empty_states";
 import { injectViewStyles } from "../components/view_styles";
@@ -122,25 +122,31 @@ function mountDistributed(host: HTMLElement, ctx: ViewContext): void {
   }
 
   /** The rank × step heat map, below the per-rank bars (its own route: the matrix of every rank's steps). */
-  async function loadHeatmap(host: HTMLElement, signal: AbortSignal): Promise<void> {
-    const result = await fetchStepMatrix(ctx.api, run!.name, spanIndex, signal);
-    if (signal.aborted) return;
-    if (result.kind === "error") {
-      replaceChildren(host, el("p", { className: "ps-warn", testId: "heatmap-error" }, `The rank × step heat map could not be computed: ${result.message}`));
-      return;
-    }
-    if (result.kind !== "ok") return; // the page's own load already waits for the spans
-    const heatmap = createHeatmap(result.data, {
-      api: ctx.api,
-      run: run!.name,
-      spanIndex,
-      metric: ctx.param("heat"),
-      onMetricChange: (metric) => ctx.setParams({ heat: metric === "step_time" ? null : metric }),
-      onOpen: (worker, span, window) =>
-        ctx.navigate("trace", { start: String(window.start), end: String(window.end), select: null }, { worker, span }),
+  function loadHeatmap(host: HTMLElement, signal: AbortSignal): Promise<void> {
+    return loadInto(
+      {
+        host,
+        fetch: (fetchSignal) => fetchStepMatrix(ctx.api, run!.name, spanIndex, fetchSignal),
+        what: "the rank × step heat map",
+        testIdPrefix: "heatmap",
+        errorTitle: "The rank × step heat map could not be computed",
+        render: (matrix, renderSignal) =>
+          replaceChildren(
+            host,
+            createHeatmap(matrix, {
+              api: ctx.api,
+              run: run!.name,
+              spanIndex,
+              metric: ctx.param("heat"),
+              onMetricChange: (metric) => ctx.setParams({ heat: metric === "step_time" ? null : metric }),
+              onOpen: (worker, span, window) =>
+                ctx.navigate("trace", { start: String(window.start), end: String(window.end), select: null }, { worker, span }),
+              signal: renderSignal,
+            }),
+          ),
+      },
       signal,
-    });
-    replaceChildren(host, heatmap);
+    );
   }
 
   function csv(table: "ranks" | "collectives", sort: () => SortState | null): HTMLElement {

@@ -21,6 +21,7 @@ import {
   isHeatMetric,
   maxCell,
   rowLayout,
+  stragglerRow,
   worstRank,
 } from "../lib/heatmap_model";
 import { formatCount } from "../lib/format";
@@ -139,9 +140,26 @@ export function createHeatmap(matrix: StepMatrix, options: HeatmapOptions): HTML
         context.fillRect(step * colWidth, row * layout.rowHeight, colWidth - gapX, layout.rowHeight - gapY);
       }
     }
+    if (metric === "step_time") markStragglers(context);
     drawAxes(width);
     legendHost.replaceChildren(legend(metric));
     definition.replaceChildren(el("p", { className: "ps-note" }, metricLabel("How it is computed", HEAT_DEFINITIONS[metric])));
+  }
+
+  /**
+   * Each step's slowest rank, when clearly slower than the step's median, framed at least 5 px tall: with
+   * 1,000 ranks its row is one pixel, and the frame keeps it visible at a glance.
+   */
+  function markStragglers(context: CanvasRenderingContext2D): void {
+    context.strokeStyle = "rgb(150, 0, 0)";
+    context.lineWidth = 1.5;
+    for (let step = 0; step < matrix.steps.length; step += 1) {
+      const row = stragglerRow(matrix, layout, step);
+      if (row < 0) continue;
+      const height = Math.max(5, layout.rowHeight);
+      const top = Math.max(0, row * layout.rowHeight + layout.rowHeight / 2 - height / 2);
+      context.strokeRect(step * colWidth + 0.75, top + 0.75, colWidth - 1.5, height - 1.5);
+    }
   }
 
   function drawAxes(width: number): void {

@@ -8,6 +8,7 @@ import type { ApiClient } from "../../api/client";
 import { fetchRankPlacement, type PlacedWorker, type RankAlign, type RankPlacement } from "../../api/rank_steps";
 import { fetchSlices, fetchTracks, type SlicesData, type TrackInfo } from "../../api/trace";
 import { el, replaceChildren } from "../../components/dom";
+import { loadInto } from "../../components/loader";
 import { injectRanksStyles } from "../../components/ranks_styles";
 import { formatDuration } from "../../lib/format";
 import { colorForName } from "../render/colors";
@@ -59,15 +60,22 @@ interface Drawn {
 export function mountRankStack(host: HTMLElement, options: RankStackOptions): void {
   injectRanksStyles(host.ownerDocument);
   const root = el("div", { className: "ps-rank-stack", testId: "rank-stack" });
-  const status = el("p", { className: "ps-note", testId: "rank-stack-status" }, "Placing every worker's step on one time axis…");
-  root.append(status);
+  // Until the placement is drawn (or when it fails), the way back to the single-span viewer.
+  const body = el("div", {});
+  root.append(controls(null, options), body);
   host.appendChild(root);
-  void fetchRankPlacement(options.api, options.run, options.spanIndex, options.align, options.step, options.signal).then((result) => {
-    if (options.signal.aborted) return;
-    if (result.kind === "ok") show(root, result.data, options);
-    else if (result.kind === "loading") status.textContent = "The backend is still loading the workers' spans; reopen in a moment.";
-    else replaceChildren(root, controls(null, options), el("p", { className: "ps-warn", testId: "rank-stack-error" }, result.message));
-  });
+  void loadInto(
+    {
+      host: body,
+      fetch: (signal) => fetchRankPlacement(options.api, options.run, options.spanIndex, options.align, options.step, signal),
+      what: "every worker's step on one time axis",
+      waitingFor: "every worker's span",
+      testIdPrefix: "rank-stack",
+      errorTitle: "Cannot place the ranks side by side",
+      render: (placement) => show(root, placement, options),
+    },
+    options.signal,
+  );
 }
 
 function controls(placement: RankPlacement | null, options: RankStackOptions): HTMLElement {
