@@ -93,8 +93,8 @@ def step_matrix(ranks: Sequence[RankSteps]) -> dict[str, Any]:
     exposed = _cells(ranks, columns, "exposed_communication")
     start = _cells(ranks, columns, "start")
     present = ~np.isnan(step_time)
-    with np.errstate(all="ignore"):
-        median = np.nanmedian(np.where(present, step_time, np.nan), axis=0) if len(ranks) else np.zeros(0)
+    # Every column has at least one rank with that step (columns come from the ranks' own steps).
+    median = np.nanmedian(step_time, axis=0) if len(ranks) else np.zeros(0)
     # Per step, the rank with the longest step time (the column's straggler), -1 for an empty column.
     filled = np.where(present, step_time, -np.inf)
     slowest = np.where(present.any(axis=0), np.argmax(filled, axis=0), -1) if len(ranks) else np.zeros(0, np.int64)
