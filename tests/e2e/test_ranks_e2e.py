@@ -3,7 +3,8 @@ of a 64-rank job (it renders, hovering a cell lists its figures, a click opens t
 trace viewer), then the same step of every rank stacked in the trace viewer, aligned by step start and
 by time; screenshots of both.
 
-The job is hand-made (``handmade.rank_job_trace``): 64 CPU-only Gloo ranks of 6 steps; rank 37 is the
+A real NCCL job (HTA's two sampled ranks of a 128-rank job) stacks its GPU streams, NCCL kernels in orange.
+The 64-rank job is hand-made (``handmade.rank_job_trace``): 64 CPU-only Gloo ranks of 6 steps; rank 37 is the
 straggler of step 3 (900 µs instead of about 520, its all_reduce starting 750 µs into the step).
 """
 
@@ -17,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Iterator
 
 import pytest
 
+import real_traces
 from handmade import rank_job_trace, write
 
 from .conftest import _save_screenshot, chromium_driver, running_tensorboard
@@ -53,13 +55,17 @@ def ranks_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TensorBoa
         path = write(logdir / "job64" / f"rank{rank}.{1700000000000 + rank}.pt.trace.json",
                      rank_job_trace(rank, RANKS, _steps(rank), BASE_NS + rank * 1000))
         os.utime(path, (1, 1))  # settled: not a file still being written
+    for source in sorted((real_traces.root() / "hta" / "sampled_ws128_trace_filter").glob("*.json.gz")):
+        (logdir / "nccl").mkdir(exist_ok=True)
+        (logdir / "nccl" / source.name).write_bytes(source.read_bytes())
+        os.utime(logdir / "nccl" / source.name, (1, 1))
     with running_tensorboard(logdir, tmp_path_factory.mktemp("ranks-tensorboard")) as server:
         deadline = time.monotonic() + 240
         while True:
             listing = server.get_json(f"{ROUTES}/runs")
             assert isinstance(listing, dict)
             runs = {r["name"]: r for r in listing["runs"]}
-            if runs.get("job64", {}).get("status") == "ready":
+            if all(runs.get(run, {}).get("status") == "ready" for run in ("job64", "nccl")):
                 break
             assert time.monotonic() < deadline, runs
             time.sleep(0.5)
@@ -198,3 +204,14 @@ def test_trace_viewer_stacks_the_ranks(browser: "WebDriver", ranks_server: Tenso
     browser.switch_to.default_content()
     _wait(browser).until(lambda d: "p.profscope.trace.ranks" not in d.current_url
                          and "p.profscope.worker=rank0" in d.current_url)
+
+
+def test_real_nccl_ranks_stack_their_gpu_streams(browser: "WebDriver", ranks_server: TensorBoardServer,
+                                                 tmp_path: Path) -> None:
+    browser.set_window_size(1400, 1100)
+    _open(browser, ranks_server, "trace", run="nccl", **{"trace.ranks": "time"})
+    _wait(browser).until(lambda d: d.find_element(*_css("rank-stack")).get_attribute("data-ready") == "true")
+    stack = browser.find_element(*_css("rank-stack"))
+    assert stack.get_attribute("data-workers") == "2" and stack.get_attribute("data-align") == "time"
+    assert stack.get_attribute("data-compact") == "false"  # two ranks: every stream of each
+    _save_screenshot(browser, tmp_path / "screenshots", "ranks", "stack-nccl-by-time")
