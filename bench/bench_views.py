@@ -4,7 +4,8 @@ Prints, for a generated trace of about ``--size-mb`` MB (steps of a real sample,
 ``tracegen.py``): cold parse + cache, then in a FRESH process (like a TensorBoard restart,
 the model memory-mapped from the cache) the first and repeated latency of each route the
 pages call. Then, for ``--ranks`` ranks generated from a real Gloo rank, the time to load
-all ranks and the time until the distributed view answers.
+all ranks and the time until the distributed view answers; then the rank × step matrix at
+``--matrix-ranks`` ranks (aggregation and JSON; ``--matrix-only`` for just that).
 
     python bench/bench_views.py --size-mb 1000 --ranks 64      # by hand
     python bench/bench_views.py --size-mb 20 --ranks 4         # CI smoke run
@@ -190,20 +191,69 @@ def bench_distributed(work: Path, ranks: int) -> None:
           f"{result['view_s'] * 1000:.0f} ms; ready within {ratio:.2f}x the load time (target <= 2x)")
 
 
+def bench_matrix(ranks: int, steps: int, repeat: int = 7) -> None:
+    """The rank × step matrix (``distributed/matrix``) at ``ranks`` ranks: the aggregation over every rank's
+    steps (synthetic per-rank arrays, as ``rank_steps.rank_steps`` gives them) and its JSON, and the per-rank
+    cost of reading a real Gloo rank's steps from its model (``accounting.step_times``, memoised per model:
+    after the Distributed view has answered it is already computed)."""
+    import time
+
+    import msgspec
+    import numpy as np
+
+    from profscope.tb_plugin.ingest import load_trace
+    from profscope.tb_plugin.views.rank_steps import RankSteps, rank_steps, step_matrix
+
+    rng = np.random.default_rng(0)
+    rows = []
+    for r in range(ranks):
+        duration = rng.integers(90_000_000, 110_000_000, steps)
+        start = np.concatenate([[0], np.cumsum(duration)[:-1]])
+        rows.append(RankSteps(worker=f"rank{r}", rank=r, span="1", names=[f"ProfilerStep#{i}" for i in range(steps)],
+                              start=start, duration=duration, communication=duration // 3,
+                              exposed_communication=duration // 7))
+    aggregate, encode, size = [], [], 0
+    for _ in range(repeat):
+        t = time.perf_counter()
+        answer = step_matrix(rows)
+        aggregate.append(time.perf_counter() - t)
+        t = time.perf_counter()
+        size = len(msgspec.json.encode(answer))
+        encode.append(time.perf_counter() - t)
+    first, memoised = [], []
+    for _ in range(repeat):
+        model = load_trace(str(GLOO_SEED))  # a fresh model: nothing memoised
+        t = time.perf_counter()
+        rank_steps("rank0", 0, "1", model)
+        first.append(time.perf_counter() - t)
+        t = time.perf_counter()
+        rank_steps("rank0", 0, "1", model)
+        memoised.append(time.perf_counter() - t)
+    print(f"matrix: {ranks} ranks x {steps} steps: aggregation {statistics.median(aggregate) * 1000:.1f} ms, JSON "
+          f"{size / 1024:.0f} KB in {statistics.median(encode) * 1000:.1f} ms (medians of {repeat}); per rank, "
+          f"steps of a Gloo rank {statistics.median(first) * 1000:.2f} ms first, "
+          f"{statistics.median(memoised) * 1e6:.0f} us memoised")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--size-mb", type=float, default=1000)
     parser.add_argument("--ranks", type=int, default=64)
     parser.add_argument("--repeat", type=int, default=3, help="fresh processes per route measurement")
+    parser.add_argument("--matrix-ranks", type=int, default=1000, help="ranks of the rank x step matrix")
+    parser.add_argument("--matrix-steps", type=int, default=10)
+    parser.add_argument("--matrix-only", action="store_true", help="only the rank x step matrix")
     args = parser.parse_args()
     if not RESNET_SEED.exists():
         print(f"bench_views: {SHARED} is missing; nothing to measure")
         return 1
     work = Path(tempfile.mkdtemp(prefix="bench-views-", dir=HERE / "out" if (HERE / "out").exists() else None))
     try:
-        bench_routes(work, args.size_mb, args.repeat)
-        bench_critical_path(work)
-        bench_distributed(work, args.ranks)
+        if not args.matrix_only:
+            bench_routes(work, args.size_mb, args.repeat)
+            bench_critical_path(work)
+            bench_distributed(work, args.ranks)
+        bench_matrix(args.matrix_ranks, args.matrix_steps)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return 0
