@@ -129,7 +129,7 @@ def _derive_in_cache(model_path: str, batch_size: Optional[int]) -> None:
     """Precompute what the pages ask first (default answers of the heavy routes, the trace index)
     and store it beside the cached model, so that no request has to analyse a large trace."""
     from .cache import read_model
-    from .views import kernels, memory, operators, overview, precomputed, stacks
+    from .views import critical_path, kernels, memory, operators, overview, precomputed, stacks
     from .views.trace_index import trace_index
 
     try:
@@ -143,6 +143,7 @@ def _derive_in_cache(model_path: str, batch_size: Optional[int]) -> None:
             ("kernels", "op_and_name"): lambda: kernels.kernels(model, "op_and_name"),
             ("memory",): lambda: memory.memory(model),
             ("flamegraph", "host"): lambda: stacks.flamegraph(model, "host"),
+            ("critical_path", None, 0): lambda: critical_path.critical_path(model, 0),
         })
         trace_index(model)
     except Exception:  # noqa: BLE001 - only an optimisation: the views compute on demand otherwise
