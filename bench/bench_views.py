@@ -12,7 +12,8 @@ all ranks and the time until the distributed view answers; then the rank × step
 
 Targets (from the issues; printed next to the figures, not asserted): overview,
 operators and kernels under 300 ms and memory under 500 ms on a cached 1 GB trace; the critical path of a
-step under 300 ms;
+step under 300 ms; each analysis of the Analyses page (idle time, launches, queue length, kernel
+sequences, annotations: not precomputed) under 300 ms there;
 the distributed view of a 64-rank run within 2x the time of loading the ranks.
 """
 
@@ -46,6 +47,12 @@ ROUTES = [
     ("gpu", "critical_path", {"step": "3"}),  # another step: computed on the request (first ms)
     ("gpu", "trace/tracks", {}),
     ("gpu", "trace/slices", {"width": "2000"}),
+    ("gpu", "analyses/idle", {}),
+    ("gpu", "analyses/launches", {}),
+    ("gpu", "analyses/queues", {}),
+    ("gpu", "analyses/sequences", {}),
+    ("gpu", "analyses/annotations", {}),
+    ("gpu", "trace/counters", {"tracks": "c:queue:3", "width": "2000"}),
     ("mem", "memory", {}),
     ("mem", "overview", {}),
 ]

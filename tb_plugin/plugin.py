@@ -28,6 +28,7 @@ from .views import data_pipeline
 from .views import step_trace
 from .views import critical_path
 from .views import range_summary
+from .views import annotations, idle_time, kernel_sequences, launches, queue_length
 from .ingest import mindspore_step_trace
 from .ingest import minddata
 
@@ -138,6 +139,11 @@ class ProfscopePlugin(base_plugin.TBPlugin):
             "/critical_path": json_route(self._critical_path_route),
             "/compare": table_route(self._compare_route, "compare"),
             "/runs/table": table_route(self._runs_table_route, "runs/table"),
+            "/analyses/idle": table_route(self._idle_route, "analyses/idle"),
+            "/analyses/launches": table_route(self._launches_route, "analyses/launches"),
+            "/analyses/queues": table_route(self._queues_route, "analyses/queues"),
+            "/analyses/sequences": table_route(self._sequences_route, "analyses/sequences"),
+            "/analyses/annotations": table_route(self._annotations_route, "analyses/annotations"),
             "/trace/tracks": json_route(self._trace_tracks_route),
             "/trace/slices": json_route(self._trace_slices_route),
             "/trace/counters": json_route(self._trace_counters_route),
@@ -358,6 +364,41 @@ class ProfscopePlugin(base_plugin.TBPlugin):
                                       lambda: critical_path.critical_path(model, step, marker))
         except critical_path.StepNotFound as exc:
             raise HttpError(400, str(exc)) from None
+
+    # Analyses (the Analyses page), over the overview's steps --------------------------------
+
+    def _idle_route(self, request: wrappers.Request) -> dict[str, Any]:
+        model = self._resolve(request)
+        marker = arg(request, "step_marker") or None
+        kernel_wait = self._float(request, "kernel_wait_us")
+        kernel_wait = idle_time.KERNEL_WAIT_US if kernel_wait is None else kernel_wait
+        if not 0 <= kernel_wait <= 1e9:
+            raise HttpError(400, "kernel_wait_us must be between 0 and 1e9")
+        return model.memo(("analyses.idle", marker, kernel_wait),
+                          lambda: idle_time.idle_time(model, marker, kernel_wait))
+
+    def _launches_route(self, request: wrappers.Request) -> dict[str, Any]:
+        model = self._resolve(request)
+        marker = arg(request, "step_marker") or None
+        return model.memo(("analyses.launches", marker), lambda: launches.launches(model, marker))
+
+    def _queues_route(self, request: wrappers.Request) -> dict[str, Any]:
+        model = self._resolve(request)
+        marker = arg(request, "step_marker") or None
+        return model.memo(("analyses.queues", marker), lambda: queue_length.queue_length(model, marker))
+
+    def _sequences_route(self, request: wrappers.Request) -> dict[str, Any]:
+        model = self._resolve(request)
+        marker = arg(request, "step_marker") or None
+        operator = arg(request, "operator") or ""
+        min_length = self._int(request, "min_length", kernel_sequences.MIN_LENGTH, 1, 10000)
+        return model.memo(("analyses.sequences", marker, operator, min_length),
+                          lambda: kernel_sequences.kernel_sequences(model, operator, min_length, marker))
+
+    def _annotations_route(self, request: wrappers.Request) -> dict[str, Any]:
+        model = self._resolve(request)
+        marker = arg(request, "step_marker") or None
+        return model.memo(("analyses.annotations", marker), lambda: annotations.annotations(model, marker))
 
     # Compare and the run table ----------------------------------------------------------
 

@@ -46,6 +46,8 @@ SPAN_ROUTES: list[tuple[str, dict[str, Any]]] = [
     ("stacks/folded", {}), ("modules", {}), ("memory", {}), ("memory", {"start": 0, "end": 1e18, "min_bytes": 1}),
     ("datapipeline", {}), ("steptrace", {}), ("critical_path", {}), ("trace/tracks", {}), ("trace/slices", {"width": 800}),
     ("trace/search", {"q": "a"}), ("trace/download", {}),
+    ("analyses/idle", {}), ("analyses/launches", {}), ("analyses/queues", {}), ("analyses/sequences", {}),
+    ("analyses/annotations", {}),
 ]
 # Schema of each route's 200 answer and the 4xx it documents, from the OpenAPI document.
 PATHS = OPENAPI["paths"]

@@ -469,6 +469,78 @@ def overview_table(answer: Mapping[str, Any], which: Optional[str] = None) -> Ta
     return Table("steps-breakdown", columns, steps, lambda row: row["name"], ("step", "asc"))
 
 
+def idle_table(answer: Mapping[str, Any], which: Optional[str] = None) -> Table:
+    """The Analyses page's idle time: per stream (``streams``), or the longest gaps (``gaps``)."""
+    if which in (None, "streams"):
+        columns = [_col("stream", "Stream"), _us("busy", "Busy"), _us("idle", "Idle"), _us("host_wait", "Host wait"),
+                   _us("kernel_wait", "Kernel wait"), _us("other", "Other wait"),
+                   _us("no_work", "Before first / after last work"), _col("idle_share", "Idle share of steps (fraction)"),
+                   _col("gaps", "Gaps")]
+        return Table("idle-time", columns, answer.get("streams", []), lambda row: row["stream"], ("idle", "desc"))
+    if which == "gaps":
+        columns = [_col("stream", "Stream"), _us("start", "Start"), _us("dur", "Duration"), _col("category", "Cause"),
+                   _col("before", "Work before"), _col("after", "Work after")]
+        return Table("idle-gaps", columns, answer.get("longest_gaps", []),
+                     lambda row: f"{row['stream']} {row['category']} {row['before']} {row['after']}", ("dur", "desc"))
+    raise ExportError("table must be streams or gaps")
+
+
+def _launch_rows_table(name: str, rows: Sequence[Row]) -> Table:
+    columns = [_col("name", "Runtime call"), Column("kernel", "First device work", _field("kernel"),
+                                                        lambda row: short_kernel_name(row["kernel"])),
+               _us("start", "Start"), _us("cpu", "CPU duration"), _us("delay", "Launch delay"),
+               _us("device", "Device duration"), _col("activities", "Device activities")]
+    return Table(name, columns, rows, lambda row: f"{row['name']} {row['kernel']}", None)
+
+
+def launches_table(answer: Mapping[str, Any], which: Optional[str] = None) -> Table:
+    """Kernel launches by runtime call (``calls``), short kernels by name (``short``), the longest runtime calls
+    (``longest_calls``) and launch delays (``longest_delays``)."""
+    def grouped(name: str, header: str, rows: Sequence[Row], kernel_names: bool) -> Table:
+        first = (Column("name", header, _field("name"), lambda row: short_kernel_name(row["name"])) if kernel_names
+                 else _col("name", header))
+        columns = [first, _col("calls", "Launches"), _col("activities", "Device activities"),
+                   _col("short", "Shorter than their launch"), _us("cpu_total", "CPU total"),
+                   _us("cpu_mean", "CPU mean"), _us("cpu_max", "CPU max"), _us("delay_mean", "Launch delay mean"),
+                   _us("delay_max", "Launch delay max"), _us("device_total", "Device total"),
+                   _us("device_mean", "Device mean")]
+        return Table(name, columns, rows, lambda row: row["name"], ("cpu_total", "desc"))
+
+    if which in (None, "calls"):
+        return grouped("launches-by-call", "Runtime call", answer.get("by_call", []), False)
+    if which == "short":
+        return grouped("short-kernels", "Kernel", answer.get("short_kernels", []), True)
+    if which == "longest_calls":
+        return _launch_rows_table("longest-runtime-calls", answer.get("longest_calls", []))
+    if which == "longest_delays":
+        return _launch_rows_table("longest-launch-delays", answer.get("longest_delays", []))
+    raise ExportError("table must be calls, short, longest_calls or longest_delays")
+
+
+def queues_table(answer: Mapping[str, Any], which: Optional[str] = None) -> Table:
+    columns = [_col("stream", "Stream"), _col("max", "Deepest queue"), _col("mean", "Mean queue length"),
+               _us("empty", "Time with an empty queue"), _col("empty_share", "Empty share of steps (fraction)"),
+               _col("changes", "Changes")]
+    return Table("queue-length", columns, answer.get("streams", []), lambda row: row["stream"], ("max", "desc"))
+
+
+def sequences_table(answer: Mapping[str, Any], which: Optional[str] = None) -> Table:
+    columns = [_col("operator", "Operator"),
+               Column("kernels", "Kernels", lambda row: " | ".join(row["kernels"]), _field("length")),
+               _col("length", "Length"), _col("count", "Occurrences"), _us("device_total", "Device total"),
+               _us("device_mean", "Device per occurrence"), _us("cpu_total", "Operator CPU total"),
+               _col("device_share", "Share of device work (fraction)")]
+    return Table("kernel-sequences", columns, answer.get("sequences", []),
+                 lambda row: f"{row['operator']} {' '.join(row['kernels'])}", ("device_total", "desc"))
+
+
+def annotations_table(answer: Mapping[str, Any], which: Optional[str] = None) -> Table:
+    columns = [_col("name", "Annotation"), _col("calls", "Calls"), _us("host_total", "Host total"),
+               _us("host_mean", "Host mean"), _us("host_max", "Host max"), _col("device_calls", "Device copies"),
+               _us("device_total", "Device time (copies)"), _us("device_work", "Device work launched")]
+    return Table("annotations", columns, answer.get("rows", []), lambda row: row["name"], ("host_total", "desc"))
+
+
 # Route (path under the plugin) → its tables.
 TABLES: dict[str, Callable[[Mapping[str, Any], Optional[str]], Table]] = {
     "overview": overview_table,
@@ -481,6 +553,11 @@ TABLES: dict[str, Callable[[Mapping[str, Any], Optional[str]], Table]] = {
     "runs/table": run_table_table,
     "steptrace": step_trace_table,
     "trace/range": range_table,
+    "analyses/idle": idle_table,
+    "analyses/launches": launches_table,
+    "analyses/queues": queues_table,
+    "analyses/sequences": sequences_table,
+    "analyses/annotations": annotations_table,
 }
 
 

@@ -18,6 +18,7 @@ from ..model.categories import SliceKinds
 from ..model.float32 import value_as_written
 from ..model.trace_model import TraceModel
 from .devices import device_label, memory_device
+from .queue_length import TRACK_PREFIX as QUEUE_TRACK_PREFIX, queue_series, queue_tracks
 from .trace_index import query, resolution_for, trace_index
 
 NS_PER_US = 1000.0
@@ -34,7 +35,8 @@ def _us(ns: Any) -> float:
 
 
 def _counter_tracks(model: TraceModel) -> list[dict[str, Any]]:
-    """Counter tracks: GPU utilization from kernels, memory per device, and the trace's own counters."""
+    """Counter tracks: GPU utilization from kernels, queue length per stream, memory per device, and the trace's own
+    counters."""
     out: list[dict[str, Any]] = []
     kinds = SliceKinds(model)
     s = model.slices
@@ -45,6 +47,7 @@ def _counter_tracks(model: TraceModel) -> list[dict[str, Any]]:
         out.append({"id": f"c:gpu_util:{d}", "name": f"{label} utilization", "kind": "counter",
                     "group": lanes[0] if lanes else label,  # beside the device's own lanes
                     "unit": "fraction", "max_depth": 0})
+    out += queue_tracks(model)  # launched work waiting on each stream
     inst = model.instants
     mem = inst.total_allocated >= 0
     for dtype, did in sorted({(int(a), int(b)) for a, b in zip(inst.device_type[mem], inst.device_id[mem])}):
@@ -167,6 +170,8 @@ def _counter_series(model: TraceModel, track_id: str) -> Optional[dict[str, tupl
     parts = track_id.split(":")
     if parts[:2] == ["c", "gpu_util"] and len(parts) == 3 and parts[2].lstrip("-").isdigit():
         return {"utilization": gpu_utilization_steps(model, int(parts[2]))}
+    if track_id.startswith(QUEUE_TRACK_PREFIX):
+        return queue_series(model, track_id)
     if parts[:2] == ["c", "mem"] and len(parts) == 4 and all(p.lstrip("-").isdigit() for p in parts[2:]):
         inst = model.instants
         rows = (inst.device_type == int(parts[2])) & (inst.device_id == int(parts[3])) & (inst.total_allocated >= 0)

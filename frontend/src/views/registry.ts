@@ -1,5 +1,6 @@
 // Every view, in tab order. A real view replaces its placeholder module; nothing else changes.
 import type { ViewId } from "../state/url_state";
+import { analysesView } from "./analyses";
 import { compareView } from "./compare";
 import { dataPipelineView } from "./data_pipeline";
 import { distributedView } from "./distributed";
@@ -23,6 +24,7 @@ export const VIEWS: readonly ViewDefinition[] = [
   modulesView,
   memoryView,
   traceView,
+  analysesView,
   distributedView,
   compareView,
 ];

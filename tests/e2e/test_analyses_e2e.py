@@ -1,0 +1,86 @@
+"""The Analyses tab on a real GPU trace, read as a person reads it: a real TensorBoard, headless Chromium.
+
+The span is a real ResNet training trace of another team (``hta/ns_resolution_trace``: one GPU stream, DDP, user
+annotations with their GPU copies). Each section shows what its route computed: the host-wait share of the idle
+time, the launch count, the stream's deepest queue, the most costly repeated kernel sequence and the annotations;
+a row of the longest gaps opens the trace viewer at that gap.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import TYPE_CHECKING, Callable, Iterator
+
+import pytest
+
+from .conftest import REAL_TRACES, running_tensorboard
+from .harness import TensorBoardServer
+from .test_views_e2e import PLUGIN_FRAME, _css, _find, _open_view, _ready_runs, _route, _settled, _text, _top_row_cells, _wait
+
+if TYPE_CHECKING:
+    from selenium.webdriver.remote.webdriver import WebDriver
+
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+
+RUN = "resnet_ddp"
+SOURCE = "hta/ns_resolution_trace"
+
+
+@pytest.fixture(scope="module")
+def analyses_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TensorBoardServer]:
+    logdir = tmp_path_factory.mktemp("analyses-logdir")
+    (logdir / RUN).mkdir()
+    for source in sorted((REAL_TRACES / SOURCE).glob("*.pt.trace.json.gz")):
+        shutil.copy2(source, logdir / RUN / source.name)
+    with running_tensorboard(logdir, tmp_path_factory.mktemp("analyses-tensorboard")) as server:
+        yield server
+
+
+def _percent(fraction: float) -> str:
+    return f"{fraction * 100:.1f}%"
+
+
+def test_the_analyses_page_shows_each_analysis(
+    browser: "WebDriver", analyses_server: TensorBoardServer, screenshot: Callable[[str], Path]
+) -> None:
+    worker = _ready_runs(analyses_server, (RUN,))[RUN]["workers"][0]
+    query = {"run": RUN, "worker": worker["name"], "span": worker["spans"][0]}
+    idle = _route(analyses_server, "analyses/idle", **query)
+    launches = _route(analyses_server, "analyses/launches", **query)
+    queues = _route(analyses_server, "analyses/queues", **query)
+    sequences = _route(analyses_server, "analyses/sequences", **query)
+    annotations = _route(analyses_server, "analyses/annotations", **query)
+    assert idle["available"] and launches["available"] and queues["available"] and sequences["available"]
+
+    _open_view(browser, analyses_server, RUN, "analyses")
+    host_wait = sum(s["host_wait"] for s in idle["streams"]) / sum(s["idle"] for s in idle["streams"])
+    assert _text(browser, "analysis-idle-host-share") == _percent(host_wait)
+    assert _text(browser, "analysis-launches-count").startswith(f"{launches['launches']:,}")
+    assert _text(browser, "analysis-launches-short").endswith(f"({_percent(launches['short_share'])})")
+    assert _top_row_cells(browser, "analysis-queues-streams")["max"] == f"{queues['streams'][0]['max']:,}"
+    top = _top_row_cells(browser, "analysis-sequences-table")
+    assert top["operator"] == sequences["sequences"][0]["operator"]
+    assert top["count"] == f"{sequences['sequences'][0]['count']:,}"
+    assert _top_row_cells(browser, "analysis-annotations-table")["name"] == annotations["rows"][0]["name"]
+    _find(browser, "analysis-idle-chart")
+    _find(browser, "analysis-launches-hist-delay")
+    from selenium.webdriver.common.by import By
+    screenshot("analyses")
+    for section in ("launches", "queues", "annotations"):  # the rest of the page, a section at a time
+        browser.switch_to.frame(browser.find_element(By.CSS_SELECTOR, PLUGIN_FRAME))  # a screenshot leaves the frame
+        browser.execute_script("arguments[0].scrollIntoView({block: 'start'})", _find(browser, f"analysis-{section}"))
+        screenshot(f"analyses-{section}")
+
+    # The longest gap opens the trace viewer at that gap.
+
+    def first_gap(d: "WebDriver") -> object:
+        table = d.find_element(*_css("analysis-idle-gaps"))
+        rows = table.find_elements(By.CSS_SELECTOR, ".ps-vtable-row[data-index='0']")
+        return rows[0] if rows else None
+
+    browser.switch_to.frame(browser.find_element(By.CSS_SELECTOR, PLUGIN_FRAME))  # the screenshot left it
+    row = _settled(browser, first_gap)
+    browser.execute_script("arguments[0].scrollIntoView({block: 'center'}); arguments[0].click();", row)
+    _wait(browser).until(lambda d: d.find_element(*_css("tab-trace")).get_attribute("aria-selected") == "true")
+    screenshot("analyses-gap-in-trace")
