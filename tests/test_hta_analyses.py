@@ -145,15 +145,15 @@ def test_queue_length_agrees_with_hta(loaded: Loaded, request: pytest.FixtureReq
             assert deepest[track_id] <= hta_last.max()
 
 
+# The traces whose kernels HTA's call graph links to operators. Not compared: the 2021 ResNet traces, AMD and
+# MTIA, where HTA's call graph cannot link kernels to operators (or has no usable operator).
 SEQUENCE_OPERATORS = {"ns_resolution": "aten::convolution", "nccl_parser_config": "aten::convolution",
                       "sampled_ws128": "aten::linear"}
 
 
+@pytest.mark.parametrize("loaded", sorted(SEQUENCE_OPERATORS), indirect=True)
 def test_kernel_sequences_agree_with_hta(loaded: Loaded, tmp_path: Path) -> None:
-    name = loaded.folder.name
-    if name not in SEQUENCE_OPERATORS:
-        pytest.skip(f"{name}: HTA's call graph cannot link this trace's kernels to operators")
-    operator = SEQUENCE_OPERATORS[name]
+    operator = SEQUENCE_OPERATORS[loaded.folder.name]
     analysis = loaded.hta()
     for rank, model in loaded.models.items():
         with warnings.catch_warnings():
