@@ -9,21 +9,22 @@ from __future__ import annotations
 
 import os
 import posixpath
-from typing import BinaryIO, Callable, Optional, Sequence
+from typing import BinaryIO, Callable, Iterator, Optional, Sequence
 
 from ..layout import parse_torch_trace_name, parse_writer_trace_name
 from ..model.build import build_model
 from ..model.trace_model import TraceModel
 from . import mindspore, mindspore_memory, paddle
-from .detect import HEAD_BYTES, MINDSPORE, PADDLE, detect_framework
-from .kineto import RawColumns, TraceFormatError, read_kineto
+from .chunks import EventChunks, open_events
+from .detect import MINDSPORE, PADDLE, detect_framework
+from .kineto import RawColumns, TraceFormatError, decode_events
 from .parallel import read_kineto_parallel
-from .reader import TraceBuffer, TraceReadError, read_trace_bytes
+from .reader import TraceReadError, iter_blocks
 
 __all__ = ["TraceLoadError", "load_trace", "load_trace_stream", "read_companions"]
 
-# Share of the progress bar for each stage of a load.
-_READ_SHARE, _DECODE_SHARE = 0.15, 0.75
+# Share of the progress bar for reading and decoding (they go together: the file is streamed); the model build is the rest.
+_DECODE_SHARE = 0.9
 
 
 class TraceLoadError(Exception):
@@ -60,21 +61,36 @@ def load_trace_stream(
     opener: Callable[[], BinaryIO], filename: str = "", progress: Optional[Callable[[float], None]] = None,
     parallel: bool = False, companions: Optional[dict[str, bytes]] = None,
 ) -> TraceModel:
+    """Parse the trace ``opener`` opens (called once, or again if a two-process decode has to start over).
+
+    The file is streamed (``reader.iter_blocks`` → ``chunks.EventChunks``): memory follows the model, not the file.
+    """
     report = progress or (lambda fraction: None)
+    opened: list[EventChunks] = []
+
+    def open_chunks() -> EventChunks:
+        chunks = open_events(_blocks(opener, (lambda f: report(_DECODE_SHARE * f)) if not opened else None))
+        opened.append(chunks)
+        return chunks
+
     try:
-        # Mapped only where the parse may run in its own process (see reader.py: SIGBUS on truncation).
-        data = read_trace_bytes(opener, progress=lambda f: report(_READ_SHARE * f), map_plain=parallel)
-        framework = _framework_of(filename, data)
-        decode_progress = lambda f: report(_READ_SHARE + _DECODE_SHARE * f)  # noqa: E731
-        if framework == PADDLE:
-            raw = read_kineto(data, decode_progress, precise_start=True)
+        chunks = open_chunks()
+        # The decoding depends on Paddle only, which the head tells; the tail (DeepLink) is read at the end.
+        if _framework_of(filename, chunks.head, b"") == PADDLE:
+            raw = decode_events(chunks, precise_start=True)
             paddle.normalise(raw)
+            framework = PADDLE
         else:
-            raw = (read_kineto_parallel if parallel else read_kineto)(data, decode_progress)
+            if parallel:
+                reuse = [chunks]
+                raw = read_kineto_parallel(lambda: reuse.pop() if reuse else open_chunks())
+            else:
+                raw = decode_events(chunks)
+            framework = _framework_of(filename, opened[-1].head, opened[-1].tail)
             if framework == MINDSPORE:
                 mindspore.normalise(raw)
                 _add_memory_record(raw, companions or {})
-        del data
+        del chunks, opened[:]
         model = build_model(raw, framework=framework)
     except (TraceReadError, TraceFormatError) as exc:
         raise TraceLoadError(str(exc)) from exc
@@ -84,6 +100,12 @@ def load_trace_stream(
         raise TraceLoadError("not enough memory to load this trace") from exc
     report(1.0)
     return model
+
+
+def _blocks(opener: Callable[[], BinaryIO], progress: Optional[Callable[[float], None]]) -> Iterator[bytes]:
+    """The decompressed blocks of the file ``opener`` opens; the file is closed when they end (or are dropped)."""
+    with opener() as stream:
+        yield from iter_blocks(stream, progress=progress)
 
 
 def _add_memory_record(raw: RawColumns, companions: dict[str, bytes]) -> None:
@@ -97,11 +119,11 @@ def _add_memory_record(raw: RawColumns, companions: dict[str, bytes]) -> None:
         raw.stats.setdefault("notes", []).append(f"{name} was not used: {exc}")
 
 
-def _framework_of(filename: str, data: TraceBuffer) -> str:
+def _framework_of(filename: str, head: bytes, tail: bytes) -> str:
     """The writer's file name says the framework; otherwise the content does (``detect.py``)."""
     # "<worker>.<ts>.pt.trace.json" also fits the writer's pattern (framework "pt"): torch's name wins.
     writer = None if parse_torch_trace_name(filename) else parse_writer_trace_name(filename)
     if writer is not None and writer.framework:
         return writer.framework
     # The tail too: some writers (DeepLink's device records) put their telling events last.
-    return detect_framework(memoryview(data)[:HEAD_BYTES].tobytes(), filename, memoryview(data)[-HEAD_BYTES:].tobytes())
+    return detect_framework(head, filename, tail)
