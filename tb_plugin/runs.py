@@ -30,6 +30,8 @@ from .storage import LogdirUnreadable
 logger = logging.getLogger(__name__)
 
 _PROGRESS_SLOTS = 64
+# Share of a span's progress for the parse; the rest is deriving its first answers.
+_PARSE_SHARE = 0.8
 
 
 class UnknownSpan(LookupError):
@@ -74,8 +76,10 @@ def _init_worker(progress_array: Any) -> None:
 def _parse_into_cache(
     path: str, cache_dir: str, identity: SourceIdentity, slot: int,
     storage_options: Optional[dict[str, Any]] = None, companions: Sequence[str] = (),
+    batch_size: Optional[int] = None,
 ) -> Optional[str]:
-    """Parse one trace into the cache (in a worker process); returns an error message or None.
+    """Parse one trace into the cache (in a worker process), with what its pages ask first derived beside it
+    (views/precomputed.py); returns an error message or None.
 
     ``path`` is a local path, or a remote file's URL that this process opens itself through fsspec
     with the logdir's ``storage_options`` (credentials come from this process's environment).
@@ -83,6 +87,7 @@ def _parse_into_cache(
     from .cache import write_model
     from .ingest import TraceLoadError, load_trace_stream, read_companions
     from .storage import LogdirUnreadable, open_location
+    from .views.precomputed import derive_and_publish
 
     def report(fraction: float) -> None:
         if _worker_progress is not None:
@@ -95,7 +100,8 @@ def _parse_into_cache(
             (lambda location: open(location, "rb")) if storage_options is None
             else (lambda location: open_location(location, storage_options))
         )
-        model = load_trace_stream(lambda: opener(path), posixpath.basename(path), report, parallel=True,
+        model = load_trace_stream(lambda: opener(path), posixpath.basename(path),
+                                  lambda fraction: report(_PARSE_SHARE * fraction), parallel=True,
                                   companions=read_companions(opener, companions))
     except TraceLoadError as exc:
         return str(exc)
@@ -107,38 +113,25 @@ def _parse_into_cache(
         return f"could not load the trace ({type(exc).__name__}: {exc})"
     target = ModelCache(cache_dir).path_for(identity)
     assert target is not None
-    write_model(target, model)
+    temporary = write_model(target, model, publish=False)
+    del model  # the derivations read the written model, memory-mapped
+    derive_and_publish(temporary, target, batch_size)
     return None
 
 
 def _derived_exists(model: TraceModel) -> bool:
-    from .cache import derived_path
     from .views import precomputed
 
-    path = derived_path(model, precomputed.SUFFIX)
-    return path is None or os.path.exists(path)
+    return precomputed.has_derived(model)
 
 
 def _derive_in_cache(model_path: str, batch_size: Optional[int]) -> None:
-    """Precompute what the pages ask first (default answers of the heavy routes, the trace index)
-    and store it beside the cached model, so that no request has to analyse a large trace."""
+    """What the pages ask first, for a cached model that lacks it (one cached by an earlier version)."""
     from .cache import read_model
-    from .views import kernels, memory, operators, overview, precomputed, stacks
-    from .views.trace_index import trace_index
+    from .views import precomputed
 
     try:
-        model = read_model(model_path)
-        precomputed.precompute(model, {
-            ("overview", None, batch_size): lambda: overview.overview(model, batch_size=batch_size),
-            ("operators", "name"): lambda: operators.operators(model, "name"),
-            ("operators", "input_shape"): lambda: operators.operators(model, "input_shape"),
-            ("operators", "stack"): lambda: operators.operators(model, "stack"),
-            ("kernels", "name"): lambda: kernels.kernels(model, "name"),
-            ("kernels", "op_and_name"): lambda: kernels.kernels(model, "op_and_name"),
-            ("memory",): lambda: memory.memory(model),
-            ("flamegraph", "host"): lambda: stacks.flamegraph(model, "host"),
-        })
-        trace_index(model)
+        precomputed.derive(read_model(model_path), batch_size)
     except Exception:  # noqa: BLE001 - only an optimisation: the views compute on demand otherwise
         logger.debug("profscope: deriving %s failed", model_path, exc_info=True)
 
@@ -333,7 +326,8 @@ class RunManager:
         state.status = "loading"
         try:
             future = pool.submit(_parse_into_cache, state.source.path, self.cache.cache_dir, identity, slot,
-                                 self.storage.parser_options(), [path for path, _, _ in state.source.companions])
+                                 self.storage.parser_options(), [path for path, _, _ in state.source.companions],
+                                 (state.source.manifest or {}).get("batch_size"))
         except futures.process.BrokenProcessPool:
             self._pool = None
             state.status, state.progress_slot = "queued", None
@@ -393,7 +387,6 @@ class RunManager:
                 else:
                     state.status, state.model = "ready", model
                     self._evict_due = True
-                    self._derive_later(model, (state.source.manifest or {}).get("batch_size"))
 
     # Queries (request threads) -----------------------------------------------------------
 

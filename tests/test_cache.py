@@ -81,8 +81,6 @@ def test_read_only_logdir_and_unwritable_cache(tmp_path: Path) -> None:
 
 
 def test_precomputed_answers_are_used_and_versioned(tmp_path: Path, monkeypatch) -> None:
-    import json as _json
-
     from profscope.tb_plugin.runs import _derive_in_cache
     from profscope.tb_plugin.views import overview as overview_module
     from profscope.tb_plugin.views import precomputed
@@ -100,12 +98,20 @@ def test_precomputed_answers_are_used_and_versioned(tmp_path: Path, monkeypatch)
 
     answer = precomputed.answer(fresh, ("overview", None, None), no_compute)
     assert answer["breakdown"] == pytest.approx(expected["breakdown"])
-    # An answer written by another views version is ignored.
-    doc = _json.loads(stored.read_text())
-    doc["version"] = -1
-    stored.write_text(_json.dumps(doc))
+    # Answers written by another views version are ignored.
+    original = stored.read_bytes()
+    stored.write_bytes((precomputed.VIEWS_VERSION + 1).to_bytes(8, "little") + original[8:])
     again = read_model(model.cache_path)
     assert precomputed.answer(again, ("overview", None, None), lambda: "computed") == "computed"
+    # So are damaged ones: one flipped byte of the answers fails their checksum.
+    damaged = bytearray(original)
+    damaged[len(damaged) // 2] ^= 0x01
+    stored.write_bytes(bytes(damaged))
+    again = read_model(model.cache_path)
+    assert precomputed.answer(again, ("overview", None, None), lambda: "computed") == "computed"
+    stored.write_bytes(original)
+    again = read_model(model.cache_path)
+    assert precomputed.answer(again, ("overview", None, None), no_compute)["breakdown"] == answer["breakdown"]
 
 
 def _fake_entry(folder: Path, key_char: str, size: int, age_seconds: float, derived: bool = True) -> Path:
