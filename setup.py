@@ -112,6 +112,13 @@ setup(
             "boto3==1.43.117",  # the botocore of aiobotocore 3.10.0 (s3fs), which moto uses too
             "fsspec==2026.9.0",
             "s3fs==2026.9.0",
+            # tests/test_hta_agreement.py: Holistic Trace Analysis (holistictraceanalysis==0.5.0) is installed
+            # without its dependencies by scripts/ensure_venv.sh (they include jupyterlab); these are the ones
+            # its analyses use.
+            "pandas==2.3.3",
+            "plotly==5.24.1",
+            "pydot==3.0.4",
+            "networkx==3.6.1",
         ],
     },
     entry_points={

@@ -30,10 +30,10 @@ if [[ ! -x "$venv/bin/python" ]]; then
 fi
 
 # What decides the installed set. A missing file hashes as empty, so adding one later
-# (the frontend's lock file, say) changes the key too.
+# (the frontend's lock file, say) changes the key too; so does a change of this script.
 key_inputs() {
     local file
-    for file in setup.py pyproject.toml frontend/package.json frontend/package-lock.json; do
+    for file in setup.py pyproject.toml frontend/package.json frontend/package-lock.json scripts/ensure_venv.sh; do
         printf '%s\n' "$file"
         if [[ -f "$file" ]]; then cat "$file"; fi
     done
@@ -64,6 +64,12 @@ echo "ensure_venv: pip install -e '$target' into $venv"
 # built frontend bundle (tb_plugin/static/) without reinstalling. The torch extra pins
 # the CPU build (torch==2.13.0); never ask for an unpinned torch here.
 "$venv/bin/python" -m pip install --disable-pip-version-check -e "$target"
+
+# The test extra's reference: HTA without its declared dependencies (jupyterlab among them); the ones its
+# analyses import are pinned in setup.py's test extra.
+if [[ ",$extras," == *",test,"* ]]; then
+    "$venv/bin/python" -m pip install --disable-pip-version-check --no-deps "holistictraceanalysis==0.5.0"
+fi
 
 # A stale stamp of an extra that was not installed this time must not vouch for it.
 rm -f "$venv"/.profscope-install-*.stamp

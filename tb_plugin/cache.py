@@ -49,7 +49,9 @@ except ImportError:  # pragma: no cover - isal is a declared dependency
     from zlib import crc32 as _crc32
 
 # Bump whenever the model's columns or their meaning change: old entries are then ignored.
-MODEL_FORMAT_VERSION = 7  # 7: checksums of the header and of every array
+# 7: checksums of the header and of every array; 8: links checked against nesting, Ascend task types,
+# device sync categories; 9: both
+MODEL_FORMAT_VERSION = 9
 _MAGIC = b"PSCOPE02"
 _PREAMBLE = struct.Struct("<QQ")  # header length, header checksum
 MODEL_SUFFIX = ".model"
@@ -245,6 +247,10 @@ def _remove_if(path: str, condition: Callable[[os.stat_result], bool]) -> None:
             pass  # another server removed it first, or the folder is read-only
 
 
+class CacheWriteError(OSError):
+    """A cache file could not be written (a full or read-only disk...); the message says why, for the log."""
+
+
 def _track_to_json(track: Track) -> dict[str, Any]:
     return dataclasses.asdict(track)
 
@@ -261,6 +267,7 @@ def write_arrays(path: str, header: dict[str, Any], arrays: dict[str, np.ndarray
 
     With ``publish=False`` the file is left under a temporary name in the same folder (returned),
     for the caller to move into place (``os.replace``) once what goes beside it is written.
+    Raises CacheWriteError when the file cannot be written; nothing of it is left behind then.
     """
     ordered = [(name, np.ascontiguousarray(array)) for name, array in arrays.items()]
     directory: dict[str, Any] = {}
@@ -273,7 +280,11 @@ def write_arrays(path: str, header: dict[str, Any], arrays: dict[str, np.ndarray
         offset += array.nbytes
     encoded = msgspec.json.encode({**header, "format": MODEL_FORMAT_VERSION, "arrays": directory})
     data_start = _data_start(len(encoded))
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=os.path.dirname(path) or ".")
+    folder = os.path.dirname(path) or "."
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=folder)
+    except OSError as exc:
+        raise CacheWriteError(exc.errno, f"cannot create a file in {folder}: {exc.strerror or exc}") from exc
     try:
         with os.fdopen(fd, "wb") as out:
             out.write(_MAGIC)
@@ -285,11 +296,13 @@ def write_arrays(path: str, header: dict[str, Any], arrays: dict[str, np.ndarray
             out.truncate(data_start + offset)
         if publish:
             os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         try:
             os.unlink(tmp)
         except OSError:
             pass
+        if isinstance(exc, OSError) and not isinstance(exc, CacheWriteError):
+            raise CacheWriteError(exc.errno, f"cannot write {path}: {exc.strerror or exc}") from exc
         raise
     return path if publish else tmp
 

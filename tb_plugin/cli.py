@@ -202,6 +202,8 @@ def _run_stacks(args: argparse.Namespace) -> int:
 # The operator orders of ``summary --sort`` (report.OPERATOR_SORT_KEYS; kept here so that building
 # the parser imports no analysis code).
 _SORT_KEYS = ("device_self", "device_total", "host_self", "host_total", "calls")
+# The tables of ``summary --csv``.
+_CSV_TABLES = ("operators", "kernels", "steps")
 
 
 def _add_span_arguments(parser: argparse.ArgumentParser) -> None:
@@ -292,6 +294,13 @@ def _add_summary_parser(subparsers: argparse._SubParsersAction) -> None:
                         help="group operators by name (default) or by name and input shape")
     parser.add_argument("--sort", choices=_SORT_KEYS,
                         help="operator order (default: device_self when the span ran GPU work, else host_self)")
+    output = parser.add_mutually_exclusive_group()
+    output.add_argument("--json", action="store_true",
+                        help="print JSON for scripts: the overview (breakdown, GPUs, benchmark, recommendations), the "
+                             "top operators and kernels, the memory peaks, in the routes' units (µs, bytes, 0..1)")
+    output.add_argument("--csv", choices=_CSV_TABLES, nargs="?", const="operators", metavar="TABLE",
+                        help="print one table as CSV, every row: operators (default), kernels or steps (each step's "
+                             "time by category); the same columns as the page's Download CSV")
     parser.set_defaults(handler=_run_summary, usage_error=parser.error)
 
 
@@ -309,7 +318,17 @@ def _run_summary(args: argparse.Namespace) -> int:
     else:
         source = _select_span(_scan(args.logdir), args.logdir, args.run, args.worker, args.span)
         span, _ = _collect_source(source, args.group_by)
-    sys.stdout.write(summary_text(span, top=args.top, sort=args.sort))
+    if args.json:
+        from profscope.tb_plugin.report import summary_json
+        from profscope.tb_plugin.http import to_json_bytes
+
+        sys.stdout.write(to_json_bytes(summary_json(span, top=args.top, sort=args.sort)).decode("utf-8") + "\n")
+    elif args.csv:
+        from profscope.tb_plugin.report import summary_csv
+
+        sys.stdout.write(summary_csv(span, args.csv, sort=args.sort))
+    else:
+        sys.stdout.write(summary_text(span, top=args.top, sort=args.sort))
     return 0
 
 
@@ -383,6 +402,9 @@ def _add_serve_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--port", type=_port, default=6007, help="port to listen on (default 6007; 0 picks a free one)")
     parser.add_argument("--cache-dir", help="folder for the parsed-trace cache (default: PROFSCOPE_CACHE_DIR or the "
                         "user cache folder)")
+    parser.add_argument("--link-root", action="append", metavar="DIR", dest="link_roots",
+                        help="a folder outside the logdir that its symlinks may lead into (repeatable; default: "
+                        "PROFSCOPE_LINK_ROOTS); other links out of the logdir are not read")
     parser.set_defaults(handler=_run_serve)
 
 
@@ -392,7 +414,7 @@ def _run_serve(args: argparse.Namespace) -> int:
     if "://" not in args.logdir and not os.path.isdir(args.logdir):
         raise CommandError(f"logdir {args.logdir!r} is not a folder")
     try:
-        serve(args.logdir, host=args.host, port=args.port, cache_dir=args.cache_dir)
+        serve(args.logdir, host=args.host, port=args.port, cache_dir=args.cache_dir, link_roots=args.link_roots)
     except ServeError as error:
         raise CommandError(str(error)) from None
     return 0

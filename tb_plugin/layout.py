@@ -43,6 +43,28 @@ A run is a folder under the logdir, at any depth. Its traces are either
       <run>/plugins/profscope/<worker>.<span>.<framework>.trace.json.gz
       <run>/plugins/profscope/<worker>.<span>.manifest.json
 
+* or the trace viewer files of TensorFlow's and JAX's profilers (TensorBoard's profile plugin folder):
+  the run is the folder above ``plugins/profile``, the worker the host, the span the session folder
+  (its date and time)::
+
+      <run>/plugins/profile/<session>/<host>.trace.json.gz
+
+* or CANN's older msprof output (before ``mindstudio_profiler_output``): the timeline of each device;
+  the run is the folder holding ``PROF_<...>``, the worker the device (``device<n>``), the span the
+  rest of the file name::
+
+      <run>/PROF_<...>/device_<n>/timeline/msprof<...>.json
+
+* or any other JSON or gzipped JSON file that starts like a Chrome trace (``starts_like_chrome_trace``
+  looks at its first bytes only): torch's ``export_chrome_trace`` (``trace.json``), a torch handler file
+  without a timestamp (``worker0.pt.trace.json``), HTA-style job folders (``rank-0.json.gz``), any tool's
+  Chrome trace. The run is its folder, or the folder above when the folder names a rank
+  (``<run>/rank0/trace.json``); the worker is ``rank<N>`` when the file or folder name names a rank,
+  else the file's name without ``.json[.gz]`` and ``.pt.trace``/``.trace``; the span is the file name::
+
+      <run>/<any name>.json[.gz]
+      <run>/rank<N>/<any name>.json[.gz]
+
 A worker is one process (a rank); a span is one ``on_trace_ready`` window.
 This module is import-light on purpose: the writer imports it inside training
 jobs, so it must not pull in TensorBoard, numpy or the plugin.
@@ -83,6 +105,15 @@ _WRITER_TRACE = re.compile(
 )
 _WRITER_MANIFEST = re.compile(r"^(?P<worker>[^./\\]+)\.(?P<span>[^./\\]+)\.manifest\.json$")
 _SAFE_NAME = re.compile(r"[^A-Za-z0-9_\-]+")
+# Names that say "Chrome trace": torch's without a timestamp, the profile plugin's.
+_TRACE_NAME = re.compile(r"\.(?:pt\.)?trace\.json(?:\.gz)?$")
+_TRACE_SUFFIX = re.compile(r"(?:\.pt\.trace|\.trace)?\.json(?:\.gz)?$")
+# TensorBoard's profile plugin folder (TensorFlow's and JAX's profilers): <run>/plugins/profile/<session>/.
+PROFILE_PLUGIN_DIR = ("plugins", "profile")
+_PROFILE_PLUGIN_TRACE = re.compile(r"^(?P<host>.+)\.trace\.json(?P<gz>\.gz)?$")
+# CANN's older msprof output: PROF_<...>/device_<n>/timeline/msprof<...>.json.
+_CANN_TIMELINE = re.compile(r"^msprof_?(?P<span>.*?)\.json(?P<gz>\.gz)?$")
+_CANN_DEVICE_FOLDER = re.compile(r"^device_(?P<device>\d+)$")
 
 
 @dataclass(frozen=True)
@@ -92,10 +123,38 @@ class TraceFileName:
     worker: str
     span: str
     # "torch" (torch's handler), "paddle" (Paddle's chrome export), "mindspore" (MindSpore's profiler folder),
-    # "msprof" (msprof's timeline report) or "writer" (Profscope's writer)
+    # "msprof" (msprof's timeline report), "writer" (Profscope's writer), "profile_plugin" (TensorFlow's and
+    # JAX's trace viewer files), "cann" (CANN's older device timelines) or "chrome" (any other Chrome trace)
     layout: str
     framework: Optional[str]
     gzipped: bool
+
+
+@dataclass(frozen=True)
+class LayoutDescription:
+    """One file layout that discovery looks for, as the empty page and the README list it."""
+
+    pattern: str
+    written_by: str
+
+
+# What a logdir is searched for (the runs route sends it with an empty run list).
+LAYOUTS_LOOKED_FOR = (
+    LayoutDescription("<run>/<worker>.<timestamp>.pt.trace.json[.gz]", "torch.profiler.tensorboard_trace_handler"),
+    LayoutDescription("<run>/plugins/profscope/<worker>.<span>.<framework>.trace.json.gz",
+                      "Profscope's writer and profscope import"),
+    LayoutDescription("<run>/<worker>_time_<date>.paddle_trace.json[.gz]", "Paddle's export_chrome_tracing"),
+    LayoutDescription("<run>/<host>_<pid>_<ts>_ascend_ms/ASCEND_PROFILER_OUTPUT/trace_view.json",
+                      "MindSpore's profiler"),
+    LayoutDescription("<run>/ascend_timeline_display_<id>.json, gpu_timeline_display_<id>.json",
+                      "MindSpore/MindInsight's older profiler"),
+    LayoutDescription("<run>/PROF_<...>/mindstudio_profiler_output/msprof_<ts>.json", "msprof (CANN), torch_npu"),
+    LayoutDescription("<run>/PROF_<...>/device_<n>/timeline/msprof<...>.json", "older msprof (CANN)"),
+    LayoutDescription("<run>/plugins/profile/<session>/<host>.trace.json.gz", "TensorFlow's and JAX's profilers"),
+    LayoutDescription("<run>/[rank<N>/]<any name>.json[.gz]",
+                      "any file that starts like a Chrome trace: torch's export_chrome_trace (trace.json), "
+                      "HTA job folders (rank-0.json.gz), other tools"),
+)
 
 
 def parse_torch_trace_name(filename: str) -> Optional[TraceFileName]:
@@ -104,6 +163,111 @@ def parse_torch_trace_name(filename: str) -> Optional[TraceFileName]:
     if not m or filename.startswith(TEMP_PREFIX):
         return None
     return TraceFileName(m["worker"], m["span"], "torch", None, bool(m["gz"]))
+
+
+def is_trace_by_name(filename: str) -> bool:
+    """A name that says "Chrome trace" by itself (no need to look inside): torch's ``.pt.trace.json[.gz]``
+    without a timestamp (torch-tb-profiler reads those too) and the profile plugin's ``.trace.json[.gz]``."""
+    return _TRACE_NAME.search(filename) is not None and not filename.startswith(TEMP_PREFIX)
+
+
+def is_json_candidate(filename: str) -> bool:
+    """A file that may be a Chrome trace (``.json`` or ``.json.gz``): its first bytes decide."""
+    return filename.endswith((".json", ".json.gz")) and not filename.startswith(TEMP_PREFIX)
+
+
+def is_event_file(filename: str) -> bool:
+    """A TensorBoard event file (``events.out.tfevents.<...>``)."""
+    return ".tfevents." in filename or filename.startswith("events.out.tfevents")
+
+
+def chrome_trace_stem(filename: str) -> str:
+    """The file name without ``.json[.gz]`` and a trailing ``.pt.trace`` / ``.trace``."""
+    return _TRACE_SUFFIX.sub("", filename) or filename
+
+
+def rank_in_name(name: str) -> Optional[int]:
+    """The rank a worker, file or folder name names (``rank3``, ``rank-3``, ``host_rank_3``...), else None."""
+    m = _RANK_IN_WORKER.search(name)
+    return int(m["rank"]) if m else None
+
+
+@dataclass(frozen=True)
+class ChromeTracePath:
+    """Worker and span of a Chrome trace found by its content or its name, and how many folders above the
+    file's own its run is (0: the file's folder)."""
+
+    name: TraceFileName
+    run_levels_up: int
+
+
+def parse_chrome_trace_path(folder_name: str, filename: str) -> ChromeTracePath:
+    """Worker and span of a Chrome trace without a layout of its own (see the module docstring).
+
+    ``folder_name``: the last component of the file's folder ("" or "." for the logdir itself).
+    """
+    stem = chrome_trace_stem(filename)
+    rank = rank_in_name(stem)
+    levels_up = 0
+    if rank is None and folder_name not in ("", "."):
+        rank = rank_in_name(folder_name)
+        levels_up = 1 if rank is not None else 0
+    worker = f"rank{rank}" if rank is not None else stem
+    return ChromeTracePath(TraceFileName(worker, filename, "chrome", None, filename.endswith(".gz")), levels_up)
+
+
+def parse_profile_plugin_trace_path(folders: Sequence[str], filename: str) -> Optional[ChromeTracePath]:
+    """``<run>/plugins/profile/<session>/<host>.trace.json[.gz]`` → worker = host, span = session, else None.
+
+    ``folders``: the last components of the file's folder path relative to the logdir, outermost first.
+    """
+    m = _PROFILE_PLUGIN_TRACE.match(filename)
+    if not m or len(folders) < 3 or tuple(folders[-3:-1]) != PROFILE_PLUGIN_DIR:
+        return None
+    return ChromeTracePath(TraceFileName(m["host"], folders[-1], "profile_plugin", None, bool(m["gz"])), 3)
+
+
+def parse_cann_timeline_path(folders: Sequence[str], filename: str) -> Optional[ChromeTracePath]:
+    """``<run>/PROF_<...>/device_<n>/timeline/msprof<...>.json[.gz]`` → worker ``device<n>``, span the rest of the
+    file name (``msprof_0_1_1.json`` → ``0_1_1``), else None."""
+    m = _CANN_TIMELINE.match(filename)
+    if not m or len(folders) < 3 or folders[-1] != "timeline" or not folders[-3].startswith("PROF_"):
+        return None
+    device = _CANN_DEVICE_FOLDER.match(folders[-2])
+    if device is None:
+        return None
+    span = m["span"] or "msprof"
+    return ChromeTracePath(TraceFileName(f"device{int(device['device'])}", span, "cann", None, bool(m["gz"])), 3)
+
+
+# What the first bytes of a Chrome trace look like: an object whose first key is a trace's (or whose head shows
+# the events' key), or an array whose first element is an event (it has a phase).
+_JSON_START = re.compile(rb'^(?:\xef\xbb\xbf)?\s*(?P<open>[\[{])\s*(?:"(?P<key>(?:[^"\\]|\\.)*)"\s*:)?')
+_EVENTS_KEY = re.compile(rb'"traceEvents"\s*:\s*\[')
+_EVENT_PHASE = re.compile(rb'"ph"\s*:\s*"[A-Za-z]"')
+# Keys a trace writes before its events (the events' own key counts only with its list: ``_EVENTS_KEY``).
+TRACE_TOP_LEVEL_KEYS = frozenset({
+    "displayTimeUnit", "systemTraceEvents", "otherData", "stackFrames",
+    # Kineto's (ingest/detect.py uses the same ones as evidence of a torch trace).
+    "schemaVersion", "deviceProperties", "distributedInfo", "baseTimeNanoseconds", "traceName",
+})
+# How much of a file's (inflated) start ``starts_like_chrome_trace`` needs.
+SNIFF_BYTES = 4096
+
+
+def starts_like_chrome_trace(head: bytes) -> bool:
+    """Whether a JSON document starting with ``head`` (decompressed) starts like a Chrome trace, without
+    parsing it: ``{"traceEvents": [``, ``{`` and a trace's top-level key first (a big header may push the
+    events far away), ``{`` with the events' key in ``head``, or ``[`` and an event with a phase."""
+    m = _JSON_START.match(head[:SNIFF_BYTES])
+    if m is None:
+        return False
+    if m["open"] == b"[":
+        return _EVENT_PHASE.search(head, m.end(), SNIFF_BYTES) is not None
+    key = m["key"]
+    if key is None:
+        return False
+    return key.decode("utf-8", "replace") in TRACE_TOP_LEVEL_KEYS or _EVENTS_KEY.search(head, 0, SNIFF_BYTES) is not None
 
 
 def parse_paddle_trace_name(filename: str) -> Optional[TraceFileName]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 from typing import Optional
 
 from tensorboard.plugins import base_plugin
@@ -32,6 +33,30 @@ class ProfscopeLoader(base_plugin.TBLoader):
             default=5.0,
             help="How often Profscope rescans the logdir for new runs and spans (default 5).",
         )
+        group.add_argument(
+            "--profscope_parse_timeout_seconds",
+            metavar="SECONDS",
+            type=float,
+            default=None,
+            help="Longest a trace may take to parse before its parse is stopped and the span fails "
+                 "(default: PROFSCOPE_PARSE_TIMEOUT_SECONDS or 1800).",
+        )
+        group.add_argument(
+            "--profscope_parse_memory_gb",
+            metavar="GB",
+            type=float,
+            default=None,
+            help="Memory that parses running at once may take together, by their estimates; a larger one runs "
+                 "alone (default: PROFSCOPE_PARSE_MEMORY_GB or half the memory available at start).",
+        )
+        group.add_argument(
+            "--profscope_link_roots",
+            metavar="DIRS",
+            default=None,
+            help="Folders outside the logdir that its symlinks may lead into (separated like PATH), for runs "
+                 "linked into a logdir on purpose; any other link out of the logdir is not read "
+                 "(default: PROFSCOPE_LINK_ROOTS).",
+        )
 
     def fix_flags(self, flags: argparse.Namespace) -> None:
         seconds: Optional[float] = getattr(flags, "profscope_refresh_seconds", None)
@@ -40,14 +65,22 @@ class ProfscopeLoader(base_plugin.TBLoader):
         max_gb: Optional[float] = getattr(flags, "profscope_cache_max_gb", None)
         if max_gb is not None and max_gb < 0:
             raise base_plugin.FlagsError("--profscope_cache_max_gb must not be negative")
+        for name in ("profscope_parse_timeout_seconds", "profscope_parse_memory_gb"):
+            value: Optional[float] = getattr(flags, name, None)
+            if value is not None and value <= 0:
+                raise base_plugin.FlagsError(f"--{name} must be positive")
 
     def load(self, context: base_plugin.TBContext) -> base_plugin.TBPlugin:
         from .plugin import ProfscopePlugin
 
         flags = context.flags
+        link_roots: Optional[str] = getattr(flags, "profscope_link_roots", None) if flags else None
         return ProfscopePlugin(
             context,
             cache_dir=getattr(flags, "profscope_cache_dir", None) if flags else None,
             refresh_seconds=getattr(flags, "profscope_refresh_seconds", 5.0) if flags else 5.0,
             cache_max_gb=getattr(flags, "profscope_cache_max_gb", None) if flags else None,
+            parse_timeout_seconds=getattr(flags, "profscope_parse_timeout_seconds", None) if flags else None,
+            parse_memory_gb=getattr(flags, "profscope_parse_memory_gb", None) if flags else None,
+            link_roots=None if link_roots is None else [p for p in link_roots.split(os.pathsep) if p],
         )

@@ -10,20 +10,23 @@ from __future__ import annotations
 import mimetypes
 import os
 import posixpath
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Iterator, Optional, Sequence
 
 from tensorboard.plugins import base_plugin
 from werkzeug import wrappers
 
 from . import layout, provider_runs
 from .http import HttpError, arg, choice, download_route, json_response, json_route, safe_filename
+from .export_route import table_route  # format=csv on the table routes
 from .runs import RunManager
 from .runs import SpanFailed, SpanLoading
 from .runs import UnknownSpan
 from .views import distributed, kernels, memory, modules, operators, overview, precomputed, stacks, summary, trace
 from .views import compare, run_table
+from .views.run_table import manifest_batch_size
 from .views import data_pipeline
 from .views import step_trace
+from .views import range_summary
 from .ingest import mindspore_step_trace
 from .ingest import minddata
 
@@ -54,9 +57,15 @@ class ProfscopePlugin(base_plugin.TBPlugin):
         refresh_seconds: float = 5.0,
         max_workers: Optional[int] = None,
         cache_max_gb: Optional[float] = None,
+        parse_timeout_seconds: Optional[float] = None,
+        parse_memory_gb: Optional[float] = None,
+        link_roots: Optional[Sequence[str]] = None,
     ) -> None:
         self._logdir = context.logdir or ""
         self._cache_max_bytes = None if cache_max_gb is None else int(cache_max_gb * (1 << 30))
+        self._parse_timeout_seconds = parse_timeout_seconds
+        self._parse_memory_bytes = None if parse_memory_gb is None else int(parse_memory_gb * (1 << 30))
+        self._link_roots = link_roots
         self._context = context  # its data_provider answers is_active from event files
         self._cache_dir = cache_dir
         self._refresh_seconds = refresh_seconds
@@ -72,6 +81,8 @@ class ProfscopePlugin(base_plugin.TBPlugin):
             self._manager = RunManager(
                 self._logdir, cache_dir=self._cache_dir, refresh_seconds=self._refresh_seconds,
                 max_workers=self._max_workers, cache_max_bytes=self._cache_max_bytes,
+                parse_timeout_seconds=self._parse_timeout_seconds, parse_memory_bytes=self._parse_memory_bytes,
+                link_roots=self._link_roots,
             )
             self._manager.start()
         return self._manager
@@ -111,25 +122,26 @@ class ProfscopePlugin(base_plugin.TBPlugin):
             "/static/*": self._serve_static,
             "/runs": json_route(self._runs_route),
             "/summary": json_route(self._summary_route),
-            "/overview": json_route(self._overview_route),
-            "/operators": json_route(self._operators_route),
+            "/overview": table_route(self._overview_route, "overview"),
+            "/operators": table_route(self._operators_route, "operators"),
             "/operators/detail": json_route(self._operator_detail_route),
-            "/kernels": json_route(self._kernels_route),
+            "/kernels": table_route(self._kernels_route, "kernels"),
             "/flamegraph": json_route(self._flamegraph_route),
             "/stacks/folded": download_route(self._folded_stacks_route),
             "/modules": json_route(self._modules_route),
-            "/memory": json_route(self._memory_route),
-            "/distributed": json_route(self._distributed_route),
+            "/memory": table_route(self._memory_route, "memory"),
+            "/distributed": table_route(self._distributed_route, "distributed"),
             "/datapipeline": json_route(self._data_pipeline_route),
-            "/steptrace": json_route(self._step_trace_route),
-            "/compare": json_route(self._compare_route),
-            "/runs/table": json_route(self._runs_table_route),
+            "/steptrace": table_route(self._step_trace_route, "steptrace"),
+            "/compare": table_route(self._compare_route, "compare"),
+            "/runs/table": table_route(self._runs_table_route, "runs/table"),
             "/trace/tracks": json_route(self._trace_tracks_route),
             "/trace/slices": json_route(self._trace_slices_route),
             "/trace/counters": json_route(self._trace_counters_route),
             "/trace/event": json_route(self._trace_event_route),
             "/trace/flows": json_route(self._trace_flows_route),
             "/trace/search": json_route(self._trace_search_route),
+            "/trace/range": table_route(self._trace_range_route, "trace/range"),
             "/trace/download": self._trace_download_route,
         }
 
@@ -167,6 +179,11 @@ class ProfscopePlugin(base_plugin.TBPlugin):
         logdir_error = manager.logdir_error()
         if logdir_error:
             payload["logdir_error"] = logdir_error  # e.g. a remote logdir's bucket or credentials
+        # What the scan left out and why; with no runs, what it looked for (the empty page lists it).
+        payload["skipped"] = manager.skipped_files()
+        if not payload["runs"]:
+            payload["looked_for"] = [{"pattern": item.pattern, "written_by": item.written_by}
+                                     for item in layout.LAYOUTS_LOOKED_FOR]
         return payload
 
     def _resolve(self, request: wrappers.Request) -> Any:
@@ -185,7 +202,7 @@ class ProfscopePlugin(base_plugin.TBPlugin):
         model = self._resolve(request)
         marker = arg(request, "step_marker") or None
         manifest = self._manifest(request)
-        batch_size = manifest.get("batch_size")
+        batch_size = manifest_batch_size(manifest)
         answer = precomputed.answer(model, ("overview", marker, batch_size),
                                     lambda: overview.overview(model, marker=marker, batch_size=batch_size))
         return overview.with_host_cpu(answer, manifest)  # from the manifest as it is now: never stale
@@ -304,9 +321,8 @@ class ProfscopePlugin(base_plugin.TBPlugin):
 
     def _batch_size_of(self, run: str, worker: str, span: str) -> Optional[int]:
         source = self.manager.source_of(run, worker, span)
-        value = (source.manifest or {}).get("batch_size") if source else None
-        # The overview route passes the manifest's value as is; so does this, so both share one memo entry.
-        return value if isinstance(value, int) and not isinstance(value, bool) else None
+        # The same reading as the overview route's, so both share one memo entry.
+        return manifest_batch_size(source.manifest) if source else None
 
     def _compare_route(self, request: wrappers.Request) -> dict[str, Any]:
         """Two spans side by side; each side named by ``<side>_run``, ``<side>_worker``, ``<side>_span``."""
@@ -327,7 +343,9 @@ class ProfscopePlugin(base_plugin.TBPlugin):
                 loading.append(exc.progress)
                 continue
             name = self._span_name(run, worker, span)
-            sides[prefix] = compare.CompareSide(run, worker, name, model, self._batch_size_of(run, worker, name))
+            page_batch = self._int(request, f"{prefix}_batch_size", 0, 0, 1 << 31) or None  # entered in the page
+            sides[prefix] = compare.CompareSide(run, worker, name, model, self._batch_size_of(run, worker, name),
+                                                page_batch)
         if loading:
             # Both sides count: a ready side is done.
             raise SpanLoading((sum(loading) + len(sides)) / (len(loading) + len(sides)))
@@ -430,6 +448,19 @@ class ProfscopePlugin(base_plugin.TBPlugin):
         return trace.search(model, arg(request, "q", required=True) or "", self._int(request, "offset", 0),
                             self._int(request, "limit", trace.SEARCH_PAGE, 1, 1000))
 
+    def _trace_range_route(self, request: wrappers.Request) -> dict[str, Any]:
+        """What lies in a time range (the trace viewer's area selection): slices by name per track kind, the steps
+        inside it and its breakdown."""
+        model = self._resolve(request)
+        start, end = self._float(request, "start"), self._float(request, "end")
+        if start is None or end is None:
+            raise HttpError(400, "start and end are required")
+        track_ids = [t for t in (request.args.get("tracks") or "").split(",") if t]
+        try:
+            return range_summary.range_summary(model, start, end, track_ids or None)
+        except ValueError as exc:
+            raise HttpError(400, str(exc)) from None
+
     @wrappers.Request.application
     def _trace_download_route(self, request: wrappers.Request) -> wrappers.Response:
         """The original trace file of the span (for Perfetto or chrome://tracing)."""
@@ -440,22 +471,40 @@ class ProfscopePlugin(base_plugin.TBPlugin):
             source = spans[0] if len(spans) == 1 else None
         if source is None:
             return json_response(request, {"error": "unknown run, worker or span"}, 404)
-        # The path comes from discovery, never from the request; a remote file streams through fsspec.
+        # The path comes from discovery, never from the request; a remote file streams through fsspec. A local
+        # file is opened only as a regular file inside the logdir (storage.open_regular): never a link out of it,
+        # a FIFO or a device, even one swapped in after the scan.
         storage = self.manager.storage
         try:
             handle = storage.open(source.path)
             size = _stream_size(handle, source.size)
-        except Exception:  # noqa: BLE001 - removed, unreachable or no longer permitted: all mean "gone"
+        except Exception:  # noqa: BLE001 - removed, unreachable, refused or no longer permitted: all mean "gone"
             return json_response(request, {"error": "the trace file is no longer readable"}, 410)
         filename = posixpath.basename(source.path)
         gz = filename.endswith(".gz")
-        from werkzeug.wsgi import wrap_file
-
         return wrappers.Response(
-            wrap_file(request.environ, handle, _DOWNLOAD_BLOCK), direct_passthrough=True,
+            _file_blocks(handle, size), direct_passthrough=True,
             content_type="application/gzip" if gz else "application/json",
             headers={"Content-Disposition": f'attachment; filename="{safe_filename(filename)}"',
-                     "X-Content-Type-Options": "nosniff", "Content-Length": str(size)})
+                     "X-Content-Type-Options": "nosniff", "Content-Length": str(size), "Cache-Control": "no-store"})
+
+
+def _file_blocks(handle: Any, size: int) -> Iterator[bytes]:
+    """The first ``size`` bytes of an open file, in blocks; closes it. A read error ends the body early (the
+    status line is sent already: the client sees a body shorter than its Content-Length, never a server error)."""
+    try:
+        left = size
+        while left > 0:
+            try:
+                block = handle.read(min(_DOWNLOAD_BLOCK, left))
+            except Exception:  # noqa: BLE001 - e.g. the file was truncated or its disk went away
+                return
+            if not block:
+                return
+            left -= len(block)
+            yield block
+    finally:
+        handle.close()
 
 
 def _stream_size(handle: Any, listed_size: int) -> int:

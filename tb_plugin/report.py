@@ -25,6 +25,7 @@ from typing import Any, Iterable, Optional, Sequence
 
 from .model.trace_model import TraceModel
 from .views import compare as compare_view
+from .views import export
 from .views import memory as memory_view
 from .views import precomputed
 from .views.overview import CATEGORIES
@@ -285,12 +286,21 @@ def _device_lines(device: dict[str, Any]) -> list[str]:
              f"compute capability {device['compute_capability']}" if device.get("compute_capability") else None,
              f"{device['num_sms']} SMs" if device.get("num_sms") else None]
     described = ", ".join(f for f in facts if f)
-    head = f"GPU {device['id']}: {device['name']}" + (f" ({described})" if described else "")
+    head = f"{device.get('label') or 'GPU ' + str(device['id'])}: {device['name']}" + (f" ({described})" if described else "")
     figures = (f"utilization {format_percent(device.get('utilization'))} · "
                f"est. SM efficiency {format_percent(device.get('sm_efficiency'))} · "
                f"est. achieved occupancy {format_percent(device.get('achieved_occupancy'))} · "
                f"Tensor Cores {format_percent(device.get('tensor_core_share'))} of kernel time")
     return [head, "  " + figures]
+
+
+def communication_line(overview: dict[str, Any]) -> Optional[str]:
+    """Communication per step and its overlap with computation (the Distributed view's numbers), or None."""
+    comm = overview.get("communication") or {}
+    if not comm.get("total"):
+        return None
+    return (f"{format_duration(comm['total'])} per step, {format_duration(comm['overlap'])} of it overlapped by "
+            f"computation ({format_percent(comm.get('overlap_ratio'))}), {format_duration(comm['exposed'])} exposed")
 
 
 def benchmark_line(benchmark: dict[str, Any]) -> str:
@@ -370,7 +380,7 @@ def summary_text(span: SpanViews, top: int = 10, sort: Optional[str] = None) -> 
     """The terminal summary of one span."""
     overview = span.overview
     devices = ", ".join(d["name"] for d in overview["devices"]) or (
-        "GPU activity without device properties" if overview["has_device"] else "CPU only")
+        "Device activity without device properties" if overview["has_device"] else "CPU only")
     sections = [
         f"Profscope summary: {span.label}\n"
         f"framework {span.framework} · steps from {STEP_SOURCE_TEXT.get(overview['step_source'], overview['step_source'])}"
@@ -378,12 +388,43 @@ def summary_text(span: SpanViews, top: int = 10, sort: Optional[str] = None) -> 
         _text_breakdown(overview),
     ]
     if overview["devices"]:
-        sections.append("GPU summary\n" + "\n".join(line for d in overview["devices"] for line in _device_lines(d)))
+        sections.append(f"{_devices_noun(overview['devices'])} summary\n" + "\n".join(line for d in overview["devices"] for line in _device_lines(d)))
+    communication = communication_line(overview)
+    if communication:
+        sections.append("Communication: " + communication)
     sections.append("Benchmark: " + benchmark_line(overview["benchmark"]))
     if overview["recommendations"]:
         sections.append("Recommendations\n" + "\n".join(f"- {r['text']}" for r in overview["recommendations"]))
     sections += [_text_operators(span.operators, top, sort), _text_kernels(span.kernels, top), _text_memory(span)]
     return "\n\n".join(sections) + "\n"
+
+
+# --- for scripts: JSON and CSV ---------------------------------------------------------------------
+
+
+def summary_json(span: SpanViews, top: int = 10, sort: Optional[str] = None) -> dict[str, Any]:
+    """``summary --json``: the span, the overview answer, the top operators and kernels and the memory peaks,
+    in the routes' units (µs, bytes, fractions 0..1)."""
+    key = sort or ("device_self" if span.operators.get("has_device") else "host_self")
+    return {
+        "span": {"label": span.label, "framework": span.framework, **span.details},
+        "overview": span.overview,
+        "operators": {"group_by": span.operators.get("group_by", "name"), "sort": key, "total_rows": len(span.operators.get("rows", [])),
+                      "rows": top_operators(span.operators, top, sort)},
+        "kernels": {"total_rows": len(span.kernels.get("rows", [])), "rows": list(span.kernels.get("rows", []))[:top]},
+        "memory": {"available": bool(span.memory.get("available")), "peaks": memory_peaks(span)},
+    }
+
+
+def summary_csv(span: SpanViews, table: str, sort: Optional[str] = None) -> str:
+    """``summary --csv TABLE``: every row of one table, with the columns of the page's CSV download."""
+    if table == "operators":
+        return export.to_csv(export.operators_table(span.operators), f"{sort}:desc" if sort else None)
+    if table == "kernels":
+        return export.to_csv(export.kernels_table(span.kernels))
+    if table == "steps":
+        return export.to_csv(export.overview_table(span.overview))
+    raise ValueError(f"no table {table!r}")
 
 
 # --- HTML: building blocks -----------------------------------------------------------------------
@@ -558,12 +599,17 @@ def _recommendations_html(recommendations: list[dict[str, Any]]) -> str:
     return f'<ul class="recommendations">{"".join(items)}</ul>'
 
 
+def _devices_noun(devices: list[dict[str, Any]]) -> str:
+    """ "GPU" when every device is one (``views/devices.py`` names them), else "Device"."""
+    return "GPU" if all(d.get("kind", "GPU") == "GPU" for d in devices) else "Device"
+
+
 def _devices_html(devices: list[dict[str, Any]]) -> str:
-    columns = [HtmlColumn("GPU", "text"), HtmlColumn("Name", "text"), HtmlColumn("Memory"),
+    columns = [HtmlColumn(_devices_noun(devices), "text"), HtmlColumn("Name", "text"), HtmlColumn("Memory"),
                HtmlColumn("Compute capability"), HtmlColumn("SMs"), HtmlColumn("Utilization"),
                HtmlColumn("Est. SM efficiency"), HtmlColumn("Est. achieved occupancy"),
                HtmlColumn("Tensor Core share"), HtmlColumn("Kernel time")]
-    rows = [[esc(d["id"]), esc(d["name"]), esc(format_bytes(d.get("memory")) if d.get("memory") else DASH),
+    rows = [[esc(d.get("label") or d["id"]), esc(d["name"]), esc(format_bytes(d.get("memory")) if d.get("memory") else DASH),
              esc(d.get("compute_capability") or DASH), esc(format_count(d.get("num_sms"))),
              esc(format_percent(d.get("utilization"))), esc(format_percent(d.get("sm_efficiency"))),
              esc(format_percent(d.get("achieved_occupancy"))), esc(format_percent(d.get("tensor_core_share"))),
@@ -586,6 +632,7 @@ def _overview_html(span: SpanViews, anchor: str) -> str:
         _facts([("Steps", esc(format_count(len(overview["steps"])))),
                 ("Steps from", esc(STEP_SOURCE_TEXT.get(overview["step_source"], overview["step_source"]))),
                 ("Mean step time", esc(format_duration(mean))),
+                *([("Communication", esc(communication_line(overview) or ""))] if communication_line(overview) else []),
                 ("Benchmark", esc(benchmark_line(overview["benchmark"])))]),
         "<h4>Step time per step</h4>",
         f"<figure>{step_chart_svg(overview)}{_legend(categories)}</figure>",
@@ -598,7 +645,7 @@ def _overview_html(span: SpanViews, anchor: str) -> str:
         + "</details>",
     ]
     if overview["devices"]:
-        parts += ["<h4>GPU summary</h4>", _devices_html(overview["devices"])]
+        parts += [f"<h4>{_devices_noun(overview['devices'])} summary</h4>", _devices_html(overview["devices"])]
     parts += ["<h4>Recommendations</h4>", _recommendations_html(overview["recommendations"])]
     return "".join(parts)
 

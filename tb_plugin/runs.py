@@ -1,10 +1,13 @@
 """Background loading of the logdir's runs, and their status.
 
 A refresh thread rescans the logdir every few seconds; every complete trace file is parsed
-once, in a pool of worker processes (as many as cores, at most 4) that write the model
-to the cache, and the plugin then memory-maps it. Parsing in separate processes keeps
+once, in a pool of worker processes (``parser_pool.py``: as many as cores, 2 to 4) that write the
+model to the cache, and the plugin then memory-maps it. Parsing in separate processes keeps
 TensorBoard's request threads responsive and lets the workers of a run load in parallel;
-a file that crashes or exhausts a parser process fails its own span only.
+a file that crashes, exhausts or stalls a parser process fails its own span only, and is tried
+again when it changes. Parses start while their estimated memory (``ingest/footprint.py``) fits
+the pool's budget. When the cache cannot be written (a full disk), the parser hands the model
+back and the span is served from memory.
 
 Request threads only read snapshots under a lock: nothing here blocks them.
 """
@@ -13,26 +16,28 @@ from __future__ import annotations
 
 import concurrent.futures as futures
 import logging
-import multiprocessing
 import os
 import posixpath
 import threading
 import time
+from collections import deque
 from dataclasses import dataclass
-from typing import Any, BinaryIO, Callable, Optional, Sequence
+from typing import Any, Optional, Sequence
 
-from . import layout
+from . import layout, parser_pool
 from .cache import ModelCache, SourceIdentity
 from .discovery import Discovery, SpanSource
+from .ingest import footprint
 from .model.trace_model import TraceModel
-from .storage import LogdirUnreadable
+from .parser_pool import PROGRESS_SLOTS, JobFailed, ParserPool
+from .storage import FileAccess, LogdirUnreadable, open_storage
+from .views.run_table import manifest_batch_size
+from .views import span_names
 
 logger = logging.getLogger(__name__)
 
-_PROGRESS_SLOTS = 64
 # Share of a span's progress for the parse; the rest is deriving its first answers.
 _PARSE_SHARE = 0.8
-
 
 class UnknownSpan(LookupError):
     """No such run, worker or span in the logdir."""
@@ -57,66 +62,69 @@ class _SpanState:
     progress_slot: Optional[int] = None
     priority: int = 0
     identity: Optional[SourceIdentity] = None
+    job: Optional[futures.Future[ParseOutcome]] = None
+    estimate: Optional[int] = None  # memory its parse may take (bytes), once computed
+
+
+@dataclass
+class ParseOutcome:
+    """What a parse job hands back: an error for the user, or the model when it could not be cached."""
+
+    error: Optional[str] = None
+    # Set when the cache could not be written: the model itself (served from memory) and why.
+    model: Optional[TraceModel] = None
+    cache_error: Optional[str] = None
 
 
 # --- worker process side -------------------------------------------------------------
 
-_worker_progress: Any = None
-
-
-def _init_worker(progress_array: Any) -> None:
-    global _worker_progress
-    _worker_progress = progress_array
-    # Ctrl-C in a terminal reaches the whole process group: the server decides when parsers stop.
-    import signal
-
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-
 
 def _parse_into_cache(
-    path: str, cache_dir: str, identity: SourceIdentity, slot: int,
-    storage_options: Optional[dict[str, Any]] = None, companions: Sequence[str] = (),
-    batch_size: Optional[int] = None,
-) -> Optional[str]:
-    """Parse one trace into the cache (in a worker process), with what its pages ask first derived beside it
-    (views/precomputed.py); returns an error message or None.
+    path: str, cache_dir: Optional[str], identity: SourceIdentity, slot: int, access: FileAccess,
+    companions: Sequence[str] = (), batch_size: Optional[int] = None,
+) -> ParseOutcome:
+    """Parse one trace into the cache (in a worker process of ``parser_pool``), with what its pages ask
+    first derived beside it (views/precomputed.py) before the model is published.
 
-    ``path`` is a local path, or a remote file's URL that this process opens itself through fsspec
-    with the logdir's ``storage_options`` (credentials come from this process's environment).
+    ``path`` is a local path, or a remote file's URL; ``access`` opens it in this process (a local
+    file only as ``storage.open_regular`` allows, a remote one through fsspec with the logdir's options).
+    When the model cannot be written to the cache (no cache folder, a full disk), it is returned instead.
     """
-    from .cache import write_model
+    from .cache import CacheWriteError, write_model
     from .ingest import TraceLoadError, load_trace_stream, read_companions
-    from .storage import LogdirUnreadable, open_location
+    from .storage import LogdirUnreadable, NotReadable
     from .views.precomputed import derive_and_publish
 
     def report(fraction: float) -> None:
-        if _worker_progress is not None:
-            _worker_progress[slot] = fraction
+        parser_pool.report_progress(slot, fraction)
 
     try:
         # parallel forks a decoding helper. This process runs no other threads for a local file; for a
         # remote one, fsspec's I/O thread is idle by then and the helper only decodes the bytes it was given.
-        opener: Callable[[str], BinaryIO] = (
-            (lambda location: open(location, "rb")) if storage_options is None
-            else (lambda location: open_location(location, storage_options))
-        )
-        model = load_trace_stream(lambda: opener(path), posixpath.basename(path),
+        model = load_trace_stream(lambda: access.open(path), posixpath.basename(path),
                                   lambda fraction: report(_PARSE_SHARE * fraction), parallel=True,
-                                  companions=read_companions(opener, companions))
+                                  companions=read_companions(access.open, companions))
     except TraceLoadError as exc:
-        return str(exc)
+        return ParseOutcome(error=str(exc))
     except FileNotFoundError:
-        return "the file was removed while loading"
-    except LogdirUnreadable as exc:
-        return str(exc)
-    except Exception as exc:  # noqa: BLE001 - any parser failure is this span's error, never the server's
-        return f"could not load the trace ({type(exc).__name__}: {exc})"
-    target = ModelCache(cache_dir).path_for(identity)
-    assert target is not None
-    temporary = write_model(target, model, publish=False)
+        return ParseOutcome(error="the file was removed while loading")
+    except (LogdirUnreadable, NotReadable) as exc:
+        return ParseOutcome(error=str(exc))
+    except OSError as exc:
+        return ParseOutcome(error=f"the file could not be read ({exc.strerror or exc})")
+    target = ModelCache(cache_dir).path_for(identity) if cache_dir else None
+    if target is None:
+        return ParseOutcome(model=model, cache_error="no writable cache folder")
+    try:
+        temporary = write_model(target, model, publish=False)
+    except CacheWriteError as exc:
+        return ParseOutcome(model=model, cache_error=str(exc))
     del model  # the derivations read the written model, memory-mapped
-    derive_and_publish(temporary, target, batch_size)
-    return None
+    try:
+        derive_and_publish(temporary, target, batch_size)
+    except OSError as exc:  # the model could not be moved into place: parsed again next time it is asked for
+        return ParseOutcome(error=f"the parsed model could not be stored in the cache ({exc.strerror or exc})")
+    return ParseOutcome()
 
 
 def _derived_exists(model: TraceModel) -> bool:
@@ -134,6 +142,14 @@ def _derive_in_cache(model_path: str, batch_size: Optional[int]) -> None:
         precomputed.derive(read_model(model_path), batch_size)
     except Exception:  # noqa: BLE001 - only an optimisation: the views compute on demand otherwise
         logger.debug("profscope: deriving %s failed", model_path, exc_info=True)
+
+
+def _derive_estimate(model_path: str) -> int:
+    """Memory of deriving a cached model's views: as for parsing a trace of the model file's size."""
+    try:
+        return footprint.estimate_parse_bytes(os.path.getsize(model_path))
+    except OSError:
+        return footprint.BASE_BYTES
 
 
 def _listed_manifest(manifest: dict[str, Any]) -> dict[str, Any]:
@@ -159,13 +175,20 @@ class RunManager:
         max_workers: Optional[int] = None,
         settle_seconds: float = 2.0,
         cache_max_bytes: Optional[int] = None,
+        parse_timeout_seconds: Optional[float] = None,
+        parse_memory_bytes: Optional[int] = None,
+        link_roots: Optional[Sequence[str]] = None,
     ) -> None:
         self.logdir = logdir
         self.cache = ModelCache(cache_dir, max_bytes=cache_max_bytes)
         self._evict_due = True  # at the first scan, then after every parse that stored an entry
         self.refresh_seconds = refresh_seconds
-        self.max_workers = max_workers or max(1, min(os.cpu_count() or 1, 4))
-        self._discovery = Discovery(logdir, settle_seconds=settle_seconds)
+        # At least two: a parse that stalls until its deadline never holds up every other span.
+        self.max_workers = max_workers or max(2, min(os.cpu_count() or 1, 4))
+        self.parse_timeout_seconds = parse_timeout_seconds
+        self.parse_memory_bytes = parse_memory_bytes
+        # link_roots: folders outside the logdir that its symlinks may lead into (storage.py).
+        self._discovery = Discovery(logdir, settle_seconds=settle_seconds, storage=open_storage(logdir, link_roots))
         # Reads the logdir: a local folder, or a remote URL through fsspec (listed only by the refresh thread).
         self.storage = self._discovery.storage
         self._logdir_error: Optional[str] = None
@@ -177,11 +200,12 @@ class RunManager:
         self._started = False
         self._stop = threading.Event()
         self._wake = threading.Event()
-        self._pool: Optional[futures.ProcessPoolExecutor] = None
-        self._progress: Any = None
-        self._free_slots = list(range(_PROGRESS_SLOTS))
-        self._in_flight: dict[futures.Future[Optional[str]], tuple[str, str, str]] = {}
+        self._pool: Optional[ParserPool] = None
+        self._free_slots = list(range(PROGRESS_SLOTS))
+        self._in_flight: dict[futures.Future[ParseOutcome], tuple[str, str, str]] = {}
+        self._queued_derivations: deque[tuple[str, Optional[int]]] = deque()
         self._derivations: list[futures.Future[None]] = []
+        self._cache_write_reported = False
 
     # Lifecycle -------------------------------------------------------------------------
 
@@ -197,7 +221,7 @@ class RunManager:
         self._stop.set()
         self._wake.set()
         if self._pool is not None:
-            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool.shutdown()
 
     def has_scanned(self) -> bool:
         """False until the first scan of the logdir has finished (an empty run list means 'not yet')."""
@@ -247,17 +271,31 @@ class RunManager:
             self._pending_files = pending
             current: dict[tuple[str, str, str], SpanSource] = {(s.run, s.worker, s.span): s for s in sources}
             for key in list(self._spans):
-                if key not in current and self._spans[key].status != "loading":
-                    del self._spans[key]  # the file is gone
+                if key not in current:
+                    self._drop_job(self._spans.pop(key))  # the file is gone
             for key, src in current.items():
                 state = self._spans.get(key)
-                if state is None or (self._identity(state.source) != self._identity(src) and state.status != "loading"):
+                if state is None or self._identity(state.source) != self._identity(src):
+                    if state is not None:
+                        self._drop_job(state)  # the file changed: a parse in flight would be stale
                     self._spans[key] = _SpanState(source=src)
                 elif state.source.manifest is None and src.manifest is not None:
                     state.source = src
         self._collect_finished()
         self._schedule()
         self._evict_if_due()
+
+    def _drop_job(self, state: _SpanState) -> None:
+        """Forget the parse in flight of a span that is replaced or gone (its worker is stopped)."""
+        if state.job is None:
+            return
+        self._in_flight.pop(state.job, None)
+        if self._pool is not None:
+            self._pool.cancel(state.job)
+        if state.progress_slot is not None:
+            self._free_slots.append(state.progress_slot)
+            state.progress_slot = None
+        state.job = None
 
     def _evict_if_due(self) -> None:
         """Keep the cache within its bound, never touching an entry a span of this server holds."""
@@ -279,122 +317,129 @@ class RunManager:
         self._wake.set()
 
     def _schedule(self) -> None:
+        """Start queued parses (the user's first, then by run and span) while the pool has room, then derivations."""
         with self._lock:
             queued = [(k, s) for k, s in self._spans.items() if s.status == "queued"]
             queued.sort(key=lambda ks: (-ks[1].priority, ks[0][0], ks[0][1], layout.span_sort_key(ks[0][2])))
-            free = self.max_workers - len(self._in_flight)
             for key, state in queued:
-                if free <= 0:
-                    break
                 identity = self._identity(state.source)
                 cached = self._try_cache(identity)
                 if cached is not None:
                     state.model, state.status = cached, "ready"
                     if not _derived_exists(cached):  # e.g. the previous server stopped before deriving
-                        self._derive_later(cached, (state.source.manifest or {}).get("batch_size"))
+                        self._derive_later(cached, manifest_batch_size(state.source.manifest))
                     continue
-                if not self._free_slots:
+                if len(self._in_flight) >= self.max_workers or not self._free_slots:
                     break
-                self._submit(key, state, identity)
-                free -= 1
+                if state.estimate is None:
+                    state.estimate = self._parse_estimate(state.source)
+                estimate = state.estimate
+                # A parse that does not fit the memory budget next to those running waits; smaller ones go first.
+                if self._ensure_pool().room_for(estimate):
+                    self._submit(key, state, identity)
+            if not any(s.status == "queued" for s in self._spans.values()):
+                self._start_derivations()
+
+    def _parse_estimate(self, source: SpanSource) -> int:
+        """Memory the parse of a span's file may take (``footprint``), from its size and gzip trailer."""
+        gzipped, trailer = source.path.endswith(".gz"), None
+        if gzipped:
+            try:
+                with self.storage.open(source.path) as handle:
+                    if handle.read(2) == b"\x1f\x8b" and source.size >= 20:
+                        handle.seek(source.size - 4)
+                        trailer = int.from_bytes(handle.read(4), "little")
+            except Exception:  # noqa: BLE001 - unreadable here: the parse will say why; assume the usual ratio
+                trailer = None
+        return footprint.estimate_file_parse_bytes(source.size, gzipped, trailer)
 
     def _try_cache(self, identity: SourceIdentity) -> Optional[TraceModel]:
         return self.cache.load(identity)
 
-    def _ensure_pool(self) -> futures.ProcessPoolExecutor:
+    def _ensure_pool(self) -> ParserPool:
         if self._pool is None:
-            context = multiprocessing.get_context("spawn")  # TensorBoard is threaded: never fork it
-            self._progress = context.Array("d", _PROGRESS_SLOTS, lock=False)
-            self._pool = futures.ProcessPoolExecutor(
-                max_workers=self.max_workers, mp_context=context, initializer=_init_worker,
-                initargs=(self._progress,),
-            )
+            self._pool = ParserPool(self.max_workers, budget_bytes=self.parse_memory_bytes,
+                                    timeout_seconds=self.parse_timeout_seconds)
         return self._pool
 
     def _submit(self, key: tuple[str, str, str], state: _SpanState, identity: SourceIdentity) -> None:
-        cache_path = self.cache.path_for(identity)
-        state.identity = identity
-        if cache_path is None:
-            # No writable cache: parse in a thread of this process instead.
-            state.status = "loading"
-            threading.Thread(target=self._load_in_thread, args=(key, state), daemon=True).start()
-            return
         pool = self._ensure_pool()
         slot = self._free_slots.pop()
-        self._progress[slot] = 0.0
-        state.progress_slot = slot
-        state.status = "loading"
-        try:
-            future = pool.submit(_parse_into_cache, state.source.path, self.cache.cache_dir, identity, slot,
-                                 self.storage.parser_options(), [path for path, _, _ in state.source.companions],
-                                 (state.source.manifest or {}).get("batch_size"))
-        except futures.process.BrokenProcessPool:
-            self._pool = None
-            state.status, state.progress_slot = "queued", None
-            self._free_slots.append(slot)
-            return
-        self._in_flight[future] = key
-        future.add_done_callback(lambda f: self._wake.set())
+        pool.progress[slot] = 0.0
+        state.identity, state.progress_slot, state.status = identity, slot, "loading"
+        state.job = pool.submit(
+            _parse_into_cache,
+            (state.source.path, self.cache.cache_dir, identity, slot, self.storage.access(),
+             [path for path, _, _ in state.source.companions], manifest_batch_size(state.source.manifest)),
+            state.estimate if state.estimate is not None else self._parse_estimate(state.source))
+        self._in_flight[state.job] = key
+        state.job.add_done_callback(lambda f: self._wake.set())
 
     def _derive_later(self, model: TraceModel, batch_size: Optional[int]) -> None:
         """Queue the derived structures of a freshly parsed model behind the parses (lowest priority)."""
         if model.cache_path:
+            self._queued_derivations.append((model.cache_path, batch_size))
+
+    def _start_derivations(self) -> None:
+        while self._queued_derivations and len(self._in_flight) + len(self._derivations) < self.max_workers:
+            model_path, batch_size = self._queued_derivations[0]
+            estimate = _derive_estimate(model_path)
+            if not self._ensure_pool().room_for(estimate):
+                return
+            self._queued_derivations.popleft()
             try:
-                self._derivations.append(self._ensure_pool().submit(_derive_in_cache, model.cache_path, batch_size))
-            except (RuntimeError, futures.process.BrokenProcessPool):
-                pass
-
-    def _load_in_thread(self, key: tuple[str, str, str], state: _SpanState) -> None:
-        from .ingest import TraceLoadError, load_trace_stream, read_companions
-
-        path = state.source.path
-        try:
-            companions = read_companions(self.storage.open, [p for p, _, _ in state.source.companions])
-            model = load_trace_stream(lambda: self.storage.open(path), posixpath.basename(path), companions=companions)
-            with self._lock:
-                state.model, state.status = model, "ready"
-        except TraceLoadError as exc:
-            with self._lock:
-                state.status, state.error = "error", str(exc)
-        except Exception as exc:  # noqa: BLE001
-            with self._lock:
-                state.status, state.error = "error", f"could not load the trace ({type(exc).__name__}: {exc})"
+                future = self._ensure_pool().submit(_derive_in_cache, (model_path, batch_size), estimate)
+            except RuntimeError:  # shut down
+                return
+            future.add_done_callback(lambda f: self._wake.set())
+            self._derivations.append(future)
 
     def _collect_finished(self) -> None:
         with self._lock:
+            self._derivations = [f for f in self._derivations if not f.done()]
             done = [f for f in self._in_flight if f.done()]
             for future in done:
                 key = self._in_flight.pop(future)
                 state = self._spans.get(key)
-                if state is None:
+                if state is None or state.job is not future:
                     continue
+                state.job = None
                 if state.progress_slot is not None:
                     self._free_slots.append(state.progress_slot)
                     state.progress_slot = None
                 try:
-                    error = future.result()
-                except futures.process.BrokenProcessPool:
-                    error = "the parser process died while loading this trace (out of memory?)"
-                    self._pool = None
-                except Exception as exc:  # noqa: BLE001
-                    error = f"could not load the trace ({type(exc).__name__}: {exc})"
-                if error is not None:
-                    state.status, state.error = "error", error
-                    continue
-                model = self.cache.load(state.identity) if state.identity else None
-                if model is None:
-                    state.status, state.error = "error", "the parsed model could not be read back from the cache"
+                    outcome = future.result()
+                except JobFailed as exc:
+                    outcome = ParseOutcome(error=str(exc))
+                except futures.CancelledError:
+                    outcome = ParseOutcome(error="loading was cancelled")
+                if outcome.error is not None:
+                    state.status, state.error = "error", outcome.error
+                elif outcome.model is not None:
+                    self._report_cache_write(outcome.cache_error)
+                    state.status, state.model = "ready", outcome.model
                 else:
-                    state.status, state.model = "ready", model
-                    self._evict_due = True
+                    model = self.cache.load(state.identity) if state.identity else None
+                    if model is None:
+                        state.status, state.error = "error", "the parsed model could not be read back from the cache"
+                    else:
+                        state.status, state.model = "ready", model
+                        self._evict_due = True
+
+    def _report_cache_write(self, why: Optional[str]) -> None:
+        """Say once per server that parsed spans are kept in memory because the cache cannot be written."""
+        if not self._cache_write_reported:
+            self._cache_write_reported = True
+            logger.warning("profscope: the cache in %s cannot be written (%s); parsed spans are kept in memory "
+                           "and parsed again at the next start", self.cache.cache_dir or "(none)", why)
 
     # Queries (request threads) -----------------------------------------------------------
 
     def _progress_of(self, state: _SpanState) -> float:
         if state.status == "ready" or state.status == "error":
             return 1.0
-        if state.progress_slot is not None and self._progress is not None:
-            return float(min(max(self._progress[state.progress_slot], 0.0), 0.99))
+        if state.progress_slot is not None and self._pool is not None:
+            return float(min(max(self._pool.progress[state.progress_slot], 0.0), 0.99))
         return 0.0
 
     def runs(self) -> list[dict[str, Any]]:
@@ -421,18 +466,23 @@ class RunManager:
                     ) + (f" (and {len(failed) - 5} more)" if len(failed) > 5 else "")
                 else:
                     entry["status"] = "ready"
-                frameworks = sorted({s.source.framework or (s.model.framework if s.model else "pytorch") for s in states})
-                entry["framework"] = frameworks[0] if len(frameworks) == 1 else ",".join(frameworks)
+                # Named by the file (writer, Paddle, MindSpore), else decided by the content once parsed.
+                frameworks = sorted({s.source.framework or s.model.framework for s in states
+                                     if s.source.framework or s.model is not None})
+                if frameworks:
+                    entry["framework"] = ",".join(frameworks)
                 entry["workers"] = []
                 for worker in sorted(workers):
                     spans = sorted(workers[worker], key=lambda s: layout.span_sort_key(s.source.span))
-                    entry["workers"].append(
-                        {
-                            "name": worker,
-                            "spans": [s.source.span for s in spans],
-                            "span_info": [self._span_info(s) for s in spans],
-                        }
-                    )
+                    span_info = [self._span_info(s) for s in spans]
+                    worker_entry: dict[str, Any] = {
+                        "name": worker, "spans": [s.source.span for s in spans], "span_info": span_info,
+                    }
+                    # The rank the traces record (distributedInfo), once a span is parsed; names stay the files'.
+                    ranks = [info["rank"] for info in span_info if "rank" in info]
+                    if ranks:
+                        worker_entry["rank"] = ranks[0]
+                    entry["workers"].append(worker_entry)
                 out.append(entry)
             return out
 
@@ -449,7 +499,19 @@ class RunManager:
             info["error"] = state.error
         if state.source.manifest:
             info["manifest"] = _listed_manifest(state.source.manifest)
+        # Start time of day, steps and length: what the span pickers show instead of the id.
+        info.update(span_names.span_facts(state.model if state.status == "ready" else None, state.source.manifest))
+        if state.model is not None:
+            from .views.distributed import distributed_rank
+
+            rank = distributed_rank(state.model)
+            if rank is not None:
+                info["rank"] = rank
         return info
+
+    def skipped_files(self) -> dict[str, Any]:
+        """The files of the last scan that are no span, by reason (the ``runs`` route's ``skipped``)."""
+        return self._discovery.skipped.as_json()
 
     def pending_files(self) -> int:
         with self._lock:
@@ -517,7 +579,7 @@ class RunManager:
             with self._lock:
                 busy = any(s.status in ("queued", "loading") for s in self._spans.values())
                 self._derivations = [f for f in self._derivations if not f.done()]
-                busy = busy or bool(self._derivations)
+                busy = busy or bool(self._derivations) or bool(self._queued_derivations)
             if not busy:
                 return True
             time.sleep(0.1)

@@ -21,7 +21,7 @@ import signal
 import socket
 import sys
 import types
-from typing import Any, Callable, Iterable, Optional, TextIO
+from typing import Any, Callable, Iterable, Optional, Sequence, TextIO
 
 from tensorboard.plugins import base_plugin
 from werkzeug import wrappers
@@ -135,11 +135,17 @@ class ServeApp:
         return wrappers.Response(PAGE_HTML, content_type="text/html; charset=utf-8", headers=PAGE_HEADERS)
 
 
-def build_app(logdir: str, cache_dir: Optional[str] = None, refresh_seconds: float = 5.0) -> ServeApp:
-    """The serve app over `logdir`; the plugin's run manager starts on the first request."""
+def build_app(logdir: str, cache_dir: Optional[str] = None, refresh_seconds: float = 5.0,
+              link_roots: Optional[Sequence[str]] = None) -> ServeApp:
+    """The serve app over `logdir`; the plugin's run manager starts on the first request.
+
+    ``link_roots``: folders outside the logdir that its symlinks may lead into (default: PROFSCOPE_LINK_ROOTS).
+    Parse deadline and memory budget come from PROFSCOPE_PARSE_TIMEOUT_SECONDS and PROFSCOPE_PARSE_MEMORY_GB.
+    """
     # No flags and no data provider: the plugin then finds runs by scanning the logdir only.
     context = base_plugin.TBContext(logdir=logdir, flags=None, data_provider=None)
-    return ServeApp(ProfscopePlugin(context, cache_dir=cache_dir, refresh_seconds=refresh_seconds))
+    return ServeApp(ProfscopePlugin(context, cache_dir=cache_dir, refresh_seconds=refresh_seconds,
+                                    link_roots=link_roots))
 
 
 def display_url(host: str, port: int) -> str:
@@ -174,11 +180,12 @@ def serve(
     port: int = DEFAULT_PORT,
     cache_dir: Optional[str] = None,
     out: TextIO = sys.stdout,
+    link_roots: Optional[Sequence[str]] = None,
 ) -> None:
     """Serve until Ctrl-C (or SIGTERM), then stop the run manager. Raises ServeError when it cannot listen."""
     from werkzeug.serving import make_server, select_address_family
 
-    app = build_app(logdir, cache_dir=cache_dir)
+    app = build_app(logdir, cache_dir=cache_dir, link_roots=link_roots)
     # One line per request is noise here (TensorBoard does not log them either); errors still show.
     logging.getLogger("werkzeug").setLevel(logging.WARNING)
     # Bound here rather than by werkzeug, which prints and exits the process when the port is taken.

@@ -4,8 +4,17 @@ The rest of the plugin sees one small interface (``Storage``): walk the logdir's
 and open a file, name it for the cache. Files are handed around as *locations*: a local path for
 a local logdir (so local logdirs behave and perform exactly as before), the full URL of the object
 for a remote one (``s3://bucket/logs/run/w.1.pt.trace.json.gz``), which a parser process reopens on
-its own from the URL and the storage options (``open_location``); no open handle ever crosses a
+its own from the URL and the storage options (``FileAccess``); no open handle ever crosses a
 process boundary.
+
+A logdir is shared: whoever can write into it must not make Profscope read anything else. A local
+file is only ever opened as ``open_regular`` opens it: without blocking (a FIFO or a device named
+like a trace is refused at once, never waited on), only when it is a regular file, and only when
+its real path lies inside the logdir or a folder named in ``--profscope_link_roots`` /
+``PROFSCOPE_LINK_ROOTS`` (for runs deliberately symlinked into a logdir). The check is made on the
+opened file itself, so a link swapped in after the scan changes nothing. ``stat`` answers None for
+such files (discovery then never lists them), and ``walk`` does not enter a linked folder that
+leads outside.
 
 Remote logdirs are read-only and need fsspec's implementation of the protocol (the ``s3``,
 ``gcs``, ``azure`` and ``hdfs`` extras of the package). Credentials and endpoints come from the
@@ -17,15 +26,20 @@ environment as fsspec and the cloud SDKs read them (``AWS_*`` variables and ``~/
 from __future__ import annotations
 
 import datetime
+import logging
 import os
 import posixpath
 import re
+import stat as stat_mode
+import time
 from abc import ABC, abstractmethod
 from collections import defaultdict
 from dataclasses import dataclass
-from typing import Any, BinaryIO, Iterator, Optional
+from typing import Any, BinaryIO, Iterator, Optional, Sequence
 
 from . import layout
+
+logger = logging.getLogger(__name__)
 
 _URL = re.compile(r"^(?P<scheme>[A-Za-z][A-Za-z0-9+.\-]*)://")
 # The extra of the package that installs the fsspec implementation of a protocol.
@@ -52,6 +66,17 @@ _ENDPOINT_ENV = {
 _NAMESPACE_KEYS = ("endpoint_url", "account_name", "account_url", "host", "port")
 
 
+# Folders (os.pathsep-separated) that symlinks in a local logdir may lead into, besides the logdir itself.
+LINK_ROOTS_ENV = "PROFSCOPE_LINK_ROOTS"
+# ``read_head`` gives up reading after this long (a local file on a stalled network mount).
+HEAD_READ_SECONDS = 5.0
+_HEAD_BLOCK = 1 << 20
+
+
+class NotReadable(OSError):
+    """A file Profscope never reads: not a regular file, or reached through a link leading out of the logdir."""
+
+
 class LogdirUnreadable(Exception):
     """The logdir cannot be listed (missing implementation, bucket, credentials...); the message is for the user."""
 
@@ -73,24 +98,85 @@ def remote_scheme(logdir: str) -> Optional[str]:
     return match["scheme"].lower()
 
 
-def open_storage(logdir: str) -> "Storage":
-    """The storage of a logdir: a URL goes through fsspec, anything else is a local folder."""
+def open_storage(logdir: str, link_roots: Optional[Sequence[str]] = None) -> "Storage":
+    """The storage of a logdir: a URL goes through fsspec, anything else is a local folder.
+
+    ``link_roots``: folders that symlinks of a local logdir may lead into (default: ``PROFSCOPE_LINK_ROOTS``).
+    """
     if remote_scheme(logdir) is not None:
         return FsspecStorage(logdir)
     if logdir.startswith("file://"):
         logdir = logdir[len("file://"):]
-    return LocalStorage(logdir)
+    return LocalStorage(logdir, link_roots)
 
 
-def open_location(location: str, storage_options: Optional[dict[str, Any]] = None) -> BinaryIO:
-    """Open a file location for reading: a local path, or a remote URL with the logdir's storage options.
+def link_roots_from_env() -> tuple[str, ...]:
+    """The folders of ``PROFSCOPE_LINK_ROOTS`` (separated like PATH)."""
+    return tuple(part for part in os.environ.get(LINK_ROOTS_ENV, "").split(os.pathsep) if part)
 
-    What a parser process calls to read a span's file itself.
+
+def real_roots(logdir: str, link_roots: Sequence[str] = ()) -> tuple[str, ...]:
+    """The real paths of the logdir and of the extra folders its links may lead into."""
+    return tuple(dict.fromkeys(os.path.realpath(folder) for folder in (logdir, *link_roots)))
+
+
+def is_inside(real_path: str, roots: Sequence[str]) -> bool:
+    """Whether a real (resolved) path is one of ``roots`` or lies below one."""
+    for root in roots:
+        if real_path == root or real_path.startswith(root.rstrip(os.sep) + os.sep):
+            return True
+    return False
+
+
+def open_regular(path: str, roots: Sequence[str]) -> BinaryIO:
+    """Open a local file for reading, if it is a regular file whose real path lies inside ``roots``.
+
+    Never blocks on what a teammate can put in a logdir: the open is non-blocking (a FIFO opens at
+    once and is then refused, as are devices and sockets). The real path is read from the opened
+    descriptor (``/proc/self/fd``) where the system has it, so a link swapped in after the check
+    cannot redirect the read. Raises ``NotReadable`` (an OSError) for anything else.
     """
-    if remote_scheme(location) is None:
-        return open(location, "rb")
-    fs, path = _url_to_fs(location, storage_options or {})
-    return fs.open(path, "rb")
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
+    fd = os.open(path, flags)
+    try:
+        st = os.fstat(fd)
+        if not stat_mode.S_ISREG(st.st_mode):
+            raise NotReadable(f"{os.path.basename(path)} is not a regular file")
+        if not is_inside(_real_path_of(fd, path), roots):
+            raise NotReadable(f"{os.path.basename(path)} links outside the logdir")
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def _real_path_of(fd: int, path: str) -> str:
+    """The real path of an open file: what the descriptor points at (Linux), else the path resolved now."""
+    try:
+        real = os.readlink(f"/proc/self/fd/{fd}")
+        if real.startswith(os.sep):
+            return real[: -len(" (deleted)")] if real.endswith(" (deleted)") else real
+    except OSError:
+        pass
+    return os.path.realpath(path)
+
+
+@dataclass(frozen=True)
+class FileAccess:
+    """How a parser process opens the logdir's files by itself: picklable, no open handle crosses processes.
+
+    A local path is opened with ``open_regular`` under the same roots as the server's; a remote URL
+    through fsspec with the logdir's storage options (credentials come from the process's environment).
+    """
+
+    roots: tuple[str, ...] = ()
+    storage_options: Optional[dict[str, Any]] = None
+
+    def open(self, location: str) -> BinaryIO:
+        if remote_scheme(location) is None:
+            return open_regular(location, self.roots)
+        fs, path = _url_to_fs(location, self.storage_options or {})
+        return fs.open(path, "rb")
 
 
 def _url_to_fs(url: str, storage_options: dict[str, Any], own_instance: bool = False) -> tuple[Any, str]:
@@ -146,40 +232,69 @@ class Storage(ABC):
         """Size and modification time (and tag) of a file; None when it is gone."""
 
     @abstractmethod
+    def read_head(self, location: str, limit: int) -> Optional[bytes]:
+        """At most the first ``limit`` bytes of a file of the logdir; None when it cannot be read.
+
+        Safe on any name a scan found: a local file is read only when ``open_regular`` accepts it
+        (regular, inside the logdir; never blocks on a FIFO), and the read stops after
+        ``HEAD_READ_SECONDS`` with what it has. For sniffing a trace's head or reading a small side file.
+        """
+
     def read_small(self, location: str, limit: int) -> Optional[bytes]:
-        """The first ``limit`` bytes of a small file (a manifest); None when it cannot be read."""
+        """``read_head`` for a small file read at every scan (a manifest); a remote one is fetched once per version."""
+        return self.read_head(location, limit)
 
     @abstractmethod
     def open(self, location: str) -> BinaryIO:
-        """Open a file for reading (the caller closes it)."""
+        """Open a file for reading (the caller closes it); a local one as ``open_regular`` does (raises NotReadable)."""
 
     @abstractmethod
     def identity_location(self, location: str) -> str:
         """The location as the cache knows it: unique across logdirs, hosts, endpoints and accounts."""
 
-    def parser_options(self) -> Optional[dict[str, Any]]:
-        """What a parser process needs besides the location to open a file (None: a local path)."""
-        return None
+    @abstractmethod
+    def access(self) -> FileAccess:
+        """What a parser process needs besides the location to open a file of this logdir itself."""
 
 
 class LocalStorage(Storage):
-    """A local (or mounted) folder, read with ``os``: the fast path, as before remote logdirs existed."""
+    """A local (or mounted) folder, read with ``os``.
 
-    def __init__(self, logdir: str) -> None:
+    Symlinks are followed only where they lead: into the logdir itself or into one of ``link_roots``
+    (default: ``PROFSCOPE_LINK_ROOTS``); every real folder is visited once, so a link loop ends.
+    """
+
+    def __init__(self, logdir: str, link_roots: Optional[Sequence[str]] = None) -> None:
         self.logdir = logdir
         self._asset_tail = os.path.join(*layout.ASSET_DIR)
+        self.roots = real_roots(logdir, link_roots_from_env() if link_roots is None else link_roots)
+        # Real path of each folder the last walk yielded: a file in it that is no link needs no resolving.
+        self._real_folders: dict[str, str] = {}
+        self._reported: set[tuple[str, str]] = set()
 
     def walk(self) -> Iterator[tuple[str, list[str]]]:
         visited: set[str] = set()
-        # Symlinked run folders are followed (people link runs into a logdir to compare them); each real
-        # folder is visited once, so a link loop ends.
+        real_folders: dict[str, str] = {}
+        self._real_folders = real_folders
         for folder, dirs, files in os.walk(self.logdir, followlinks=True):
-            real = os.path.realpath(folder)
+            real = real_folders.get(folder) or os.path.realpath(folder)
             if real in visited:
                 dirs[:] = []
                 continue
             visited.add(real)
-            dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+            real_folders[folder] = real
+            kept = []
+            for name in sorted(dirs):
+                if name.startswith("."):
+                    continue
+                path = os.path.join(folder, name)
+                target = os.path.realpath(path) if os.path.islink(path) else os.path.join(real, name)
+                if not is_inside(target, self.roots):
+                    self._report(path, f"it links outside the logdir (to {target}); see {LINK_ROOTS_ENV}")
+                    continue
+                real_folders[path] = target
+                kept.append(name)
+            dirs[:] = kept
             yield folder, sorted(files)
 
     def join(self, folder: str, name: str) -> str:
@@ -195,24 +310,57 @@ class LocalStorage(Storage):
         return folder.endswith(os.sep + self._asset_tail) or folder == self._asset_tail
 
     def stat(self, location: str) -> Optional[FileStat]:
+        """None for a file that is gone, is not a regular file, or links outside the logdir."""
         try:
             st = os.stat(location)
         except OSError:
-            return None  # removed while scanning
+            return None  # removed while scanning, or a dangling link
+        if not stat_mode.S_ISREG(st.st_mode):
+            self._report(location, "it is not a regular file")
+            return None
+        real = self._real_path(location)
+        if not is_inside(real, self.roots):
+            self._report(location, f"it links outside the logdir (to {real}); see {LINK_ROOTS_ENV}")
+            return None
         return FileStat(st.st_size, st.st_mtime_ns)
 
-    def read_small(self, location: str, limit: int) -> Optional[bytes]:
+    def _real_path(self, location: str) -> str:
+        folder = self._real_folders.get(os.path.dirname(location))
+        if folder is not None and not os.path.islink(location):
+            return os.path.join(folder, os.path.basename(location))
+        return os.path.realpath(location)
+
+    def _report(self, location: str, why: str) -> None:
+        """Say once per file and reason why it is not read (the scan repeats every few seconds)."""
+        key = (location, why)
+        if key not in self._reported:
+            self._reported.add(key)
+            logger.warning("profscope: not reading %s: %s", location, why)
+
+    def read_head(self, location: str, limit: int) -> Optional[bytes]:
+        deadline = time.monotonic() + HEAD_READ_SECONDS
         try:
-            with open(location, "rb") as f:
-                return f.read(limit)
+            with open_regular(location, self.roots) as f:
+                parts: list[bytes] = []
+                left = limit
+                while left > 0 and time.monotonic() < deadline:
+                    block = f.read(min(left, _HEAD_BLOCK))
+                    if not block:
+                        break
+                    parts.append(block)
+                    left -= len(block)
+                return b"".join(parts)
         except OSError:
             return None
 
     def open(self, location: str) -> BinaryIO:
-        return open(location, "rb")
+        return open_regular(location, self.roots)
 
     def identity_location(self, location: str) -> str:
         return os.path.abspath(location)
+
+    def access(self) -> FileAccess:
+        return FileAccess(roots=self.roots)
 
 
 class FsspecStorage(Storage):
@@ -292,16 +440,25 @@ class FsspecStorage(Storage):
     def stat(self, location: str) -> Optional[FileStat]:
         return self._listing.get(location)
 
+    def read_head(self, location: str, limit: int) -> Optional[bytes]:
+        if location not in self._listing:
+            return None  # not in the listing: no request for a file that is not there
+        try:
+            data = self.filesystem().cat_file(self._fs_path(location), start=0, end=limit)
+        except Exception:  # noqa: BLE001 - an unreadable file is a missing one
+            return None
+        return bytes(data[:limit])
+
     def read_small(self, location: str, limit: int) -> Optional[bytes]:
         stat = self._listing.get(location)
         if stat is None:
-            return None  # not in the listing: no request for a file that is not there
+            return None
         key = (location, stat)
         if key not in self._small_files:
-            try:
-                self._small_files[key] = self.filesystem().cat_file(self._fs_path(location), start=0, end=limit)
-            except Exception:  # noqa: BLE001 - an unreadable manifest is a missing one
+            data = self.read_head(location, limit)
+            if data is None:
                 return None
+            self._small_files[key] = data
         return self._small_files[key]
 
     def open(self, location: str) -> BinaryIO:
@@ -311,8 +468,8 @@ class FsspecStorage(Storage):
         namespace = self._namespace if self._namespace is not None else self._namespace_from_config()
         return f"{location}#{namespace}" if namespace else location
 
-    def parser_options(self) -> Optional[dict[str, Any]]:
-        return dict(self._options)
+    def access(self) -> FileAccess:
+        return FileAccess(storage_options=dict(self._options))
 
     def _fs_path(self, location: str) -> str:
         if not location.startswith(self.logdir + "/"):

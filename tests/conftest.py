@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import time
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
@@ -82,6 +83,17 @@ def assert_fails_alone(client: PluginClient, broken: dict[str, str], good_run: s
     assert runs[good_run]["status"] == "ready", runs[good_run]
     status, error = client.get("overview", **broken)
     assert status == 422 and error["error"]
+
+
+def wait_for(predicate: Callable[[], Any], timeout: float, what: str, interval: float = 0.05) -> Any:
+    """The first true value of ``predicate()``, polled until ``timeout`` seconds; fails the test naming ``what``."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(interval)
+    raise AssertionError(f"timed out waiting for {what}")
 
 
 def copy_trace(src: Path, dest_dir: Path, name: str | None = None) -> Path:

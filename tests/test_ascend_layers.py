@@ -44,6 +44,16 @@ LAUNCHES = {"MatMul": ("5.000", "4.000"), "Add": ("35.000", "3.000"), "GetNext":
 HCCL_PLANE_TASKS = [("Notify_Wait", "25.000", "15.000"), ("Memcpy", "40.000", "10.000"),
                     ("Reduce_Inline", "50.000", "5.000")]
 
+# msprof's Ascend Hardware view of the same collective (its timeline writer: a task without an operator is
+# named after its task type): each plane task again, on a communication stream, at the same time.
+HARDWARE_COLLECTIVE_TASKS = {"Notify_Wait": ("NOTIFY_WAIT", "NOTIFY_WAIT_SQE"), "Memcpy": ("MEMCPY_ASYNC", "SDMA_SQE"),
+                             "Reduce_Inline": ("MEMCPY_ASYNC", "SDMA_SQE")}
+COMMUNICATION_STREAM = 7
+# Tasks of the compute stream that compute nothing, or copy: (name, Task Type, start, duration).
+STREAM_CONTROL_TASKS = [("EVENT_RECORD", "EVENT_RECORD_SQE", "31.000", "0.250"),
+                        ("EVENT_WAIT", "EVENT_WAIT_SQE", "46.000", "8.000")]
+COPY_TASKS = [("MEMCPY_ASYNC", "SDMA_SQE", "56.000", "2.500")]
+
 PID_PYTHON, PID_CANN, PID_HARDWARE, PID_HCCL, PID_OVERLAP, PID_FREQ = 1, 2, 3, 4, 5, 6
 TID_LAUNCH = 1234
 
@@ -58,12 +68,14 @@ def _meta(kind: str, pid: int, tid: int, **args: Any) -> dict[str, Any]:
 
 
 def ascend_timeline(*, string_times: bool = True, flows: bool = True, hardware_communication: bool = True,
-                    overlap: bool = True, shift_us: str = "0") -> list[dict[str, Any]]:
+                    overlap: bool = True, shift_us: str = "0", task_types: bool = False) -> list[dict[str, Any]]:
     """A one-device Ascend timeline as a bare JSON array of events.
 
     string_times: MindSpore's trace_view.json writes ts/dur as decimal strings; msprof as numbers.
     hardware_communication: whether Ascend Hardware shows the collective's task (else only the HCCL layer does).
     shift_us: delays the collective (another rank arriving later).
+    task_types: Ascend Hardware also has tasks named after their task type, as msprof writes them: the
+    collective's own tasks on a communication stream, stream control and a copy on the compute stream.
     """
     t = lambda offset: _time(str(Decimal(offset)), string_times)  # noqa: E731
     d = lambda dur: str(Decimal(dur)) if string_times else float(Decimal(dur))  # noqa: E731
@@ -118,6 +130,16 @@ def ascend_timeline(*, string_times: bool = True, flows: bool = True, hardware_c
     for plane_name, start, dur in HCCL_PLANE_TASKS:
         events.append({"name": plane_name, "ph": "X", "pid": PID_HCCL, "tid": 101,
                        "ts": t(str(Decimal(start) + collective_shift)), "dur": d(dur), "args": {}})
+    if task_types:
+        events.append(_meta("thread_name", PID_HARDWARE, COMMUNICATION_STREAM, name=f"Stream {COMMUNICATION_STREAM}"))
+        for plane_name, start, dur in HCCL_PLANE_TASKS:
+            name, task_type = HARDWARE_COLLECTIVE_TASKS[plane_name]
+            events.append({"name": name, "ph": "X", "pid": PID_HARDWARE, "tid": COMMUNICATION_STREAM,
+                           "ts": t(str(Decimal(start) + collective_shift)), "dur": d(dur),
+                           "args": {"Task Type": task_type, "Physic Stream Id": COMMUNICATION_STREAM}})
+        for name, task_type, start, dur in STREAM_CONTROL_TASKS + COPY_TASKS:
+            events.append({"name": name, "ph": "X", "pid": PID_HARDWARE, "tid": 2, "ts": t(start), "dur": d(dur),
+                           "args": {"Task Type": task_type, "Physic Stream Id": 2}})
     if overlap:
         # Overlap Analysis rows (msprof timeline page; field list in the CANN 7 Chinese page): derived ranges.
         for tid, row, ranges in ((1, "Computing", [("10.000", "20.500"), ("40.250", "5.125"), ("60.000", "4.000")]),
@@ -278,7 +300,8 @@ def test_both_msprof_layouts_are_discovered(tmp_path: Path) -> None:
     # A span folder without a trace_view.json: its msprof report is the span.
     _write(logdir / "ms_job" / "host_rank2_1700000001_ascend_ms" / "PROF_000003_20231204093612999_MNOPQR"
            / "mindstudio_profiler_output" / "msprof_20231204094000.json", events)
-    # Not reports: another name, and an msprof file outside an output folder.
+    # Not reports: another name in an output folder (a side file of the report); an msprof file outside an
+    # output folder is any Chrome trace (found by its first bytes, named by its file).
     _write(logdir / "other" / "mindstudio_profiler_output" / "msprof_notes.json", events)
     _write(logdir / "other" / "somewhere" / "msprof_20231204093612.json", events)
     found = {(s.run, s.worker, s.span, s.layout) for s in scan_logdir(str(logdir))}
@@ -287,6 +310,7 @@ def test_both_msprof_layouts_are_discovered(tmp_path: Path) -> None:
         # The span folder's trace_view.json stands for the msprof reports beside it (the same window).
         ("ms_job", "rank1", "1700000000", "mindspore"),
         ("ms_job", "rank2", "20231204094000", "msprof"),
+        ("other/somewhere", "msprof_20231204093612", "msprof_20231204093612.json", "chrome"),
     }
     assert layout.parse_msprof_trace_path(["ASCEND_PROFILER_OUTPUT"], "msprof_1.json") is None
     parsed = layout.parse_msprof_trace_path(["run", "PROF_1", "mindstudio_profiler_output"], "msprof_1.json")
@@ -321,3 +345,40 @@ def test_truncated_report_fails_its_span_only(tmp_path: Path, make_client) -> No
     assert_fails_alone(client, {"run": "broken", "worker": "PROF_2", "span": "2"}, good_run="good")
     status, table = client.get("kernels", run="good", worker="PROF_1", span="1")
     assert status == 200 and {r["name"] for r in table["rows"]} == {name for _, name, *_ in TASKS}
+
+
+def test_tasks_named_after_their_task_type_are_not_kernels(tmp_path: Path) -> None:
+    """msprof names a task without an operator after its task type. The collective's tasks on the hardware
+    (notify waits, SDMA copies) are communication, counted once from the HCCL operator; waits and records of
+    events compute nothing; a copy is a copy. So the communication the step breakdown finds is the trace's
+    own "Communication(Not Overlapped)", and kernel time is the compute tasks' only."""
+    events = ascend_timeline(string_times=False, hardware_communication=False, task_types=True)
+    model = load_trace(str(_write(tmp_path / "PROF_1" / "mindstudio_profiler_output" / "msprof_1.json", events)))
+    kinds = SliceKinds(model)
+    compute = [(s, d) for _, _, kind, s, d in TASKS if kind != "HCCL"]
+    assert _names(model, kinds.kernel & ~kinds.collective_kernel) == sorted(n for _, n, k, *_ in TASKS if k != "HCCL")
+    assert _names(model, kinds.collective_kernel) == ["hcom_allReduce__569_0_1"]  # the HCCL operator, once
+    assert _names(model, kinds.memcpy) == [name for name, *_ in COPY_TASKS]
+    assert _names(model, kinds.device_sync) == sorted(name for name, *_ in STREAM_CONTROL_TASKS)
+    hardware = np.array([model.tracks[int(t)].pid == str(PID_HARDWARE) for t in model.slices.track])
+    collective_parts = hardware & (model.slices.stream == COMMUNICATION_STREAM)
+    assert collective_parts.sum() == len(HCCL_PLANE_TASKS)
+    assert not (collective_parts & (kinds.kernel | kinds.memcpy | kinds.device_sync)).any()
+    # Every task of the hardware is on a device lane of device 0, the stream control too.
+    assert {(model.tracks[int(t)].kind, model.tracks[int(t)].device) for t in model.slices.track[hardware]} == {("gpu", 0)}
+    (step,) = overview.overview(model)["steps"]
+    assert step["breakdown"]["kernel"] == pytest.approx(_union_us(compute), abs=1e-6)
+    not_overlapped = [e["dur"] for e in events if e.get("name") == "Communication(Not Overlapped)"]
+    assert step["breakdown"]["communication"] == pytest.approx(sum(not_overlapped), abs=1e-6)
+    assert step["breakdown"]["memcpy"] == pytest.approx(sum(_us(d) for *_, d in COPY_TASKS), abs=1e-6)
+    table = kernels.kernels(model)
+    assert table["device_kind"] == "Ascend" and table["tensor_cores_known"] is False
+    assert table["tensor_core_share"] is None
+    assert table["total"] == pytest.approx(sum(_us(d) for *_, d in TASKS), abs=1e-6)  # compute + the HCCL operator
+    (device,) = overview.overview(model)["devices"]
+    assert (device["label"], device["kind"], device["name"]) == ("Ascend 0", "Ascend", "Ascend 0")
+    assert device["sm_efficiency"] is None and device["achieved_occupancy"] is None
+    assert device["tensor_core_share"] is None
+    assert set(device["unavailable"]) == {"sm_efficiency", "achieved_occupancy", "tensor_core_share"}
+    assert device["kernel_time"] == pytest.approx(sum(_us(d) for *_, d in TASKS), abs=1e-6)
+    assert model.stats["ascend_layers"]["collective_parts"] == len(HCCL_PLANE_TASKS)

@@ -115,6 +115,37 @@ def test_different_step_counts_compare_per_step(tmp_path: Path) -> None:
     assert note["evidence"] == {"base_steps": 1, "exp_steps": 2}
 
 
+def test_per_sample_with_batch_sizes_from_manifest_and_page(tmp_path: Path) -> None:
+    # Baseline: batch 32, step 990 µs. Experiment: batch 64, step 1590 µs: slower per step, faster per sample.
+    base = load(tmp_path, "base", cpu_span([[("aten::mm", 320, None)]], step_us=1000))
+    exp = load(tmp_path, "exp", cpu_span([[("aten::mm", 480, None)]], step_us=1600))
+    result = compare(CompareSide("a", "worker0", "1", base, batch_size=32),
+                     CompareSide("b", "worker0", "1", exp, batch_size=None, page_batch_size=64))
+    assert (result["base"]["batch_size"], result["base"]["batch_size_source"]) == (32, "manifest")
+    assert (result["exp"]["batch_size"], result["exp"]["batch_size_source"]) == (64, "page")
+    assert result["step_time"]["delta"] == 600
+    per_sample = result["per_sample"]
+    assert per_sample["base"] == pytest.approx(990 / 32) and per_sample["exp"] == pytest.approx(1590 / 64)
+    assert per_sample["ratio"] == pytest.approx((1590 / 64) / (990 / 32))
+    assert per_sample["samples_per_second"]["base"] == pytest.approx(32 / 990e-6)
+    assert per_sample["samples_per_second"]["exp"] == pytest.approx(64 / 1590e-6)
+    assert result["breakdown_per_sample"]["exp"]["other"] == pytest.approx(result["breakdown"]["exp"]["other"] / 64)
+    mm = by_name(result["operators"])["aten::mm"]
+    assert mm["impact"] == 160  # per step: 480 - 320
+    assert mm["per_sample"] == {"base": 10.0, "exp": 7.5, "impact": -2.5, "ratio": 0.75}
+    note = result["notes"][0]
+    assert note["id"] == "batch_sizes_differ"
+    assert "per step the experiment is slower (+61%), per sample it is faster (-20%)" in note["text"]
+
+
+def test_no_per_sample_without_both_batch_sizes(tmp_path: Path) -> None:
+    base = load(tmp_path, "base", cpu_span([[("aten::mm", 100, None)]]))
+    result = compare(CompareSide("a", "worker0", "1", base, batch_size=32), side(base, "b"))
+    assert result["per_sample"] is None and result["breakdown_per_sample"] is None
+    assert "per_sample" not in result["operators"][0]
+    assert all(n["id"] != "batch_sizes_differ" for n in result["notes"])
+
+
 def test_group_by_input_shape(tmp_path: Path) -> None:
     small, large = [[8, 8], [8, 8]], [[64, 64], [64, 64]]
     base = load(tmp_path, "base", cpu_span([[("aten::mm", 10, small), ("aten::mm", 100, large)]]))

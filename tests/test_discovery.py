@@ -7,6 +7,7 @@ import time
 from pathlib import Path
 
 from profscope.tb_plugin.discovery import Discovery, scan_logdir
+from profscope.tb_plugin.storage import open_storage
 from profscope.writer.importer import import_trace_files
 
 from conftest import copy_trace, real_trace
@@ -124,5 +125,8 @@ def test_symlinked_runs_are_found_and_loops_end(tmp_path: Path) -> None:
     logdir.mkdir()
     (logdir / "linked").symlink_to(elsewhere, target_is_directory=True)
     (logdir / "loop").symlink_to(logdir, target_is_directory=True)
-    runs = sorted({s.run for s in scan_logdir(str(logdir))})
+    # A link out of the logdir is followed only into a folder named as a link root (storage.py).
+    assert scan_logdir(str(logdir)) == []
+    storage = open_storage(str(logdir), link_roots=[str(tmp_path / "elsewhere")])
+    runs = sorted({s.run for s in scan_logdir(str(logdir), storage)})
     assert runs == ["linked"]

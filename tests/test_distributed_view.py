@@ -42,6 +42,10 @@ def test_gloo_ranks() -> None:
         ("rank0", 0, 2, "gloo"), ("rank1", 1, 2, "gloo")]
     for row, (_, model) in zip(rows, ranks):
         assert row["step_time"] == pytest.approx(overview(model)["mean_step_time"])
+        # The overview's Communication (not overlapped) is the Distributed view's communication minus overlap:
+        # on this CPU-only job communication takes priority over host work in both, so nothing overlaps.
+        assert row["communication"] - row["overlap"] == pytest.approx(overview(model)["breakdown"]["communication"])
+        assert row["overlap"] == 0 and row["communication"] > 0.5 * row["step_time"]
         assert row["compute"] + row["communication"] - row["overlap"] + row["other"] == pytest.approx(row["step_time"])
         assert row["overlap"] <= min(row["compute"], row["communication"]) + 1e-6
         assert row["wait"] + row["transfer"] == pytest.approx(row["communication"])
@@ -130,8 +134,12 @@ def test_synthetic_64_ranks_through_the_route(tmp_path: Path, make_client) -> No
     assert sorted(r["rank"] for r in body["ranks"]) == list(range(64))
     assert {r["world_size"] for r in body["ranks"]} == {64}
     assert body["straggler"] is not None
+    # One rank of the 2-rank job alone is still a rank of a distributed job (its distributedInfo).
     status, single = client.get("distributed", run="single")
-    assert status == 200 and single["available"] is False
+    assert status == 200 and single["available"] is True, single
+    check(single, "Distributed")
+    assert [r["rank"] for r in single["ranks"]] == [0] and single["straggler"] is None
+    assert single["notes"] and "1 of the job's 2 ranks" in single["notes"][0]
     assert client.get("distributed", run="nope")[0] == 404
 
 
@@ -152,3 +160,34 @@ def test_gloo_message_sizes_come_from_the_recorded_input_shapes() -> None:
         assert entry["bytes"] == expected
     assert allreduce["bytes"] == sum(p["bytes"] for p in allreduce["per_rank"])
     assert allreduce["bandwidth"] == pytest.approx(allreduce["bytes"] / (allreduce["transfer"] / 1e6))
+
+
+def test_nccl_message_sizes_come_from_the_launching_operator(tmp_path: Path) -> None:
+    """The kernel has no shapes; record_param_comms records a TensorList; its nccl:all_reduce child the tensor."""
+    events = [
+        x("ProfilerStep#1", 0, 1000, cat="user_annotation"),
+        x("c10d::allreduce_", 100, 60, args={"External id": 10, "Input Dims": [[], []], "Input type": ["TensorList", ""]}),
+        x("record_param_comms", 105, 50, args={"External id": 11, "Input Dims": [[]], "Input type": ["TensorList"]}),
+        x("nccl:all_reduce", 110, 40, args={"External id": 12, "Input Dims": [[1000, 4]], "Input type": ["c10::Half"]}),
+        x("cudaLaunchKernel", 120, 10, cat="cuda_runtime", args={"correlation": 99, "External id": 11}),
+        x("ncclDevKernel_AllReduce_Sum_f16_RING_LL(ncclDevComm*, unsigned long, ncclWork*)", 200, 300, cat="kernel",
+          pid=0, tid=20, args={"correlation": 99, "External id": 11, "device": 0, "stream": 20}),
+    ]
+    doc = trace(events, distributedInfo={"rank": 0, "world_size": 2, "backend": "nccl"})
+    model = load_trace(str(write(tmp_path / "nccl.json", doc)))
+    instances = collective_instances(model)
+    assert instances.name == ["allreduce"] and instances.nbytes.tolist() == [1000 * 4 * 2]
+    # One rank of a two-rank NCCL job: distributed, with its collective and a note that a rank is missing.
+    result = distributed([("rank0", model)])
+    assert result["available"] and result["collectives"][0]["bytes"] == 8000
+    assert "1 of the job's 2 ranks" in result["notes"][0]
+    (rank,) = result["ranks"]
+    assert rank["communication"] == pytest.approx(300.0) and rank["compute"] == 0.0
+
+
+def test_one_rank_of_the_hta_nccl_job_is_distributed() -> None:
+    model = load_trace(str(real_trace("hta/nccl_parser_config/nccl_data.json.gz")))
+    result = distributed([("rank0", model)])
+    assert result["available"] and result["ranks"][0]["world_size"] == 2
+    assert {c["name"] for c in result["collectives"]} == {"allreduce", "broadcast"}
+    assert all(c["bytes"] for c in result["collectives"])

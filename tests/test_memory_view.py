@@ -133,3 +133,27 @@ def test_curves_run_to_the_end_of_the_span() -> None:
         assert curve["time"][-1] == model.end / 1000
         assert curve["allocated"][-1] == curve["allocated"][-2] and curve["reserved"][-1] == curve["reserved"][-2]
         assert curve["time"] == sorted(curve["time"])
+
+
+def test_memory_events_without_any_slice(tmp_path: Path, make_client) -> None:
+    """A span of [memory] events only (no slice to own them): curves, peak and allocations, never a 500."""
+    from test_routes import check
+
+    events = [{"ph": "i", "s": "t", "name": "[memory]", "pid": 1, "tid": 1, "ts": 10 + i,
+               "args": {"Device Type": 0, "Device Id": -1, "Addr": 100 + i, "Bytes": 64 * (i + 1),
+                        "Total Allocated": 32 * (i + 1) * (i + 2), "Total Reserved": 0}} for i in range(3)]
+    logdir = tmp_path / "logdir"
+    path = write(tmp_path / "src" / "worker0.1.pt.trace.json", trace(events))
+    copy_trace(path, logdir / "memonly")
+    client = make_client(logdir)
+    client.settle()
+    for params in ({}, {"name": "aten"}, {"min_bytes": 100}, {"start": 11, "end": 20}):
+        status, body = client.get("memory", run="memonly", worker="worker0", **params)
+        assert status == 200, body
+        check(body, "Memory")
+    status, body = client.get("memory", run="memonly", worker="worker0")
+    assert body["peak"]["cpu"]["allocated"] == 64 + 128 + 192
+    assert body["events"]["bytes"] == [192, 128, 64] and body["events"]["operator"] == ["", "", ""]
+    assert body["by_operator"] == []
+    # A name filter matches operators: these allocations have none.
+    assert client.get("memory", run="memonly", worker="worker0", name="aten")[1]["events"]["total"] == 0

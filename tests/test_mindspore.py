@@ -123,7 +123,8 @@ def test_mindspore_spans_beside_other_layouts(tmp_path: Path) -> None:
     copy_trace(_timeline(_span_folders(GRAPH)[0]), rank_folder)
     torch_trace = next(real_trace("torch213/mlp_train_sched").glob("*.pt.trace.json.gz"))
     copy_trace(torch_trace, logdir / "torch")
-    # Not a span: a trace_view.json outside an *_ascend_ms folder, or outside its output folder.
+    # Not a MindSpore span folder: a trace_view.json outside an *_ascend_ms folder is any Chrome trace (found by
+    # its first bytes); one elsewhere inside a span folder is a side file of that folder.
     copy_trace(_timeline(_span_folders(GRAPH)[0]), logdir / "loose")
     copy_trace(_timeline(_span_folders(GRAPH)[0]), logdir / "x_1_2_ascend_ms" / "OTHER")
     table = sorted((s.run, s.worker, s.span, s.layout) for s in discovery.scan_logdir(str(logdir)))
@@ -132,6 +133,7 @@ def test_mindspore_spans_beside_other_layouts(tmp_path: Path) -> None:
         ("exp/ms", "vm_23552", stamps[0], "mindspore"),
         ("exp/ms", "vm_23552", stamps[1], "mindspore"),
         ("exp/ms_ranks", "rank1", "20261121232250208", "mindspore"),
+        ("loose", "trace_view", "trace_view.json", "chrome"),
         ("torch", torch_trace.name.split(".")[0], torch_trace.name.split(".")[1], "torch"),
     ])
 

@@ -156,31 +156,54 @@ def test_tracks_and_kinds(ascend_model: Any, ascend_folder: Path) -> None:
     assert overview.overview(model)["devices"][0]["name"] == "Ascend 1"
 
 
+def _instances(model: Any) -> dict[str, dict[str, float]]:
+    """Per device task name of the timeline (an operator instance, ``Conv2D-op11``): its runs and their
+    mean, µs (read from the model's kernel slices)."""
+    kinds = SliceKinds(model)
+    s = model.slices
+    found: dict[str, dict[str, float]] = defaultdict(lambda: {"calls": 0, "total": 0.0})
+    for name, dur in zip(s.name[kinds.kernel].tolist(), s.dur[kinds.kernel].tolist()):
+        found[model.strings[name]]["calls"] += 1
+        found[model.strings[name]]["total"] += dur / 1000.0
+    for row in found.values():
+        row["mean"] = row["total"] / row["calls"]
+    return found
+
+
 def test_kernels_agree_with_the_ai_core_detail_statistics(ascend_model: Any, ascend_folder: Path) -> None:
     """Per operator instance: MindSpore's execution_time is the mean of its runs (ms). The timeline names an
-    instance by the last component of its full scope name (``Default/.../Cast-op91`` → ``Cast-op91``)."""
-    rows = {r["name"]: r for r in kernels.kernels(ascend_model)["rows"]}
+    instance by the last component of its full scope name (``Default/.../Cast-op91`` → ``Cast-op91``). The
+    kernel table has one row per operator type: the instances of the type together."""
+    instances = _instances(ascend_model)
     detail_rows = _read_csv(ascend_folder / "aicore_intermediate_1_detail.csv")
     detail = {r["full_op_name"].rsplit("/", 1)[-1]: r for r in detail_rows}
     assert len(detail) == len(detail_rows)  # the short names are unique
     aicpu = _read_csv(ascend_folder / "aicpu_intermediate_1.csv")
-    assert set(rows) == set(detail) | {r["kernel_type"] for r in aicpu}
+    assert set(instances) == set(detail) | {r["kernel_type"] for r in aicpu}
     for name, r in detail.items():
-        _close(rows[name]["mean"], float(r["execution_time"]) * 1000.0, name)
+        _close(instances[name]["mean"], float(r["execution_time"]) * 1000.0, name)
     summary = json.loads((ascend_folder / "ascend_timeline_summary_1.json").read_text())
-    assert sum(r["calls"] for r in rows.values()) == summary["op_exe_times"]
+    assert sum(r["calls"] for r in instances.values()) == summary["op_exe_times"]
+    rows = {r["name"]: r for r in kernels.kernels(ascend_model)["rows"]}
+    assert set(rows) == {operator_type(name) for name in instances}
+    assert len(rows) < len(instances)  # "MatMul-op19", "MatMul-op22"... are one row
+    for op_type, row in rows.items():
+        members = [i for name, i in instances.items() if operator_type(name) == op_type]
+        assert row["calls"] == sum(m["calls"] for m in members), op_type
+        assert row["total"] == pytest.approx(sum(m["total"] for m in members), abs=1e-6), op_type
+    assert "-op" not in "".join(rows)
 
 
 def test_operators_agree_with_the_ai_core_type_statistics(ascend_model: Any, ascend_folder: Path) -> None:
     """Per operator type. MindSpore's type table counts each operator instance once, at its mean time
-    ("per step"); the operator view counts every run. So: the type's instances and the sum of their means
-    are MindSpore's frequency and time (within 2%), and the operator view's total is the same time plus
+    ("per step"); the kernel and operator views count every run. So: the type's instances and the sum of
+    their means are MindSpore's frequency and time (within 2%), and the views' totals are the same time plus
     the extra runs of instances that ran more than once (exactly)."""
-    kernel_rows = kernels.kernels(ascend_model)["rows"]
+    kernel_rows = {r["name"]: r for r in kernels.kernels(ascend_model)["rows"]}
     op_rows = {r["name"]: r for r in operators.operators(ascend_model)["rows"]}
-    by_type: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for row in kernel_rows:
-        by_type[operator_type(row["name"])].append(row)
+    by_type: dict[str, list[dict[str, float]]] = defaultdict(list)
+    for name, instance in _instances(ascend_model).items():
+        by_type[operator_type(name)].append(instance)
     type_table = _read_csv(ascend_folder / "aicore_intermediate_1_type.csv")
     assert type_table
     repeated = 0
@@ -189,11 +212,12 @@ def test_operators_agree_with_the_ai_core_type_statistics(ascend_model: Any, asc
         assert len(instances) == int(ref["execution_frequency"]), ref
         _close(sum(r["mean"] for r in instances), float(ref["execution_time"]) * 1000.0, ref["op_type"])
         op = op_rows[ref["op_type"]]
-        assert op["calls"] == sum(r["calls"] for r in instances)
+        assert op["calls"] == sum(r["calls"] for r in instances) == kernel_rows[ref["op_type"]]["calls"]
         assert op["host_self"] == op["host_total"] == 0.0
         extra_runs = sum((r["calls"] - 1) * r["mean"] for r in instances)
         assert op["device_total"] == pytest.approx(float(ref["execution_time"]) * 1000.0 + extra_runs, abs=0.01)
         assert op["device_self"] == pytest.approx(op["device_total"])
+        assert kernel_rows[ref["op_type"]]["total"] == pytest.approx(op["device_total"], abs=1e-6)
         repeated += extra_runs > 0
     assert repeated == 2  # AssignAdd-op142 and TransData-op118 run twice: before the step and after it
 

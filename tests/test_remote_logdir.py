@@ -10,13 +10,12 @@ made by ``profscope import`` in a local folder and then uploaded.
 from __future__ import annotations
 
 import socket
-import time
 from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
 
-from conftest import real_trace
+from conftest import real_trace, wait_for
 
 pytest.importorskip("s3fs", reason="the s3 test needs the test extra (s3fs, boto3, moto[server])")
 boto3 = pytest.importorskip("boto3")
@@ -93,13 +92,7 @@ def _fill_bucket(client: Any, bucket: str, tmp_path: Path) -> None:
 
 
 def _wait_for(predicate: Any, timeout: float, what: str) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.2)
-    raise AssertionError(f"timed out waiting for {what}")
+    return wait_for(predicate, timeout, what, interval=0.2)
 
 
 def test_s3_logdir_lists_loads_downloads_and_follows_new_spans(s3: Any, tmp_path: Path, make_client) -> None:
@@ -228,3 +221,32 @@ def test_object_store_stats_identify_content(tmp_path: Path) -> None:
     local = open_storage(f"file://{tmp_path}")
     assert local.identity_location(str(tmp_path / "a")) == str(tmp_path / "a") and not local.atomic_writes
     assert open_storage("gs://b/logs").atomic_writes and not open_storage("hdfs://nn/logs").atomic_writes
+
+
+def test_s3_json_without_a_layout_is_sniffed_once(s3: Any) -> None:
+    """A bucket's ``trace.json`` is found by its first bytes (one ranged read), the verdicts are kept by ETag:
+    a rescan of an unchanged prefix reads no object."""
+    from profscope.tb_plugin.discovery import Discovery
+
+    bucket = "sniffed-runs"
+    s3.create_bucket(Bucket=bucket)
+    first_mlp = sorted(real_trace(MLP).glob("*.pt.trace.json.gz"))[0]
+    s3.upload_file(str(first_mlp), bucket, "logs/exp/trace.json.gz")
+    s3.put_object(Bucket=bucket, Key="logs/exp/config.json", Body=b'{"lr": 0.1}')
+    storage = FsspecStorage(f"s3://{bucket}/logs")
+    reads: list[str] = []
+    read_head = storage.read_head
+
+    def counting(location: str, limit: int) -> Any:
+        reads.append(location)
+        return read_head(location, limit)
+
+    storage.read_head = counting  # type: ignore[method-assign]
+    discovery = Discovery(f"s3://{bucket}/logs", storage=storage)
+    found, _ = discovery.complete_sources()
+    assert [(s.run, s.worker, s.span, s.layout) for s in found] == [("exp", "trace", "trace.json.gz", "chrome")]
+    assert sorted(reads) == [f"s3://{bucket}/logs/exp/config.json", f"s3://{bucket}/logs/exp/trace.json.gz"]
+    assert discovery.skipped.counts == {"not_a_chrome_trace": 1}
+    reads.clear()
+    discovery.complete_sources()
+    assert reads == []

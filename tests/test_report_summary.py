@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import csv
 import gzip
+import io
 import json
 import re
 from html.parser import HTMLParser
@@ -171,6 +173,43 @@ def test_summary_sorts_a_cpu_span_by_host_time_for_device_sorts(capsys: pytest.C
     rows = table_rows(section(out, "Top 5 operators by host total time"))
     expected = sorted(operators(load_trace(str(trace)), "name")["rows"], key=lambda r: -r["host_total"])[:5]
     assert [columns_of(r)[0] for r in rows] == [r["name"] for r in expected]
+
+
+def test_summary_json_for_scripts(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, err = run_cli(capsys, "summary", str(resnet_file(SPAN_1)), "--json", "--top", "3")
+    assert status == 0, err
+    doc = json.loads(out)
+    expected = expectations(SPAN_1)["overview"]
+    # The overview answer as the route gives it: µs per step by category, torch-tb-profiler's figures.
+    for theirs, ours in CATEGORY_OF.items():
+        assert doc["overview"]["breakdown"][ours] == pytest.approx(expected["average_us"][theirs], abs=1)
+    assert doc["span"]["framework"] == "pytorch"
+    assert doc["operators"]["sort"] == "device_self" and len(doc["operators"]["rows"]) == 3
+    device_self = [row["device_self"] for row in doc["operators"]["rows"]]
+    assert device_self == sorted(device_self, reverse=True)
+    assert len(doc["kernels"]["rows"]) == 3 and doc["kernels"]["total_rows"] >= 3
+    assert doc["memory"] == {"available": False, "peaks": []}  # recorded without profile_memory
+
+
+def test_summary_csv_is_the_pages_table(capsys: pytest.CaptureFixture[str]) -> None:
+    trace = next(real_trace(W0).glob("*.pt.trace.json.gz"))
+    status, out, err = run_cli(capsys, "summary", str(trace), "--csv", "--sort", "calls")
+    assert status == 0, err
+    lines = list(csv.reader(io.StringIO(out)))
+    assert lines[0] == ["Operator", "Calls", "Host self (us)", "Host total (us)"]
+    rows = operators(load_trace(str(trace)), "name")["rows"]
+    assert len(lines) == len(rows) + 1  # every row, not --top
+    calls = [int(line[1]) for line in lines[1:]]
+    assert calls == sorted(calls, reverse=True)
+    status, out, err = run_cli(capsys, "summary", str(trace), "--csv", "steps")
+    assert status == 0, err
+    steps = list(csv.reader(io.StringIO(out)))
+    assert steps[0][:3] == ["Step", "Start (us)", "Duration (us)"] and len(steps) > 1
+    # Each step's categories add up to its duration.
+    for line in steps[1:]:
+        assert sum(float(v) for v in line[3:]) == pytest.approx(float(line[2]), rel=1e-6)
+    with pytest.raises(SystemExit):
+        run_cli(capsys, "summary", str(trace), "--csv", "--json")
 
 
 def test_summary_memory_peak_is_the_trace_maximum(capsys: pytest.CaptureFixture[str]) -> None:

@@ -116,7 +116,11 @@ def test_inactive_on_an_empty_logdir(tmp_path: Path, make_client) -> None:
     client.settle()
     assert client.plugin.is_active() is False
     _, body = client.get("runs")
-    assert body == {"runs": [], "scanned": True, "pending_files": 0}
+    assert {key: body[key] for key in ("runs", "scanned", "pending_files")} == {
+        "runs": [], "scanned": True, "pending_files": 0}
+    # Nothing skipped; what was looked for comes with the empty list (tests/test_discovery_layouts.py).
+    assert body["skipped"] == {"count": 0, "reasons": {}, "examples": {}} and body["looked_for"]
+    check(body, "Runs")
 
 
 RESNET = "kineto_resnet50/resnet50_num_workers_0/worker0.1623143089861.pt.trace.json.gz"

@@ -105,3 +105,35 @@ def test_cli_exports_folded_stacks(tmp_path: Path) -> None:
     bad = tmp_path / "bad.json"
     bad.write_text("{")
     assert main(["stacks", str(bad)]) == 1
+
+
+def test_backward_time_rolls_up_to_parent_modules(tmp_path: Path) -> None:
+    """Backward time is inclusive like forward time: a parent module counts its submodules' backward."""
+    py = "python_function"
+    events = [
+        x("nn.Module: Outer_0", 0, 100, cat=py),
+        x("nn.Module: Inner_0", 10, 40, cat=py),
+        x("aten::linear", 15, 30),  # forward op inside Inner
+        x("nn.Module: Inner_1", 60, 30, cat=py),
+        x("aten::relu", 65, 20),  # forward op inside Inner_1
+        x("aten::add", 95, 4),  # forward op directly inside Outer
+        x("LinearBackward0", 200, 50, tid=2),
+        x("ReluBackward0", 260, 25, tid=2),
+        x("AddBackward0", 290, 8, tid=2),
+    ]
+    flows = []
+    for i, (fwd_ts, bwd_ts) in enumerate(((15, 200), (65, 260), (95, 290))):
+        flows += [{"ph": "s", "id": i + 1, "pid": 1, "tid": 1, "ts": fwd_ts, "cat": "fwdbwd", "name": "fwdbwd"},
+                  {"ph": "f", "id": i + 1, "pid": 1, "tid": 2, "ts": bwd_ts, "cat": "fwdbwd", "name": "fwdbwd",
+                   "bp": "e"}]
+    model = load_trace(str(write(tmp_path / "modules.json", trace(events + flows))))
+    nodes = modules(model)["nodes"]
+    by_name = {name: i for i, name in enumerate(nodes["name"])}
+    outer, inner = by_name["Outer_0"], by_name["Inner_0"]
+    assert nodes["parent"][inner] == outer
+    # Inner_0 and Inner_1 are two modules of the same class under Outer: their own backward ops.
+    assert nodes["backward_host"][inner] == pytest.approx(50.0)
+    assert nodes["backward_host"][by_name["Inner_1"]] == pytest.approx(25.0)
+    # Outer: its own AddBackward0 (8) plus its submodules' 50 + 25.
+    assert nodes["backward_host"][outer] == pytest.approx(83.0)
+    assert nodes["forward_host"][outer] == pytest.approx(100.0)

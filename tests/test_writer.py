@@ -366,6 +366,51 @@ def test_the_sampler_thread_reads_until_stopped() -> None:
         assert summary["source"] == "proc_stat" and 0 <= summary["system"] <= 1
 
 
+def test_what_the_writer_adds_is_not_in_the_jobs_own_profile(tmp_path: Path) -> None:
+    """torch's Python tracer (with_stack) records every thread alive while it records: nothing the writer runs
+    in the job (CPU sampling, span analyses, the event file) may leave a frame there, in the first span or in
+    the later ones (when the earlier spans are being analysed), while its readings still cover each span."""
+    pytest.importorskip("torch", reason="torch is not installed (pip install torch==2.13.0)")
+    # A job of its own, in a fresh interpreter: no thread of other tests may be alive while it records.
+    job = """
+import sys, time, torch
+from profscope.writer import ProfscopeWriter
+writer = ProfscopeWriter(sys.argv[1], "exp", "w", cpu_sample_interval=0.01)
+model = torch.nn.Linear(32, 32)
+batch = torch.randn(8, 32)
+schedule = torch.profiler.schedule(wait=0, warmup=1, active=1, repeat=3)
+with torch.profiler.profile(schedule=schedule, on_trace_ready=writer, with_stack=True) as prof:
+    for _ in range(6):
+        for _ in range(5):
+            model(batch).sum().backward()
+        time.sleep(0.05)  # the sampler wakes several times per step
+        prof.step()
+assert writer.flush(timeout=120)
+writer.close()
+"""
+    subprocess.run([sys.executable, "-c", job, str(tmp_path)], check=True, capture_output=True, timeout=300)
+    spans = sorted(asset_dir(tmp_path, "exp").glob("*.trace.json.gz"))
+    assert len(spans) == 3
+    for trace_path in spans:
+        with gzip.open(trace_path) as trace:
+            events = json.load(trace)["traceEvents"]
+        frames = [e for e in events if e.get("cat") == "python_function"]
+        assert frames, "with_stack recorded no Python frame at all: the test proves nothing"
+        foreign = [e["name"] for e in frames if re.search(r"profscope|writer/|threading\.py|queue\.py|subprocess", e["name"])]
+        assert not foreign, (trace_path.name, foreign[:8])
+        job_threads = {e["tid"] for e in events if e.get("cat") in ("cpu_op", "python_function")}
+        assert len(job_threads) == 1, job_threads  # the job's own thread only
+        manifest_path = trace_path.parent / trace_path.name.replace(".pytorch.trace.json.gz", ".manifest.json")
+        samples = read_manifest(manifest_path)["cpu_utilization"]["samples"]
+        assert len(samples["time"]) >= 3
+    from tensorboard.backend.event_processing.event_file_loader import EventFileLoader
+
+    steps = [event.step for path in sorted((tmp_path / "exp").glob("events.out.tfevents.*"))
+             for event in EventFileLoader(str(path)).Load()
+             for value in event.summary.value if value.tag == "profscope/step_time_ms"]
+    assert len(steps) == 3  # every span's scalars, computed in child processes, reached the event file
+
+
 def test_cpu_sampling_options(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="cpu_sample_interval"):
         ProfscopeWriter(tmp_path, "exp", "w", cpu_sample_interval=0.001)

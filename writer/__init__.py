@@ -67,8 +67,8 @@ Each span is also recorded in a TensorBoard event file of the run folder
 (``<logdir>/<run>/events.out.tfevents.*.profscope``): a record whose summary metadata
 names the ``profscope`` plugin, and the span's performance scalars
 (``profscope/step_time_ms``, ``profscope/breakdown/<category>``, ...) for TensorBoard's
-Scalars dashboard, computed in the background; ``writer.flush()`` / ``writer.close()``
-wait for them, and the writer closes itself at exit. See :mod:`profscope.writer.events`.
+Scalars dashboard, computed in child processes and written at the next span;
+``writer.flush()`` / ``writer.close()`` wait for them, and the writer closes itself at exit. See :mod:`profscope.writer.events`.
 
 Torch is never imported by this package at import time. ``profscope import`` (see
 :mod:`profscope.writer.importer`) brings existing trace files into the same layout.

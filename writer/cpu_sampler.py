@@ -16,17 +16,31 @@ between readings is cut at the right place by linear interpolation:
 The thread wakes once per interval (default 100 ms) for two cheap reads; the history it
 keeps is bounded (``HISTORY_READINGS``), and what goes into a manifest is bounded too
 (``MAX_POINTS`` points, merged exactly from the cumulative counters).
+
+The sampler must not show up in the job's own profile. ``torch.profiler`` with
+``with_stack=True`` installs its Python tracer on every thread that exists when
+recording starts and records each Python frame and each call of a builtin made from
+Python code, so a Python sampling loop (its ``Event.wait`` above all) would fill the
+user's flame graph. The sampling thread therefore runs no Python frame at all: it is
+started with ``_thread.start_new_thread`` on a C method (``deque.extend``) that
+consumes an iterator built from builtins only (``iter(callable, sentinel)``, ``zip``,
+``functools.partial``): wait on a lock with a timeout, read ``perf_counter_ns``,
+``process_time_ns`` and the first bytes of ``/proc/stat`` (``os.pread``). Calls made
+from C are invisible to Python's profiling hook. The raw bytes are parsed later, when
+a span is summarised (``CpuSampler.readings``).
 """
 
 from __future__ import annotations
 
+import _thread
 import collections
+import itertools
 import math
 import os
-import threading
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, Optional, Sequence
+from functools import partial
+from typing import Any, Callable, Iterator, Optional, Sequence
 
 DEFAULT_INTERVAL_SECONDS = 0.1
 MIN_INTERVAL_SECONDS = 0.01
@@ -54,13 +68,9 @@ class CpuReading:
     system_total: Optional[float] = None
 
 
-def read_proc_stat(path: str = PROC_STAT) -> Optional[tuple[float, float]]:
-    """(busy, total) clock ticks of all CPUs since boot, or None where there is no such file."""
-    try:
-        with open(path, "rb") as stat:
-            first = stat.readline().split()
-    except OSError:
-        return None
+def parse_proc_stat(text: bytes) -> Optional[tuple[float, float]]:
+    """(busy, total) clock ticks of all CPUs from the start of ``/proc/stat`` (its first line), else None."""
+    first = text.split(b"\n", 1)[0].split()
     if len(first) < 5 or first[0] != b"cpu":
         return None
     try:
@@ -72,10 +82,14 @@ def read_proc_stat(path: str = PROC_STAT) -> Optional[tuple[float, float]]:
     return busy, busy + idle
 
 
-def read_cpu(system: Callable[[], Optional[tuple[float, float]]] = read_proc_stat) -> CpuReading:
-    counters = system()
-    busy, total = counters if counters is not None else (None, None)
-    return CpuReading(time.perf_counter_ns(), time.process_time_ns(), busy, total)
+def read_proc_stat(path: str = PROC_STAT) -> Optional[tuple[float, float]]:
+    """(busy, total) clock ticks of all CPUs since boot, or None where there is no such file."""
+    try:
+        with open(path, "rb") as stat:
+            first = stat.readline()
+    except OSError:
+        return None
+    return parse_proc_stat(first)
 
 
 def check_interval(interval: Optional[float]) -> Optional[float]:
@@ -228,68 +242,114 @@ def summarise_window(
     }
 
 
-class CpuSampler:
-    """Reads the CPU counters every ``interval`` seconds on a daemon thread; keeps a bounded history."""
+# Bytes read from the start of /proc/stat: its first line ("cpu" and ten counters) is far shorter.
+_PROC_STAT_HEAD_BYTES = 512
+# A raw reading as the sampling thread leaves it: (stopped flag, perf_counter ns, process ns, /proc/stat head).
+_RawReading = tuple[bool, int, int, Optional[bytes]]
 
-    def __init__(
-        self,
-        interval: float = DEFAULT_INTERVAL_SECONDS,
-        history: int = HISTORY_READINGS,
-        read: Callable[[], CpuReading] = read_cpu,
-    ) -> None:
+
+def _parsed(raw: _RawReading) -> CpuReading:
+    _stopped, time_ns, process_ns, stat = raw
+    counters = parse_proc_stat(stat) if stat is not None else None
+    busy, total = counters if counters is not None else (None, None)
+    return CpuReading(time_ns, process_ns, busy, total)
+
+
+class CpuSampler:
+    """Reads the CPU counters every ``interval`` seconds on a thread that runs no Python code (see the
+    module docstring); keeps a bounded history."""
+
+    def __init__(self, interval: float = DEFAULT_INTERVAL_SECONDS, history: int = HISTORY_READINGS,
+                 proc_stat: str = PROC_STAT) -> None:
         self.interval = interval
-        self._read = read
-        self._readings: collections.deque[CpuReading] = collections.deque(maxlen=history)
-        self._lock = threading.Lock()
-        self._stop = threading.Event()
-        self._thread: Optional[threading.Thread] = None
+        self._proc_stat = proc_stat
+        # deque.append/extend/copy are atomic under the GIL: no lock is needed between the thread and readers.
+        self._readings: collections.deque[_RawReading] = collections.deque(maxlen=history)
+        self._stop: Optional[Any] = None  # held while sampling; released to stop the thread
+        self._done: Optional[Any] = None  # held while the thread runs; the thread releases it as it ends
+        self._stat_fd: Optional[int] = None
         self._pid = os.getpid()
 
     @property
     def running(self) -> bool:
-        return self._thread is not None and self._thread.is_alive() and self._pid == os.getpid()
+        return self._done is not None and self._done.locked() and self._pid == os.getpid()
+
+    def _stat_reader(self) -> Callable[[], Optional[bytes]]:
+        if self._stat_fd is None:
+            return itertools.repeat(None).__next__
+        return partial(os.pread, self._stat_fd, _PROC_STAT_HEAD_BYTES, 0)
+
+    def _open_stat(self) -> None:
+        try:
+            fd = os.open(self._proc_stat, os.O_RDONLY)
+        except OSError:
+            return
+        try:
+            if parse_proc_stat(os.pread(fd, _PROC_STAT_HEAD_BYTES, 0)) is not None:
+                self._stat_fd, fd = fd, -1
+        except OSError:
+            pass
+        if fd >= 0:
+            os.close(fd)
+
+    def _close_stat(self) -> None:
+        fd, self._stat_fd = self._stat_fd, None
+        if fd is not None:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
 
     def start(self) -> None:
         """Start (or, in a forked child or after ``stop``, restart) the sampling thread."""
         if self.running:
             return
         if self._pid != os.getpid():
-            # A forked child has the history but not the thread, and maybe a lock that thread held.
+            # A forked child has the history but not the thread (nor the parent's file descriptor to keep).
             self._pid = os.getpid()
-            self._lock = threading.Lock()
             self._readings = collections.deque(maxlen=self._readings.maxlen)
-        self._stop = threading.Event()
+            self._stat_fd = None
+        if self._stat_fd is None:
+            self._open_stat()
         self.take()
-        self._thread = threading.Thread(target=self._run, args=(self._stop,), name="profscope-cpu-sampler", daemon=True)
-        self._thread.start()
+        stop, done = _thread.allocate_lock(), _thread.allocate_lock()
+        stop.acquire()
+        done.acquire()
+        self._stop, self._done = stop, done
+        _thread.start_new_thread(self._readings.extend, (self._samples(stop, done),))
+
+    def _samples(self, stop: Any, done: Any) -> Iterator[Any]:
+        """The thread's whole loop, built from builtins: each item waits ``interval`` on ``stop`` (False when
+        the wait times out), then reads the clocks and /proc/stat. ``stop`` released: the wait returns True,
+        the loop ends and ``done`` is released (by the sentinel call that ends ``chain``)."""
+        waits = iter(partial(stop.acquire, True, self.interval), True)
+        readings = zip(waits, iter(time.perf_counter_ns, None), iter(time.process_time_ns, None),
+                       iter(self._stat_reader(), False))
+        return itertools.chain(readings, iter(done.release, None))
 
     def stop(self) -> None:
-        self._stop.set()
-        thread, self._thread = self._thread, None
-        if thread is not None and thread is not threading.current_thread() and self._pid == os.getpid():
-            thread.join(timeout=max(1.0, 2 * self.interval))
-
-    def _run(self, stop: threading.Event) -> None:
-        while not stop.wait(self.interval):
-            try:
-                self.take()
-            except Exception:  # noqa: BLE001 - a failed read must not end sampling (nor the job)
-                continue
+        stop, done = self._stop, self._done
+        self._stop = self._done = None
+        if stop is None or done is None or self._pid != os.getpid():
+            return
+        if stop.locked():
+            stop.release()
+        if done.acquire(timeout=max(1.0, 2 * self.interval)):  # the thread has ended: its file can close
+            done.release()
+            self._close_stat()
 
     def take(self) -> CpuReading:
         """Read the counters now and keep the reading."""
-        reading = self._read()
-        with self._lock:
-            self._readings.append(reading)
-        return reading
+        raw: _RawReading = (False, time.perf_counter_ns(), time.process_time_ns(), self._stat_reader()())
+        self._readings.append(raw)
+        return _parsed(raw)
 
     def readings(self) -> list[CpuReading]:
-        with self._lock:
-            return list(self._readings)
+        return [_parsed(raw) for raw in self._readings.copy()]
 
     def oldest_ns(self) -> Optional[int]:
-        with self._lock:
-            return self._readings[0].time_ns if self._readings else None
+        history = self._readings.copy()
+        return history[0][1] if history else None
 
     def summarise(self, start_ns: int, end_ns: int) -> Optional[dict[str, Any]]:
         """``summarise_window`` over the history held now."""

@@ -2,8 +2,10 @@
 
 Per span, two summaries go into an event file in the run folder
 (``<logdir>/<run>/events.out.tfevents.<time>.<host>.<pid>.<n>.profscope``), in
-TensorBoard's own protobuf format, written with TensorBoard's ``EventFileWriter``
-(TensorFlow is not needed):
+TensorBoard's own protobuf format and record framing (TensorBoard's ``RecordWriter``;
+TensorFlow is not needed), written synchronously by the caller: no writer thread of
+TensorBoard's ``EventFileWriter`` lives in the training process, where ``torch.profiler``'s
+Python tracer would record it as the job's work:
 
 * the span record, tag ``profscope/spans/<worker>``: a string tensor whose summary
   metadata names the ``profscope`` plugin, with content (and value) the JSON
@@ -29,14 +31,18 @@ TensorBoard is imported here, so this module is imported only when a span is wri
 
 from __future__ import annotations
 
+import itertools
 import json
+import os
 import re
+import socket
+import time
 from pathlib import Path
-from typing import Iterable, Mapping, Optional
+from typing import BinaryIO, Iterable, Mapping, Optional
 
 from tensorboard.compat.proto import event_pb2, summary_pb2, tensor_pb2, tensor_shape_pb2, types_pb2
 from tensorboard.plugins.scalar import metadata as scalar_metadata
-from tensorboard.summary.writer.event_file_writer import EventFileWriter
+from tensorboard.summary.writer.record_writer import RecordWriter
 
 from profscope.tb_plugin import layout
 from profscope.tb_plugin.span_scalars import TAG_PREFIX, tag_description
@@ -47,8 +53,9 @@ PLUGIN_CONTENT_VERSION = 1
 EVENT_FILE_SUFFIX = ".profscope"
 SPAN_RECORD_PREFIX = TAG_PREFIX + "spans/"
 _SECONDARY_RANK = re.compile(r"^rank[1-9][0-9]*$")
-# Our own flush after each span decides when data reaches the disk; this is only a backstop.
-_FLUSH_SECONDS = 30
+_FILE_VERSION = "brain.Event:2"
+# Event files of this process, numbered like TensorBoard's own writer numbers its files.
+_file_numbers = itertools.count()
 
 
 def span_record_tag(worker: str) -> str:
@@ -119,18 +126,42 @@ def scalars_event(
     return event_pb2.Event(wall_time=wall_time, step=step, summary=summary_pb2.Summary(value=values))
 
 
+class _EventFile:
+    """One event file, written and flushed by the caller (TensorBoard's file name pattern and first event)."""
+
+    def __init__(self, folder: Path, suffix: str) -> None:
+        folder.mkdir(parents=True, exist_ok=True)
+        name = "events.out.tfevents.%010d.%s.%s.%s%s" % (
+            time.time(), socket.gethostname(), os.getpid(), next(_file_numbers), suffix)
+        self.path = folder / name
+        self._file: BinaryIO = open(self.path, "ab")
+        self._records = RecordWriter(self._file)
+        self.add_event(event_pb2.Event(
+            wall_time=time.time(), file_version=_FILE_VERSION,
+            source_metadata=event_pb2.SourceMetadata(writer="profscope.writer"),
+        ))
+        self.flush()
+
+    def add_event(self, event: event_pb2.Event) -> None:
+        self._records.write(event.SerializeToString())
+
+    def flush(self) -> None:
+        self._file.flush()
+
+    def close(self) -> None:
+        self._file.close()
+
+
 class RunEventFile:
     """One event file in a run folder, created when the first record is added."""
 
     def __init__(self, run_folder: Path) -> None:
         self.run_folder = Path(run_folder)
-        self._writer: Optional[EventFileWriter] = None
+        self._writer: Optional[_EventFile] = None
 
-    def _file(self) -> EventFileWriter:
+    def _file(self) -> _EventFile:
         if self._writer is None:
-            self._writer = EventFileWriter(
-                str(self.run_folder), flush_secs=_FLUSH_SECONDS, filename_suffix=EVENT_FILE_SUFFIX
-            )
+            self._writer = _EventFile(self.run_folder, EVENT_FILE_SUFFIX)
         return self._writer
 
     def add_span(self, manifest: Manifest, step: int) -> None:

@@ -7,16 +7,20 @@ as raw bytes. Then each file is written exactly like the writer's own spans (gzi
 manifest, atomically); a gzipped input is copied as is, a plain one is compressed.
 Nothing is written unless every input passes.
 
-The framework that wrote a file is detected from its content (``ingest.detect``), unless
-given; it goes into the span's file name and manifest, and decides how the plugin reads
-it. The worker and span names come from each format's own file names:
+The framework that wrote a file is decided from its content as the plugin's loader decides it
+(``ingest.framework_of_trace``: a guess from the first bytes, confirmed by the whole decoded
+document), unless given; it goes into the span's file name and manifest, and decides how the
+plugin reads it. The worker and span names come from each format's own file names:
 
 * torch's handler: ``<worker>.<ns timestamp>.pt.trace.json[.gz]``;
 * Paddle's ``export_chrome_tracing``: ``<worker>_time_<date>.paddle_trace.json[.gz]``;
 * MindSpore's profiler: ``<host>_<pid>_<date>_ascend_ms/ASCEND_PROFILER_OUTPUT/trace_view.json``
   (the ``*_ascend_ms`` folder itself may be given), and the older
   ``ascend_timeline_display_<rank>.json`` / ``gpu_timeline_display_<rank>.json``;
-* anything else: the file name without ``.json[.gz]``, and the file's mtime.
+* TensorFlow's and JAX's ``plugins/profile/<session>/<host>.trace.json.gz``: the host, and the session's date;
+* CANN's older ``PROF_<...>/device_<n>/timeline/msprof<...>.json``: ``device<n>``;
+* anything else: as discovery names it (``rank<N>`` when the file or its folder names a rank, else the
+  file name without ``.json[.gz]`` and ``.pt.trace``/``.trace``), and the file's mtime.
 
 Like the writer, an import also records each span in a TensorBoard event file of the
 run folder, with its performance scalars (``profscope.writer.events``), computed here in
@@ -36,7 +40,7 @@ from typing import BinaryIO, Callable, Mapping, Optional, Sequence
 import msgspec
 
 from profscope.tb_plugin import layout
-from profscope.tb_plugin.ingest.detect import HEAD_BYTES, detect_framework
+from profscope.tb_plugin.ingest import TraceLoadError, framework_of_trace
 
 from ._atomic import copy_file_into, gzip_file_into
 from .manifest import Manifest, TagValue, check_batch_size, check_framework, check_tags
@@ -161,7 +165,7 @@ class _NamedSpan:
     wall_time: Optional[float]  # None: the file's mtime
 
 
-def _names_from_path(path: Path, stem: str) -> _NamedSpan:
+def _names_from_path(path: Path) -> _NamedSpan:
     """Worker, span and time from the file name conventions of torch, Paddle, MindSpore and the writer."""
     name = path.name
     parsed = layout.parse_torch_trace_name(name) or layout.parse_writer_trace_name(name)
@@ -176,12 +180,24 @@ def _names_from_path(path: Path, stem: str) -> _NamedSpan:
     timeline = layout.parse_mindspore_timeline_name(name)
     if timeline is not None:
         return _NamedSpan(timeline.worker, None, None)
-    return _NamedSpan(stem, None, None)
+    folders = list(path.resolve().parent.parts[-4:])
+    plugin = layout.parse_profile_plugin_trace_path(folders, name)
+    if plugin is not None:  # TensorFlow's and JAX's: the session folder is the date and time
+        digits = plugin.name.span.replace("_", "")
+        return _NamedSpan(plugin.name.worker, digits, _date_digits_seconds(digits))
+    cann = layout.parse_cann_timeline_path(folders, name)
+    if cann is not None:
+        return _NamedSpan(cann.name.worker, None, None)
+    # Any other Chrome trace: named as discovery names it (rank<N> when the file or its folder names a rank).
+    return _NamedSpan(layout.parse_chrome_trace_path(path.parent.name, name).name.worker, None, None)
 
 
-def _detected_framework(path: Path, data: bytes) -> str:
-    # The tail too: DeepLink's device records come after the CPU operators.
-    return detect_framework(data[:HEAD_BYTES], path.name, data[-HEAD_BYTES:])
+def _detected_framework(path: Path) -> str:
+    """Decided from the whole document, exactly as the plugin's loader decides it."""
+    try:
+        return framework_of_trace(lambda: open(path, "rb"), path.name)
+    except TraceLoadError as error:
+        raise TraceFileError(f"{path}: {error}") from None
 
 
 def _input_file(path: Path) -> Path:
@@ -215,10 +231,10 @@ def inspect_trace_file(
     gzipped = path.name.lower().endswith(".gz")
     data = _read_document(path, gzipped)
     check_chrome_trace(path, data)
-    detected = framework if framework is not None else _detected_framework(path, data)
     del data
+    detected = framework if framework is not None else _detected_framework(path)
 
-    named = _names_from_path(path, stem)
+    named = _names_from_path(path)
     stat = path.stat()
     return TraceSource(
         path=path,

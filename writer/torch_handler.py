@@ -32,7 +32,7 @@ class ProfscopeWriter(SpanWriter):
     and, unless ``event_file=False``, records in a TensorBoard event file of the run folder
     (``<logdir>/<run>/events.out.tfevents.*.profscope``): at once a record of the span
     that makes the run a Profscope run for TensorBoard, and, once the span has been
-    analysed in the background, its performance scalars (see ``profscope.writer.events``).
+    analysed in a child process, its performance scalars (see ``profscope.writer.events``).
     ``flush()`` waits for the analyses; ``close()`` (also run at interpreter exit) flushes
     and closes the event file.
 

@@ -2,15 +2,22 @@
 // active view. It polls the run list, resolves the selection against it, keeps the selection
 // in the URL, and mounts the active view whenever what it shows changes.
 import { ApiClient } from "./api/client";
-import type { RunInfo } from "./api/types";
+import type { RunInfo, RunsResponse } from "./api/types";
 import { el, replaceChildren } from "./components/dom";
 import { createErrorPanel } from "./components/error_panel";
 import { createLoadingBar, type LoadingBar } from "./components/loading_bar";
 import { createPicker, type Picker } from "./components/picker";
-import { createRunList, createSpanNotes, type RunList, type SpanNotes } from "./components/run_list";
+import { createRunList, createSpanNotes, workerLabel, type RunList, type SpanNotes } from "./components/run_list";
 import { createTabs, type Tabs } from "./components/tabs";
-import { lookingForRunsState, noRunsState, runLoadingState, runWithoutSpansState } from "./components/empty_state";
-import { formatPercent, spanLabel, spanTimestampMs } from "./lib/format";
+import {
+  lookingForRunsState,
+  noRunsState,
+  runLoadingState,
+  runWithoutSpansState,
+  type NoRunsDetails,
+} from "./components/empty_state";
+import { formatPercent } from "./lib/format";
+import { spanOptionLabel, spanOptionTitle } from "./lib/span_names";
 import { resolveSelection, type Selection } from "./state/selection";
 import { EMPTY_URL_STATE, sameUrlState, type UrlState, type ViewId } from "./state/url_state";
 import type { UrlSync } from "./state/url_sync";
@@ -34,6 +41,8 @@ export class ProfscopeApp {
   private scanned = true;
   /** Why the last poll of the run list failed; null when it worked. */
   private runsError: string | null = null;
+  /** What the last scan skipped and looked for (the empty page shows it). */
+  private noRunsDetails: NoRunsDetails = {};
   private state: UrlState;
   private selection: Selection = { run: null, worker: null, span: null, spanIndex: -1 };
   /** Bumped when the URL changes from outside, so the view remounts with the new parameters. */
@@ -116,6 +125,7 @@ export class ProfscopeApp {
         this.scanned = result.data.scanned ?? true;
         // A logdir the backend cannot list (a remote bucket, say) is an error of the run list too.
         this.runsError = result.data.logdirError ?? null;
+        this.noRunsDetails = noRunsDetailsOf(result.data);
         if (!this.scanned || this.runs.some((run) => run.status === "loading")) delay = POLL_MS_LOADING;
       } else if (result.kind === "loading") {
         delay = POLL_MS_LOADING;
@@ -177,20 +187,17 @@ export class ProfscopeApp {
       this.runs === null ? "loading…" : "no runs",
     );
     this.workerPicker.update(
-      (run?.workers ?? []).map((candidate) => ({ value: candidate.name, label: candidate.name })),
+      (run?.workers ?? []).map((candidate) => ({ value: candidate.name, label: workerLabel(candidate) })),
       worker?.name ?? null,
       run === null || run.status === "ready" ? "no workers" : run.status === "loading" ? "loading…" : "—",
     );
     const spans = worker?.spans ?? [];
     this.spanPicker.update(
-      spans.map((name, index) => {
-        const timestamp = spanTimestampMs(name);
-        return {
-          value: name,
-          label: spanLabel(index, spans.length, name),
-          ...(timestamp !== null ? { title: new Date(timestamp).toLocaleString() } : {}),
-        };
-      }),
+      spans.map((name, index) => ({
+        value: name,
+        label: spanOptionLabel(index, spans.length, name, worker?.spanFacts?.[index]),
+        title: spanOptionTitle(name, worker?.spanFacts?.[index]),
+      })),
       span,
       run === null || run.status === "ready" ? "no spans" : "—",
     );
@@ -246,6 +253,7 @@ export class ProfscopeApp {
     const { run, worker, span } = this.selection;
     // Not the run count: a run appearing elsewhere must not reset the view being read.
     const parts: unknown[] = [view.id, this.runs === null, this.scanned, run?.name, run?.status, run?.error];
+    if (run === null) parts.push(this.noRunsDetails); // the empty page lists what the scan skipped
     if (view.scope === "span") parts.push(worker?.name, span);
     if (view.scope === "any") parts.push(this.runs?.map((candidate) => [candidate.name, candidate.status]));
     parts.push(this.externalRevision);
@@ -266,7 +274,7 @@ export class ProfscopeApp {
     if (this.runs === null || (!this.scanned && run === null)) {
       this.main.appendChild(lookingForRunsState());
     } else if (run === null) {
-      this.main.appendChild(noRunsState());
+      this.main.appendChild(noRunsState(this.noRunsDetails));
     } else if (view.scope !== "any" && run.status === "loading") {
       const progress = run.progress !== undefined ? `${formatPercent(run.progress, 0)} done.` : "";
       this.main.appendChild(runLoadingState(run.name, progress));
@@ -311,4 +319,8 @@ export class ProfscopeApp {
       },
     };
   }
+}
+
+function noRunsDetailsOf(response: RunsResponse): NoRunsDetails {
+  return { skipped: response.skipped, lookedFor: response.lookedFor };
 }

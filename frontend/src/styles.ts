@@ -102,6 +102,10 @@ body { font: 13px/1.45 var(--ps-font); }
 .ps-empty { max-width: 720px; margin: 32px auto; }
 .ps-empty h2 { font-size: 18px; font-weight: 500; margin: 0 0 8px; }
 .ps-empty p { margin: 0 0 10px; color: var(--ps-fg-muted); }
+.ps-empty-list { margin: 0 0 14px; padding-left: 20px; }
+.ps-empty-list li { margin: 2px 0; }
+.ps-empty-list code { font: 12px/1.5 var(--ps-mono); }
+.ps-empty-paths { color: var(--ps-fg-muted); font: 12px/1.5 var(--ps-mono); word-break: break-all; }
 .ps-code {
   font: 12px/1.5 var(--ps-mono); background: var(--ps-code-bg); border: 1px solid var(--ps-border);
   border-radius: 4px; padding: 10px 12px; overflow-x: auto; white-space: pre; margin: 0 0 10px;

@@ -51,3 +51,12 @@ test("shares sum to one, or are all zero", () => {
   assert.deepEqual(shares([0, 0]), [0, 0]);
   assert.deepEqual(shares([0.2, Number.NaN]), [1, 0]);
 });
+
+test("the step axis is titled with the steps' own name", async () => {
+  const { stepAxisTitle } = await import("../src/lib/chart_data");
+  assert.equal(stepAxisTitle(["ProfilerStep#2", "ProfilerStep#3"]), "ProfilerStep #");
+  assert.equal(stepAxisTitle(["ProfileStep#2", "ProfileStep#3"]), "ProfileStep #"); // Paddle
+  assert.equal(stepAxisTitle(["iteration 1", "iteration 2"]), "Step");
+  assert.equal(stepAxisTitle(["a#1", "b#2"]), "Step");
+});
+

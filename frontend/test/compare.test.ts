@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { ApiClient, type FetchLike } from "../src/api/client";
 import { fetchCompare, fetchRunTable, parseCompare, parseRunTable, type CompareOperatorRow } from "../src/api/compare";
-import type { RunInfo } from "../src/api/types";
+import type { RunInfo, SpanRef } from "../src/api/types";
 import { compareKernelColumns, compareOperatorColumns } from "../src/views/compare_columns";
 import {
   defaultExperiment,
@@ -96,13 +96,13 @@ describe("compare answer", () => {
     assert.deepEqual(data.notes, [{ id: "n", text: "t" }]);
   });
 
-  test("fetchCompare names both sides and the grouping", async () => {
+  test("fetchCompare names both sides, the grouping and the batch sizes entered in the page", async () => {
     const seen: string[] = [];
+    const request = (base: SpanRef, exp: SpanRef, groupBy: "name" | "input_shape", baseBatchSize: number | null = null, expBatchSize: number | null = null) =>
+      ({ base, exp, groupBy, baseBatchSize, expBatchSize });
     const result = await fetchCompare(
       client(200, readFixture("compare_resnet.json"), seen),
-      { run: "r/a", worker: "w0", span: "1" },
-      { run: "r b", worker: "w1", span: "2" },
-      "input_shape",
+      request({ run: "r/a", worker: "w0", span: "1" }, { run: "r b", worker: "w1", span: "2" }, "input_shape", null, 64),
     );
     assert.equal(result.kind, "ok");
     const url = new URL(seen[0]!);
@@ -111,10 +111,34 @@ describe("compare answer", () => {
     assert.equal(url.searchParams.get("exp_run"), "r b");
     assert.equal(url.searchParams.get("exp_span"), "2");
     assert.equal(url.searchParams.get("group_by"), "input_shape");
-    const loading = await fetchCompare(client(202, { status: "loading", progress: 0.5 }), { run: "a", worker: "w", span: "1" }, { run: "a", worker: "w", span: "1" }, "name");
+    assert.equal(url.searchParams.has("base_batch_size"), false);
+    assert.equal(url.searchParams.get("exp_batch_size"), "64");
+    const same = { run: "a", worker: "w", span: "1" };
+    const loading = await fetchCompare(client(202, { status: "loading", progress: 0.5 }), request(same, same, "name"));
     assert.deepEqual(loading, { kind: "loading", progress: 0.5 });
-    const missing = await fetchCompare(client(404, { error: "baseline: unknown run 'x'" }), { run: "x", worker: "w", span: "1" }, { run: "a", worker: "w", span: "1" }, "name");
+    const missing = await fetchCompare(client(404, { error: "baseline: unknown run 'x'" }), request({ run: "x", worker: "w", span: "1" }, same, "name"));
     assert.deepEqual(missing, { kind: "error", status: 404, message: "baseline: unknown run 'x'" });
+  });
+
+  test("per sample figures when both batch sizes are known", () => {
+    const data = parseCompare({
+      base: { run: "a", worker: "w", span: "1", steps: 2, mean_step_time: 990, batch_size: 32, batch_size_source: "manifest" },
+      exp: { run: "b", worker: "w", span: "1", steps: 2, mean_step_time: 1590, batch_size: 64, batch_size_source: "page" },
+      step_time: { base: 990, exp: 1590, delta: 600, ratio: 1590 / 990 },
+      per_sample: { base: 30.9375, exp: 24.84375, delta: -6.09375, ratio: 0.803, samples_per_second: { base: 32323, exp: 40251, ratio: 1.245 } },
+      breakdown_per_sample: { base: { other: 30.9375 }, exp: { other: 24.84375 }, delta: { other: -6.09375 }, ratio: { other: 0.803 } },
+      operators: [{ name: "mm", side: "both", base: null, exp: null, delta: {}, per_step: { base: 320, exp: 480 }, impact: 160, ratio: 1.5,
+        per_sample: { base: 10, exp: 7.5, impact: -2.5, ratio: 0.75 } }],
+    });
+    assert.equal(data.base.batchSize, 32);
+    assert.equal(data.exp.batchSizeSource, "page");
+    assert.equal(data.perSample?.samplesPerSecond.exp, 40251);
+    assert.equal(data.breakdownPerSample?.other.delta, -6.09375);
+    assert.deepEqual(data.operators[0]?.perSample, { base: 10, exp: 7.5, impact: -2.5, ratio: 0.75 });
+    const without = parseCompare({ base: {}, exp: {}, operators: [{ name: "mm", side: "both", base: null, exp: null, delta: {}, per_step: {} }] });
+    assert.equal(without.perSample, null);
+    assert.equal(without.breakdownPerSample, null);
+    assert.equal(without.operators[0]?.perSample, null);
   });
 });
 

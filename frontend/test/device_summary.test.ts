@@ -1,27 +1,67 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
+import { parseKernels } from "../src/api/kernels";
 import { parseOverview, type DeviceSummary } from "../src/api/overview";
-import { summaryTitle } from "../src/lib/devices";
+import { kernelsTitle, summaryTitle } from "../src/lib/devices";
+import { kernelColumns } from "../src/views/kernel";
 import { readFixture } from "./fixtures";
 
-function device(id: number, label: string): DeviceSummary {
+function device(id: number, label: string, kind: string): DeviceSummary {
   return {
-    id, label, name: label, memory: null, computeCapability: null, numSms: null, utilization: 0.5,
-    smEfficiency: null, achievedOccupancy: null, tensorCoreShare: 0, kernelTime: 1,
+    id, label, kind, name: label, memory: null, computeCapability: null, numSms: null, utilization: 0.5,
+    smEfficiency: null, achievedOccupancy: null, tensorCoreShare: 0, kernelTime: 1, unavailable: {},
   };
 }
 
 describe("device summary", () => {
-  test("an answer without labels (older backends) calls its devices GPUs", () => {
+  test("an answer without labels or kinds (older backends) calls its devices GPUs", () => {
     const data = parseOverview(readFixture("overview_gpu.json"));
     assert.ok(data.devices.length > 0);
-    for (const d of data.devices) assert.equal(d.label, `GPU ${d.id}`);
+    for (const d of data.devices) {
+      assert.equal(d.label, `GPU ${d.id}`);
+      assert.equal(d.kind, "GPU");
+      assert.deepEqual(d.unavailable, {});
+    }
+  });
+
+  test("the kind and the reasons of null figures are read; a label alone still says the kind", () => {
+    const answer = {
+      steps: [], breakdown: {}, recommendations: [],
+      devices: [
+        {
+          id: 17, name: "ARTEMIS", label: "MTIA 17", kind: "MTIA", utilization: 0.9, sm_efficiency: null,
+          achieved_occupancy: null, tensor_core_share: null, unavailable: { sm_efficiency: "no blocks per SM", bad: 3 },
+        },
+        { id: 1, name: "Ascend 1", label: "Ascend 1", utilization: 0.2 },
+      ],
+    };
+    const [mtia, ascend] = parseOverview(answer).devices;
+    assert.equal(mtia?.kind, "MTIA");
+    assert.deepEqual(mtia?.unavailable, { sm_efficiency: "no blocks per SM" });
+    assert.equal(ascend?.kind, "Ascend");
   });
 
   test("the section is named after what the devices are", () => {
-    assert.equal(summaryTitle([device(0, "GPU 0")]), "GPU summary");
-    assert.equal(summaryTitle([device(0, "GPU 0"), device(1, "GPU 1")]), "GPU summary (2 GPUs)");
-    assert.equal(summaryTitle([device(1, "Ascend 1")]), "Device summary");
-    assert.equal(summaryTitle([device(0, "GPU 0"), device(1, "Ascend 1")]), "Device summary (2 devices)");
+    assert.equal(summaryTitle([device(0, "GPU 0", "GPU")]), "GPU summary");
+    assert.equal(summaryTitle([device(0, "GPU 0", "GPU"), device(1, "GPU 1", "GPU")]), "GPU summary (2 GPUs)");
+    assert.equal(summaryTitle([device(1, "Ascend 1", "Ascend")]), "Device summary");
+    assert.equal(summaryTitle([device(0, "GPU 0", "GPU"), device(1, "Ascend 1", "Ascend")]), "Device summary (2 devices)");
+  });
+
+  test("the kernel view is named after the device, and shows Tensor Cores only where they can be told", () => {
+    assert.equal(kernelsTitle("GPU"), "GPU kernels");
+    assert.equal(kernelsTitle("Ascend"), "Ascend kernels");
+    assert.equal(kernelsTitle("device"), "Device kernels");
+    const gpu = parseKernels(readFixture("kernels_gpu.json"));
+    assert.equal(gpu.deviceKind, "GPU");
+    assert.equal(gpu.tensorCoresKnown, true);
+    const ascend = parseKernels({
+      group_by: "name", rows: [], total: 0, device_kind: "Ascend", tensor_cores_known: false, tensor_core_share: null,
+    });
+    assert.equal(ascend.tensorCoresKnown, false);
+    assert.equal(ascend.tensorCoreShare, null);
+    const ids = (known: boolean) => kernelColumns("name", known).map((column) => column.id);
+    assert.ok(ids(true).includes("tensor_cores"));
+    assert.ok(!ids(false).includes("tensor_cores"));
   });
 });

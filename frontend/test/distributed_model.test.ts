@@ -66,6 +66,15 @@ describe("straggler sentence", () => {
   });
 });
 
+describe("notes", () => {
+  test("one rank of a larger job is shown with the backend's note", () => {
+    const note = "1 of the job's 2 ranks are in this run: waits are measured against the ranks present only.";
+    const data = parseDistributed({ available: true, notes: [note, 3], ranks: [], collectives: [], straggler: null, span_index: 0 });
+    assert.deepEqual(data.notes, [note], "non-strings are dropped");
+    assert.deepEqual(parseDistributed({ available: false, ranks: [], collectives: [], straggler: null }).notes, []);
+  });
+});
+
 describe("rank breakdown", () => {
   test("the four parts add up to the step time on the real ranks", () => {
     const data = parseDistributed(readFixture("distributed_ddp_gloo.json"));

@@ -1,7 +1,17 @@
 // Reads a JSON fixture of test/fixtures/. Tests run compiled from dist/test/, two levels below
 // the frontend folder, hence the path.
 import { readFileSync } from "node:fs";
+import type { TrackInfo } from "../src/api/trace";
 
 export function readFixture(name: string): unknown {
   return JSON.parse(readFileSync(new URL(`../../test/fixtures/${name}`, import.meta.url), "utf8"));
 }
+
+/** The tracks of the ResNet-50 span's timeline (trace/tracks), as the trace viewer's tests use them. */
+export const TRACE_TRACKS: readonly TrackInfo[] = [
+  { id: "s4", name: "thread PyTorch Profiler", kind: "cpu", group: "process Traces", maxDepth: 0, unit: "" },
+  { id: "s1", name: "thread 25738 (python)", kind: "cpu", group: "python", maxDepth: 7, unit: "" },
+  { id: "s3", name: "stream 7", kind: "gpu", group: "GPU 0", maxDepth: 0, unit: "" },
+  { id: "s2", name: "thread 25772 (python)", kind: "cpu", group: "python", maxDepth: 4, unit: "" },
+  { id: "c:gpu_util:0", name: "GPU 0 utilization", kind: "counter", group: "GPU 0", maxDepth: 0, unit: "fraction" },
+];

@@ -37,6 +37,8 @@ test("quantities keep three significant digits", () => {
   assert.equal(formatQuantity(284.2124), "284");
   assert.equal(formatQuantity(12345.6), "12,346");
   assert.equal(formatQuantity(0), "0");
+  assert.equal(formatQuantity(12), "12"); // a count, not "12.0"
+  assert.equal(formatEvidenceValue("num_workers", 12), "12");
 });
 
 test("evidence values are formatted by what their key says", () => {
@@ -96,4 +98,17 @@ test("every breakdown category has a label, a distinct colour and a definition n
     assert.match(info.definition, /Kernel > Memcpy > Memset > Communication > Runtime > DataLoader > CPU Exec > Other/);
   }
   assert.equal(colors.size, BREAKDOWN_CATEGORIES.length);
+});
+
+test("byte axes tick at round binary values", async () => {
+  const { byteTicks, formatAxisBytes } = await import("../src/lib/chart_ticks");
+  // 97 MB peak: steps of 20 MiB, not 19.1 MB.
+  const ticks = byteTicks(97e6);
+  assert.deepEqual(ticks.map(formatAxisBytes), ["0", "20 MiB", "40 MiB", "60 MiB", "80 MiB", "100 MiB"]);
+  assert.deepEqual(byteTicks(4e6).map(formatAxisBytes), ["0", "1 MiB", "2 MiB", "3 MiB", "4 MiB"]);
+  assert.deepEqual(byteTicks(1500).map(formatAxisBytes), ["0", "1 KiB", "2 KiB"]);
+  assert.deepEqual(byteTicks(1020 * 1024 * 1024).map(formatAxisBytes), ["0", "1 GiB"]);
+  assert.deepEqual(byteTicks(700).map(formatAxisBytes), ["0", "200 B", "400 B", "600 B", "800 B"]);
+  assert.deepEqual(byteTicks(0), [0, 1]);
+  assert.equal(formatAxisBytes(1.5 * 1024 * 1024), "1.5 MiB");
 });

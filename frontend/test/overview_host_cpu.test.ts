@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { parseHostCpu, parseOverview } from "../src/api/overview";
+import { fewSamplesText } from "../src/lib/host_cpu";
 import { readFixture } from "./fixtures";
 
 // overview_host_cpu.json: the backend's answer for a writer span whose manifest holds the host CPU sampling.
@@ -56,5 +57,14 @@ describe("overview host CPU", () => {
       samples: { time: [0, 500], process: [0.3, 0.7], system: null },
     });
     assert.deepEqual(noSystem?.samples, { time: [0, 500], process: [0.3, 0.7], system: null });
+  });
+
+  test("a span shorter than the sampling interval says so", () => {
+    const short = parseHostCpu({ interval: 100_000, duration: 40_000, process: { mean: 0.9, max: 0.9 }, samples: { time: [0], process: [0.9] } });
+    assert.ok(short !== null);
+    assert.match(fewSamplesText(short) ?? "", /^One reading: the span \(40\.0 ms\) was shorter than the sampling interval \(100 ms\)/);
+    const many = parseHostCpu({ interval: 100_000, duration: 300_000, process: { mean: 0.5, max: 0.9 }, samples: { time: [0, 100_000, 200_000], process: [0.1, 0.5, 0.9] } });
+    assert.ok(many !== null);
+    assert.equal(fewSamplesText(many), null);
   });
 });

@@ -43,6 +43,14 @@ describe("sortRows", () => {
     assert.deepEqual(numbered, ["step 9", "step 10"]);
   });
 
+  test("text order is the CSV export's (tests/test_export.py has the same example)", () => {
+    const names = ["b10", "B2", "a", "b1", "_x", "b02", "A"].map((n) => ({ n }));
+    assert.deepEqual(
+      sortRows(names, (row) => row.n, "asc").map((row) => row.n),
+      ["_x", "a", "A", "b1", "B2", "b02", "b10"],
+    );
+  });
+
   test("booleans sort true after false ascending", () => {
     const flags = sortRows(rows, (row) => row.flag, "desc").map((row) => row.flag);
     assert.deepEqual(flags, [true, true, false, false, false]);

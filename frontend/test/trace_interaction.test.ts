@@ -1,18 +1,12 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import type { TrackInfo } from "../src/api/trace";
 import type { CounterTileData, SliceTileData } from "../src/trace/data/tiles";
 import { bucketIndexAt, hitTest, sliceIndexAt } from "../src/trace/interaction/hit_test";
 import { isDrag, keyMotion, wheelActions, type MotionKey } from "../src/trace/interaction/navigation";
 import { DEFAULT_METRICS, depthAt, groupTracks, layoutTracks, rowAt, visibleCounterTracks, visibleSliceTracks } from "../src/trace/layout";
+import { TRACE_TRACKS } from "./fixtures";
 
-const TRACKS: TrackInfo[] = [
-  { id: "s4", name: "thread PyTorch Profiler", kind: "cpu", group: "process Traces", maxDepth: 0, unit: "" },
-  { id: "s1", name: "thread 25738 (python)", kind: "cpu", group: "python", maxDepth: 7, unit: "" },
-  { id: "s3", name: "stream 7", kind: "gpu", group: "GPU 0", maxDepth: 0, unit: "" },
-  { id: "s2", name: "thread 25772 (python)", kind: "cpu", group: "python", maxDepth: 4, unit: "" },
-  { id: "c:gpu_util:0", name: "GPU 0 utilization", kind: "counter", group: "GPU 0", maxDepth: 0, unit: "fraction" },
-];
+const TRACKS = TRACE_TRACKS;
 
 describe("track layout", () => {
   test("groups keep their first-appearance order and gather their tracks", () => {

@@ -1,8 +1,9 @@
 """Trace loading: a file (plain or gzip) → an immutable TraceModel.
 
-``load_trace`` is the one entry point; it detects the framework by name and content
-(``detect.py``), decodes the Chrome trace (``kineto.py``), applies Paddle's conventions to a
-Paddle trace (``paddle.py``) and MindSpore's to a MindSpore timeline (``mindspore.py``) and hands the decoded columns to ``model.build``.
+``load_trace`` is the one entry point; it guesses the framework from the name and the first bytes
+(``detect.py``), decodes the Chrome trace (``kineto.py``), decides the framework from what the whole
+decoded document shows, applies Paddle's conventions to a Paddle trace (``paddle.py``) and MindSpore's
+to a MindSpore timeline (``mindspore.py``) and hands the decoded columns to ``model.build``.
 """
 
 from __future__ import annotations
@@ -16,12 +17,13 @@ from ..model.build import build_model
 from ..model.trace_model import TraceModel
 from . import mindspore, mindspore_memory, paddle
 from .chunks import EventChunks, open_events
-from .detect import MINDSPORE, PADDLE, detect_framework
+from .detect import MINDSPORE, PADDLE, decide_framework, detect_framework, evidence_of
 from .kineto import RawColumns, TraceFormatError, decode_events
 from .parallel import read_kineto_parallel
 from .reader import TraceReadError, iter_blocks
+from .trace_metadata import checked_metadata
 
-__all__ = ["TraceLoadError", "load_trace", "load_trace_stream", "read_companions"]
+__all__ = ["TraceLoadError", "framework_of_trace", "load_trace", "load_trace_stream", "read_companions"]
 
 # Share of the progress bar for reading and decoding (they go together: the file is streamed); the model build is the rest.
 _DECODE_SHARE = 0.9
@@ -75,22 +77,15 @@ def load_trace_stream(
 
     try:
         chunks = open_chunks()
-        # The decoding depends on Paddle only, which the head tells; the tail (DeepLink) is read at the end.
-        if _framework_of(filename, chunks.head, b"") == PADDLE:
-            raw = decode_events(chunks, precise_start=True)
-            paddle.normalise(raw)
-            framework = PADDLE
-        else:
-            if parallel:
-                reuse = [chunks]
-                raw = read_kineto_parallel(lambda: reuse.pop() if reuse else open_chunks())
-            else:
-                raw = decode_events(chunks)
-            framework = _framework_of(filename, opened[-1].head, opened[-1].tail)
-            if framework == MINDSPORE:
-                mindspore.normalise(raw)
-                _add_memory_record(raw, companions or {})
+        framework, raw = _decode(chunks, filename, open_chunks, parallel)
         del chunks, opened[:]
+        if framework == MINDSPORE:
+            mindspore.normalise(raw)
+            _add_memory_record(raw, companions or {})
+        notes: list[str] = []
+        raw.metadata = checked_metadata(raw.metadata, notes)
+        if notes:
+            raw.stats.setdefault("notes", []).extend(notes)
         model = build_model(raw, framework=framework)
     except (TraceReadError, TraceFormatError) as exc:
         raise TraceLoadError(str(exc)) from exc
@@ -119,11 +114,47 @@ def _add_memory_record(raw: RawColumns, companions: dict[str, bytes]) -> None:
         raw.stats.setdefault("notes", []).append(f"{name} was not used: {exc}")
 
 
-def _framework_of(filename: str, head: bytes, tail: bytes) -> str:
-    """The writer's file name says the framework; otherwise the content does (``detect.py``)."""
+def _decode(chunks: EventChunks, filename: str, reopen: Callable[[], EventChunks],
+            parallel: bool = False) -> tuple[str, RawColumns]:
+    """The framework and the decoded columns of a document (Paddle's already normalised).
+
+    The writer's file name says the framework. Otherwise the first bytes give a guess, which chooses how
+    the events are decoded (Paddle keeps its sub-µs starts), and the whole decoded document decides
+    (``detect.decide_framework``): a trace whose telling keys or events lie far from its start is
+    read as what it is. A Paddle trace that only its decoded events revealed is decoded once more
+    (``reopen`` streams the file again).
+    """
     # "<worker>.<ts>.pt.trace.json" also fits the writer's pattern (framework "pt"): torch's name wins.
     writer = None if parse_torch_trace_name(filename) else parse_writer_trace_name(filename)
-    if writer is not None and writer.framework:
-        return writer.framework
-    # The tail too: some writers (DeepLink's device records) put their telling events last.
-    return detect_framework(head, filename, tail)
+    named = writer.framework if writer is not None and writer.framework else None
+    guess = named or detect_framework(chunks.head, filename)
+    if guess == PADDLE:
+        raw = decode_events(chunks, precise_start=True)
+    elif parallel:
+        reuse = [chunks]
+        raw = read_kineto_parallel(lambda: reuse.pop() if reuse else reopen())
+    else:
+        raw = decode_events(chunks)
+    framework = named or decide_framework(guess, evidence_of(raw), filename)
+    if framework == PADDLE and guess != PADDLE:
+        del raw
+        raw = decode_events(reopen(), precise_start=True)
+    if framework == PADDLE:
+        paddle.normalise(raw)
+    return framework, raw
+
+
+def framework_of_trace(opener: Callable[[], BinaryIO], filename: str = "") -> str:
+    """The framework that wrote a trace file, decided as ``load_trace`` decides it (``profscope import``
+    records it in the span's file name, which the loader then trusts)."""
+
+    def reopen() -> EventChunks:
+        return open_events(_blocks(opener, None))
+
+    try:
+        framework, _raw = _decode(reopen(), filename, reopen)
+    except (TraceReadError, TraceFormatError) as exc:
+        raise TraceLoadError(str(exc)) from exc
+    except RecursionError as exc:
+        raise TraceLoadError("invalid trace: values are nested too deeply") from exc
+    return framework

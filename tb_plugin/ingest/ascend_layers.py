@@ -22,6 +22,12 @@ are *layers*, each named by ``process_name`` metadata. Sources (Huawei's documen
   and threads ``Plane <id>`` of the tasks each operator is made of (``Notify_Wait``, ``Memcpy``,
   ``Reduce_Inline``...); ``Overlap Analysis`` holds the derived rows ``Computing``, ``Communication``,
   ``Communication(Not Overlapped)`` and ``Free``.
+* msprof's own timeline writer (the MindStudio ``msprof`` analysis sources: the Ascend Hardware and HCCL
+  assemblers): an ``Ascend Hardware`` task is named after its operator when the task has one, else after its
+  task type (``MEMCPY_ASYNC``, ``NOTIFY_WAIT``, ``EVENT_RECORD``...; the hardware's own kinds end in
+  ``_SQE``: ``NOTIFY_WAIT_SQE``, ``SDMA_SQE``...). The tasks of a collective run on the hardware's streams
+  (notify waits and records, SDMA copies, RDMA sends) and the HCCL layer's ``Plane`` threads show the same
+  tasks again, with the same start and duration.
 * "Timeline and Summary Data" of the Ascend PyTorch Profiler (``atlasprofiling_16_1149``): torch_npu's and
   MindSpore's ``trace_view.json`` carry the same layers.
 
@@ -33,6 +39,12 @@ only rows without a category of their own are given one):
                            ``stream`` = the number of its ``Stream <id>`` thread. A task named as a
                            communication operator (``hcom_...``, ``hccl...``) is communication: its
                            ``collective`` is its name, so ``model/categories.py`` counts it as a collective.
+                           Tasks named after their task type are not kernels: copies (``MEMCPY_ASYNC``,
+                           ``SDMA_SQE``, ``PCIE_DMA_SQE``) are ``Memcpy``; waits and records of events and
+                           notifies (and other stream control) are ``Ascend Sync``: device activity that no
+                           view counts as time. A task that is one of a collective's (the same start and
+                           duration as a task of an HCCL ``Plane`` on the same device, or an RDMA send) is
+                           ``HCCL Task``: the collective's time is counted once, from its HCCL operator.
 ``CANN``                   ``Runtime`` (runtime calls). A ``HostToDevice`` flow from a launch to a task links
                            them (``model/build.py`` links launches by any flow from a runtime call to a
                            device activity).
@@ -45,9 +57,9 @@ only rows without a category of their own are given one):
 ``Python``                 ``Python`` (Python frames).
 =========================  ==================================================================================
 
-Limits: the decoder keeps only the ``args`` keys the views use, so ``Task Type`` is not read here:
-communication tasks are recognised by their name, and AI Core, AI Vector Core and AI CPU tasks are all
-kernels. The device id comes from the process's labels or name (``NPU 1``, ``Device 1``); a file that
+Limits: the decoder keeps only the ``args`` keys the views use, so ``Task Type`` is not read here: a task
+is told by its name (msprof names a task without an operator after its task type), and AI Core, AI Vector
+Core, mixed and AI CPU tasks are all kernels. The device id comes from the process's labels or name (``NPU 1``, ``Device 1``); a file that
 names none gets 0, 1... in the order of its ``Ascend Hardware`` processes.
 """
 
@@ -79,6 +91,20 @@ RUNTIME = "Runtime"
 PYTHON = "Python"
 HCCL_OPERATOR = "HCCL"  # an HCCL operator shown twice (also on Ascend Hardware): not counted
 HCCL_TASK = "HCCL Task"
+MEMCPY = "Memcpy"  # Kineto's device copy category (model/categories.py: memcpy)
+SYNC = "Ascend Sync"  # waits and records of events and notifies: one of kineto.DEVICE_SYNC_CATEGORIES
+
+# Names msprof gives a hardware task without an operator: its task type (runtime name, or the hardware's
+# "_SQE" kind). Copies, and stream control (waits, records, stream switches...) that computes nothing.
+_COPY_TASKS = frozenset({"MEMCPY_ASYNC", "MEMCPY_ADDR_ASYNC", "SDMA_SQE", "PCIE_DMA_SQE"})
+_CONTROL_TASKS = frozenset(
+    {"EVENT_RECORD", "EVENT_WAIT", "EVENT_RESET", "NOTIFY_RECORD", "NOTIFY_WAIT", "WRITE_VALUE", "PLACE_HOLDER",
+     "STREAM_SWITCH", "STREAM_ACTIVE", "LABEL_SET", "LABEL_SWITCH", "LABEL_GOTO", "PROFILING_ENABLE",
+     "PROFILING_DISABLE", "MODEL_MAINTAINCE", "BARRIER", "MEM_WAIT_VALUE", "MEM_WRITE_VALUE"}
+)
+_CONTROL_TASKS = _CONTROL_TASKS | frozenset(f"{name}_SQE" for name in _CONTROL_TASKS)
+# Tasks that only collectives run (RDMA sends of HCCL, HCCL's own AI CPU tasks).
+_COMMUNICATION_TASKS = frozenset({"RDMA_SEND", "HCCL_AI_CPU"})
 
 _COMMUNICATION_TASK_NAME = re.compile(r"^(?:hcom_|hccl|lccl)", re.IGNORECASE)
 _PLANE_THREAD = re.compile(r"^Plane\b", re.IGNORECASE)
@@ -134,14 +160,24 @@ def normalise(raw: RawColumns) -> None:
                         dtype=np.int8)
     role = key_role[key_of_row]
     names = columns["name"]
-    communication_name = np.fromiter((bool(_COMMUNICATION_TASK_NAME.match(s)) for s in text), dtype=bool,
-                                     count=len(text))
+    name_is = lambda test: np.fromiter(map(test, text), dtype=bool, count=len(text))[names]  # noqa: E731
+    key_device = np.array([device_of_pid.get(p, -1) for p, _t in key_pairs], dtype=np.int64)
+    row_device = key_device[key_of_row]
     task = role == _TASK
-    communication_task = task & communication_name[names]
+    hccl_op = role == _HCCL_OP
+    communication_task = task & name_is(lambda s: bool(_COMMUNICATION_TASK_NAME.match(s)))
     # HCCL operators are device work only where Ascend Hardware does not already show them.
     hccl_as_kernels = not communication_task.any()
-    hccl_op = role == _HCCL_OP
-    device_work = task | (hccl_op if hccl_as_kernels else np.zeros_like(task))
+    collective_part = task & ~communication_task & (
+        _same_task_as(row_device, columns["start"], columns["dur"], task, role == _HCCL_TASK)
+        | name_is(_COMMUNICATION_TASKS.__contains__))
+    if hccl_as_kernels and not hccl_op.any():  # nothing else shows their collective: they are it
+        communication_task |= collective_part & name_is(_COMMUNICATION_TASKS.__contains__)
+        collective_part &= ~communication_task
+    task_kind = task & ~communication_task & ~collective_part
+    copy = task_kind & name_is(_COPY_TASKS.__contains__)
+    control = task_kind & name_is(_CONTROL_TASKS.__contains__)
+    on_device = task | hccl_op | (role == _HCCL_TASK)  # every row of a device layer is of its device
 
     category_by_role = {
         _TASK: KERNEL, _LAUNCH: RUNTIME, _HCCL_OP: KERNEL if hccl_as_kernels else HCCL_OPERATOR,
@@ -152,12 +188,13 @@ def normalise(raw: RawColumns) -> None:
     new = cat.copy()
     for member, category in category_by_role.items():
         new[unset & (role == member)] = strings[category]
+    for rows, category in ((copy, MEMCPY), (control, SYNC), (collective_part, HCCL_TASK)):
+        new[unset & rows] = strings[category]
     _count_categories(raw, cat, new)
     columns["cat"] = new
 
-    key_device = np.array([device_of_pid.get(p, -1) for p, _t in key_pairs], dtype=np.int64)
     key_stream = np.array([_stream_number(label) for label in labels], dtype=np.int64)
-    columns["device"][device_work] = key_device[key_of_row][device_work]
+    columns["device"][on_device] = row_device[on_device]
     columns["stream"][task] = key_stream[key_of_row][task]
     collective = communication_task | (hccl_op & hccl_as_kernels)
     columns["collective"][collective] = names[collective]
@@ -170,8 +207,27 @@ def normalise(raw: RawColumns) -> None:
             ("tasks", _TASK), ("launches", _LAUNCH), ("hccl_operators", _HCCL_OP), ("hccl_tasks", _HCCL_TASK),
             ("overlap", _OVERLAP), ("python", _PYTHON))},
         "communication_tasks": int(np.count_nonzero(communication_task)),
+        "collective_parts": int(np.count_nonzero(collective_part)),
+        "copies": int(np.count_nonzero(copy)),
+        "stream_control": int(np.count_nonzero(control)),
         "hccl_operators_counted": bool(hccl_as_kernels and hccl_op.any()),
     }
+
+
+def _same_task_as(device: np.ndarray, start: np.ndarray, dur: np.ndarray, rows: np.ndarray,
+                  others: np.ndarray) -> np.ndarray:
+    """Per row: whether it is one of ``rows`` with the same (device, start, duration) as one of ``others``."""
+    found = np.zeros(len(rows), dtype=bool)
+    if not rows.any() or not others.any():
+        return found
+    keys = np.stack([device, start, dur], axis=1)
+    candidates = np.flatnonzero(rows | others)
+    _unique, group = np.unique(keys[candidates], axis=0, return_inverse=True)
+    group = group.reshape(-1)
+    has_other = np.zeros(len(_unique), dtype=bool)
+    has_other[group[others[candidates]]] = True
+    found[candidates] = rows[candidates] & has_other[group]
+    return found
 
 
 def _role(layer: str, thread: str) -> int:

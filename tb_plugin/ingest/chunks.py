@@ -70,6 +70,7 @@ class Chunk:
     start: int
     end: int
     guessed: bool
+    position: int  # where ``start`` is in the document (bytes of JSON), for messages
 
 
 class EventChunks:
@@ -91,6 +92,7 @@ class EventChunks:
         self._events_end: Optional[int] = None  # where the events array closes, once known
         self._searched = 0  # no separator before this position (past the current chunk's minimum size)
         self._index = 0
+        self._dropped = 0  # bytes of the document dropped from the window's start so far
         self._current: Optional[Chunk] = None
         self._start()
 
@@ -124,6 +126,7 @@ class EventChunks:
         if drop > 0:
             self._dropped_tail = (self._dropped_tail + bytes(self.buffer[max(drop - HEAD_BYTES, 0) : drop]))[-HEAD_BYTES:]
             del self.buffer[:drop]  # O(1) in CPython: the bytearray's start moves
+            self._dropped += drop
             self._searched = max(self._searched - drop, 0)
             if self._events_end is not None:
                 self._events_end -= drop
@@ -189,7 +192,7 @@ class EventChunks:
 
     def _chunk(self, start: int, end: int, next_start: int, guessed: bool) -> Chunk:
         self._next = next_start
-        self._current = Chunk(self._index, start, end, guessed)
+        self._current = Chunk(self._index, start, end, guessed, self._dropped + start)
         self._index += 1
         return self._current
 

@@ -31,7 +31,7 @@ import numpy as np
 from msgspec import Raw
 
 from . import begin_end
-from .chunks import EventChunks, TraceFormatError, open_events
+from .chunks import Chunk, EventChunks, TraceFormatError, open_events
 from .interning import NO_STRING, OptionalStrings, RawJsonStrings, ScalarKeys, StringTable
 
 _EMPTY_RAW = Raw(b"")
@@ -122,12 +122,20 @@ class _LenientEvent(msgspec.Struct, gc=False):
 _INVALID_EVENT = _Event(ph="?invalid")
 _STRICT_DECODER = msgspec.json.Decoder(list[_Event])
 _LENIENT_DECODER = msgspec.json.Decoder(list[_LenientEvent])
+_STRICT_EVENT = msgspec.json.Decoder(_Event)
+_LENIENT_EVENT = msgspec.json.Decoder(_LenientEvent)
+# A UTF-16 surrogate escape (JSON text can spell a lone one, which no decoder accepts).
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 _RAW_LIST = msgspec.json.Decoder(list[Raw])
 
+# Synchronisation on the device (Kineto's CUDA_SYNC; an Ascend task waiting on or recording an event or
+# notify, see ingest/ascend_layers.py): device activity that computes nothing.
+DEVICE_SYNC_CATEGORIES = frozenset({"cuda_sync", "Ascend Sync"})
 # Categories whose slices are device activities (kernels, copies, device-side annotations).
 DEVICE_CATEGORIES = frozenset(
-    {"kernel", "gpu_memcpy", "gpu_memset", "gpu_user_annotation", "Kernel", "Memcpy", "Memset", "mtia_ccp_events"}
-)
+    {"kernel", "gpu_memcpy", "gpu_memset", "gpu_user_annotation", "Kernel", "Memcpy", "Memset", "mtia_ccp_events",
+     "HCCL Task"}  # the tasks an Ascend collective is made of, counted once through its operator (ascend_layers.py)
+) | DEVICE_SYNC_CATEGORIES
 # Categories of host-side operators and annotations (args with shapes, stacks, sequence numbers).
 OPERATOR_CATEGORIES = frozenset({"cpu_op", "Operator", "user_annotation", "python_function"})
 KNOWN_CATEGORIES = frozenset(
@@ -240,12 +248,16 @@ def _times_ns(values: Sequence[_Time]) -> tuple[np.ndarray, Optional[np.ndarray]
     """
     n = len(values)
     if str not in set(map(type, values)):  # the usual case, checked at C speed (numpy would parse strings as floats)
-        return us_to_ns(np.fromiter(values, dtype=np.float64, count=n)), None
+        return _numbers_ns(np.fromiter(values, dtype=np.float64, count=n))
     is_text = np.fromiter(map(isinstance, values, repeat(str)), dtype=bool, count=n)
     out = np.zeros(n, dtype=np.int64)
     number_rows = np.flatnonzero(~is_text)
+    invalid = np.zeros(n, dtype=bool)
     if len(number_rows):
-        out[number_rows] = us_to_ns(np.fromiter(_take(values, number_rows), dtype=np.float64, count=len(number_rows)))
+        ns, beyond = _numbers_ns(np.fromiter(_take(values, number_rows), dtype=np.float64, count=len(number_rows)))
+        out[number_rows] = ns
+        if beyond is not None:
+            invalid[number_rows] = beyond
     text_rows = np.flatnonzero(is_text)
     texts = _take(values, text_rows)
     try:
@@ -254,9 +266,8 @@ def _times_ns(values: Sequence[_Time]) -> tuple[np.ndarray, Optional[np.ndarray]
         ns, readable = np.zeros(len(texts), dtype=np.int64), np.zeros(len(texts), dtype=bool)
     out[text_rows] = ns
     if readable.all():
-        return out, None
+        return out, (invalid if invalid.any() else None)
     # Exponents, blanks, words...: each such text on its own (rare).
-    invalid = np.zeros(n, dtype=bool)
     for i in np.flatnonzero(~readable).tolist():
         row = int(text_rows[i])
         try:
@@ -268,6 +279,14 @@ def _times_ns(values: Sequence[_Time]) -> tuple[np.ndarray, Optional[np.ndarray]
         else:  # not a number, or beyond int64 ns
             invalid[row] = True
     return out, (invalid if invalid.any() else None)
+
+
+def _numbers_ns(us: np.ndarray) -> tuple[np.ndarray, Optional[np.ndarray]]:
+    """µs numbers → ns, and the rows whose number is no time (NaN, infinite, beyond int64 ns; None if none)."""
+    beyond = ~(np.abs(us) < _MAX_TIME_US)
+    if not beyond.any():
+        return us_to_ns(us), None
+    return us_to_ns(np.where(beyond, 0.0, us)), beyond
 
 
 _ZERO, _NINE, _DOT, _MINUS = 48, 57, 46, 45
@@ -312,6 +331,10 @@ def _decimal_texts_ns(texts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.where(negative, -magnitude, magnitude), readable
 
 
+def _address(buffer: Any) -> int:
+    return int(np.frombuffer(buffer, dtype=np.uint8).ctypes.data) if len(buffer) else 0
+
+
 def _with_brackets(data: bytearray, a: int, b: int, decode: Callable[[memoryview], Any]) -> Any:
     """Decode data[a:b] (events separated by commas) as a JSON array, in place, without a copy.
 
@@ -328,10 +351,86 @@ def _with_brackets(data: bytearray, a: int, b: int, decode: Callable[[memoryview
 
 
 def _decode_events(view: memoryview) -> list[Any]:
+    # Decode errors are copied without their traceback (``_detached``): a traceback holds frames that hold
+    # ``view``, an export of the streaming window, which could then not grow or shrink until the next
+    # garbage collection.
+    failure: Optional[Exception] = None
     try:
         return _STRICT_DECODER.decode(view)
     except msgspec.ValidationError:
-        return _lenient_events(_LENIENT_DECODER.decode(view))
+        pass
+    except (msgspec.DecodeError, UnicodeDecodeError) as exc:
+        failure = _detached(exc)
+    if failure is None:
+        try:
+            return _lenient_events(_LENIENT_DECODER.decode(view))
+        except (msgspec.DecodeError, UnicodeDecodeError) as exc:  # a ValidationError is a DecodeError
+            failure = _detached(exc)
+    events = _decode_one_by_one(view)
+    if events is None:
+        try:
+            raise failure
+        finally:
+            del failure, view  # no cycle through this frame (failure → traceback → frame → failure)
+    return events
+
+
+def _detached(exc: Exception) -> Exception:
+    """A copy of a decode error without traceback or context."""
+    if isinstance(exc, UnicodeDecodeError):
+        return UnicodeDecodeError(exc.encoding, bytes(exc.object[exc.start : exc.end]), 0, exc.end - exc.start,
+                                  exc.reason)
+    return type(exc)(str(exc))
+
+
+def _raw_events(view: memoryview) -> Optional[list[Raw]]:
+    try:
+        return _RAW_LIST.decode(view)
+    except (msgspec.DecodeError, UnicodeDecodeError):
+        return None
+
+
+class _EventsDecodedAlone(list):  # type: ignore[type-arg]
+    """A chunk's events decoded one by one: how many had their text repaired, where the first problem was."""
+
+    repaired_text = 0
+    first_problem: Optional[int] = None  # byte offset in the decoded view
+
+
+def _decode_one_by_one(view: memoryview) -> Optional[list[Any]]:
+    """Last resort for a chunk holding a value no decoder takes (text that is not UTF-8, a lone surrogate
+    escape, a number beyond any float): each event on its own. Text is repaired (invalid bytes become
+    U+FFFD); an event still unreadable is dropped (phase ``?invalid``, counted). None when the chunk is
+    not a list of JSON values at all (a wrong chunk boundary, a truncated file)."""
+    raws = _raw_events(view)
+    if raws is None:
+        return None
+    out = _EventsDecodedAlone()
+    base = _address(view)
+    for raw in raws:
+        event, repaired = _decode_alone(bytes(raw))
+        if repaired or event is _INVALID_EVENT:
+            out.repaired_text += repaired
+            if out.first_problem is None:
+                out.first_problem = _address(raw) - base
+        out.append(event)
+    return out
+
+
+def _decode_alone(data: bytes) -> tuple[Any, bool]:
+    """One event's JSON → (event, whether its text had to be repaired); ``_INVALID_EVENT`` when unreadable."""
+    repaired = _SURROGATE_ESCAPE.sub(rb"\\ufffd", data.decode("utf-8", "replace").encode("utf-8"))
+    for attempt in (data, repaired) if repaired != data else (data,):
+        try:
+            return _STRICT_EVENT.decode(attempt), attempt is not data
+        except msgspec.ValidationError:
+            try:
+                return _lenient_events([_LENIENT_EVENT.decode(attempt)])[0], attempt is not data
+            except (msgspec.DecodeError, UnicodeDecodeError):
+                continue
+        except (msgspec.DecodeError, UnicodeDecodeError):
+            continue
+    return _INVALID_EVENT, False
 
 
 def _lenient_events(events: list[_LenientEvent]) -> list[_Event]:
@@ -353,8 +452,8 @@ def _lenient_events(events: list[_LenientEvent]) -> list[_Event]:
                     args=_lenient_args(args) if args else _NO_ARGS,
                 )
             )
-        except (TypeError, ValueError, msgspec.ValidationError):
-            out.append(_Event(ph="?invalid"))
+        except (TypeError, ValueError, OverflowError, msgspec.ValidationError):  # e.g. float() of a 400-digit ts
+            out.append(_INVALID_EVENT)
     return out
 
 
@@ -419,6 +518,9 @@ class _ChunkReader:
         self._category_kind: dict[int, int] = {}
         # Operator names whose slices can carry collective arguments (decided once per name).
         self._collective_name: dict[int, bool] = {}
+        # Events decoded one by one (kineto._decode_one_by_one): texts repaired, the first problem's byte.
+        self.repaired_text = 0
+        self.first_problem: Optional[int] = None
 
     def _kinds_of(self, cats: np.ndarray) -> np.ndarray:
         """Per slice: 0 other, 1 operator (shapes, stacks), 2 Python frame, 3 device activity."""
@@ -640,6 +742,13 @@ def _read_counters(raw_events: list[Raw], rows: np.ndarray, out: RawColumns, ts:
                 series=np.asarray(series, dtype=np.int32), value=np.asarray(values, dtype=np.float64))
 
 
+def _decode_problem(exc: Exception) -> str:
+    """A decoder's complaint in the user's words."""
+    if isinstance(exc, UnicodeDecodeError):
+        return "text that is not UTF-8"
+    return str(exc)
+
+
 def read_kineto(data: Union[bytes, bytearray, memoryview], progress: Optional[Callable[[float], None]] = None,
                 precise_start: bool = False) -> RawColumns:
     """Decode a Chrome-trace JSON document held in memory (already decompressed) into raw columns.
@@ -662,13 +771,13 @@ def decode_events(chunks: EventChunks, precise_start: bool = False) -> RawColumn
     reader = _ChunkReader(out, precise_start)
     first = 0
     while (chunk := chunks.next_chunk()) is not None:
-        error = _decode_in_window(reader, chunks.buffer, chunk.start, chunk.end, first, chunk.index)
-        if isinstance(error, msgspec.DecodeError) and chunk.guessed:
+        error = _decode_in_window(reader, chunks, chunk, first)
+        if isinstance(error, (msgspec.DecodeError, UnicodeDecodeError)) and chunk.guessed:
             # (Only once the failed decode's frames are gone: they hold the window, which must be able to grow.)
             chunk = chunks.exact_chunk()
-            error = _decode_in_window(reader, chunks.buffer, chunk.start, chunk.end, first, chunk.index)
+            error = _decode_in_window(reader, chunks, chunk, first)
         if isinstance(error, Exception):
-            raise format_error(error) from error
+            raise format_error(error, chunk.position) from error
         first += error
     finish_columns(out, reader, chunks, "exact" if chunks.exact_cuts else "guessed")
     begin_end.pair(out)  # B/E pairs may straddle chunks: paired once the whole document is read
@@ -679,30 +788,38 @@ def new_columns() -> RawColumns:
     return RawColumns(strings=StringTable(), metadata={}, stats={})
 
 
-def format_error(error: Exception) -> TraceFormatError:
-    """The user's message for a chunk that does not decode."""
+def format_error(error: Exception, position: int) -> TraceFormatError:
+    """The user's message for a chunk, starting at byte ``position`` of the JSON, that does not decode."""
     if isinstance(error, msgspec.ValidationError):
-        return TraceFormatError(f"invalid event: {error}")
-    return TraceFormatError(f"invalid JSON: {error}")
+        return TraceFormatError(f"invalid event near byte {position} of the JSON: {error}")
+    return TraceFormatError(f"invalid JSON near byte {position}: {_decode_problem(error)}")
 
 
-def _decode_in_window(reader: _ChunkReader, buffer: bytearray, start: int, end: int, first: int,
-                      index: int) -> Union[int, Exception]:
-    """``decode_chunk`` on ``buffer[start:end]`` in place; the decode error is returned, not raised, so that
+def _decode_in_window(reader: _ChunkReader, chunks: EventChunks, chunk: Chunk, first: int) -> Union[int, Exception]:
+    """``decode_chunk`` of ``chunk`` in the window, in place; the decode error is returned, not raised, so that
     no frame of it outlives this call (they reference the window)."""
     try:
-        return _with_brackets(buffer, start, end, lambda view: decode_chunk(reader, view, first, index))
+        return _with_brackets(chunks.buffer, chunk.start, chunk.end,
+                              lambda view: decode_chunk(reader, view, first, chunk.index, chunk.position))
+    except UnicodeDecodeError as exc:
+        return UnicodeDecodeError(exc.encoding, b"", 0, 0, exc.reason)
     except msgspec.DecodeError as exc:
         return type(exc)(str(exc))
 
 
-def decode_chunk(reader: _ChunkReader, view: memoryview, first: int, index: int) -> int:
+def decode_chunk(reader: _ChunkReader, view: memoryview, first: int, index: int, position: int = 0) -> int:
     """Decode ``view`` (a JSON array of events: one chunk, numbered ``index``, whose first event is number
-    ``first``) into the reader's columns; returns its number of events.
+    ``first``, the chunk starting at byte ``position`` of the JSON) into the reader's columns; returns its
+    number of events.
 
-    Raises ``msgspec.DecodeError`` before changing anything when the bytes are not a JSON array.
+    Raises ``msgspec.DecodeError`` (or ``UnicodeDecodeError``) before changing anything when the bytes are
+    not a JSON array.
     """
     events = _decode_events(view)
+    if isinstance(events, _EventsDecodedAlone):
+        reader.repaired_text += events.repaired_text
+        if events.first_problem is not None and reader.first_problem is None:
+            reader.first_problem = position - 1 + events.first_problem  # the view starts with its '['
     out = reader.out
     out.begin_chunk(index, first, len(events))
     reader.read(events, first)
@@ -729,4 +846,8 @@ def finish_columns(out: RawColumns, reader: _ChunkReader, chunks: Optional[Event
         "skipped_phases": {p: n for p, n in reader.phase_counts.items() if p not in _PHASE_CLASS},
         "chunking": chunking,
     }
+    if reader.repaired_text:
+        out.stats["repaired_text"] = reader.repaired_text
+    if reader.first_problem is not None:
+        out.stats["first_problem_byte"] = reader.first_problem
     out.flow_id_strings = list(reader.string_flow_ids.strings)

@@ -286,12 +286,18 @@ _CSV_COLUMNS = ("op_id", "op_type", "num_workers", "output_queue_size", "output_
 
 def parse_pipeline_csv(text: str) -> list[PipelineOperator]:
     """``minddata_pipeline_raw_<id>.csv`` → operators (see the module docstring for the columns)."""
-    reader = csv.DictReader(io.StringIO(text))
-    missing = [c for c in _CSV_COLUMNS if c not in (reader.fieldnames or [])]
+    # newline="": a bare carriage return ends a row as csv expects, instead of raising csv.Error mid-field.
+    reader = csv.DictReader(io.StringIO(text, newline=""))
+    try:
+        fieldnames = reader.fieldnames
+        rows = list(reader)
+    except csv.Error as exc:
+        raise MindDataFormatError(f"line {reader.line_num}: not a CSV row ({exc})") from None
+    missing = [c for c in _CSV_COLUMNS if c not in (fieldnames or [])]
     if missing:
         raise MindDataFormatError(f"missing columns {', '.join(missing)}")
     operators = []
-    for line, row in enumerate(reader, start=2):
+    for line, row in enumerate(rows, start=2):
         where = f"line {line}"
         sizes = [_number(v, f"{where}: output_queue_size") for v in _json_list(row["output_queue_size"] or "",
                                                                              f"{where}: output_queue_size")]

@@ -82,8 +82,13 @@ def parse_step_trace_csv(data: bytes) -> tuple[list[StepTraceRow], list[str], bo
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise StepTraceFileError(f"not UTF-8 text ({exc.reason})") from None
-    reader = csv.reader(io.StringIO(text))
-    header = [name.strip() for name in next(reader, [])]
+    # newline="": a bare carriage return ends a row as csv expects, instead of raising csv.Error mid-field.
+    reader = csv.reader(io.StringIO(text, newline=""))
+    try:
+        lines = list(reader)
+    except csv.Error as exc:
+        raise StepTraceFileError(f"line {reader.line_num}: not a CSV row ({exc})") from None
+    header = [name.strip() for name in (lines[0] if lines else [])]
     required = {"step_num", "start_point", "end_point", "total"}
     if not required.issubset(header):
         raise StepTraceFileError(f"missing columns: {', '.join(sorted(required - set(header)))}")
@@ -91,7 +96,7 @@ def parse_step_trace_csv(data: bytes) -> tuple[list[StepTraceRow], list[str], bo
     reduce_columns = [i for name, i in index.items()
                       if _REDUCE_COLUMN.match(name) and not name.endswith(("_start_point", "_end_point"))]
     rows: list[StepTraceRow] = []
-    for line_number, cells in enumerate(reader, start=2):
+    for line_number, cells in enumerate(lines[1:], start=2):
         if not cells or all(not c.strip() for c in cells):
             continue
         step_text = cells[index["step_num"]].strip() if len(cells) > index["step_num"] else ""

@@ -34,7 +34,7 @@ import msgspec
 import numpy as np
 
 from . import begin_end, kineto
-from .chunks import EventChunks
+from .chunks import Chunk, EventChunks
 from .interning import StringTable
 from .kineto import RawColumns, TraceFormatError
 
@@ -91,8 +91,9 @@ class _Helper:
         request_reader.close()
         reply_writer.close()
 
-    def give(self, buffer: bytearray, start: int, end: int, index: int) -> bool:
-        """Hand the chunk ``buffer[start:end]`` to the helper if a slot is free."""
+    def give(self, buffer: bytearray, chunk: Chunk) -> bool:
+        """Hand the chunk (its bytes in ``buffer``) to the helper if a slot is free."""
+        start, end = chunk.start, chunk.end
         while self.replies.poll():  # slots of chunks done since
             self._reply()
         length = end - start + 2
@@ -103,7 +104,7 @@ class _Helper:
         self.ring[offset : offset + length] = memoryview(buffer)[start - 1 : end + 1]
         self.ring[offset] = 0x5B  # [
         self.ring[offset + length - 1] = 0x5D  # ]
-        self.requests.send((index, offset, length))
+        self.requests.send((chunk.index, offset, length, chunk.position))
         return True
 
     def _reply(self) -> tuple[Any, ...]:
@@ -159,17 +160,16 @@ def _decode_with_helper(chunks: EventChunks) -> RawColumns:
             if helper is None and seen > MIN_PARALLEL_BYTES and not chunks.eof:
                 helper = _Helper()
             # What is cut once the input has ended (where the events end is a guess too) stays here: it can be repaired.
-            if helper is not None and not chunks.eof and helper.give(chunks.buffer, chunk.start, chunk.end,
-                                                                     chunk.index):
+            if helper is not None and not chunks.eof and helper.give(chunks.buffer, chunk):
                 continue
-            result = kineto._decode_in_window(reader, chunks.buffer, chunk.start, chunk.end, first, chunk.index)
+            result = kineto._decode_in_window(reader, chunks, chunk, first)
             if isinstance(result, Exception):
                 if helper is not None:  # once every chunk handed out decoded, this one's start is known good
                     helper.drain()
                 chunk = chunks.exact_chunk()
-                result = kineto._decode_in_window(reader, chunks.buffer, chunk.start, chunk.end, first, chunk.index)
+                result = kineto._decode_in_window(reader, chunks, chunk, first)
                 if isinstance(result, Exception):
-                    raise kineto.format_error(result) from result
+                    raise kineto.format_error(result, chunk.position) from result
             first += result
         kineto.finish_columns(out, reader, chunks, "exact" if chunks.exact_cuts else "guessed")
         if helper is None:
@@ -196,10 +196,10 @@ def _helper_main(ring: mmap.mmap, requests: Any, replies: Any, spill_prefix: Opt
         reader = kineto._ChunkReader(out)
         first = 0
         while (request := requests.recv()) is not None:
-            index, offset, length = request
+            index, offset, length, position = request
             try:
-                first += kineto.decode_chunk(reader, memoryview(ring)[offset : offset + length], first, index)
-            except msgspec.DecodeError:
+                first += kineto.decode_chunk(reader, memoryview(ring)[offset : offset + length], first, index, position)
+            except (msgspec.DecodeError, UnicodeDecodeError):
                 replies.send(("bad", index))
                 return
             replies.send(("done", offset // SLOT_BYTES))
@@ -374,6 +374,11 @@ def _merge_stats(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
         for name, count in b.get(key, {}).items():
             merged[name] = merged.get(name, 0) + count
         out[key] = merged
+    if "repaired_text" in b:  # values repaired or dropped in the helper's half (kineto._decode_one_by_one)
+        out["repaired_text"] = a.get("repaired_text", 0) + b["repaired_text"]
+    problems = [stats["first_problem_byte"] for stats in (a, b) if "first_problem_byte" in stats]
+    if problems:
+        out["first_problem_byte"] = min(problems)
     return out
 
 

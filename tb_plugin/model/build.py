@@ -13,6 +13,7 @@ import numpy as np
 from ..ingest.kineto import DEVICE_CATEGORIES, FLOW_END, FLOW_START, RawColumns
 from .factorize import factorize
 from .nesting import nesting
+from .tree import nearest_ancestor_where
 from .trace_model import (
     CounterTable,
     FlowTable,
@@ -46,7 +47,7 @@ def build_model(raw: RawColumns, framework: str = "pytorch") -> TraceModel:
     counters = _build_counters(raw, track_of)
     flows = _build_flows(raw, track_of, slices)
     links = _build_links(slices, text, flows)
-    steps = _build_steps(slices, tracks, text)
+    steps = _build_steps(slices, tracks, text, raw.stats)
     times = [a for a in (slices.start, slices.end, instants.ts, counters.ts) if len(a)]
     start = int(min(a.min() for a in times)) if times else 0
     end = int(max(a.max() for a in times)) if times else 0
@@ -278,7 +279,15 @@ def _build_links(slices: SliceTable, text: list[str], flows: FlowTable) -> LinkT
 
     Writers that give no correlation still draw a flow from the launch to its device activity
     (DeepLink's DIPU: ``ac2g``; Ascend's timelines: ``HostToDevice``): any flow from a runtime call
-    to a device activity links them instead."""
+    to a device activity links them instead.
+
+    An External id is only a number, and some writers reuse numbers across kinds of event (a trace
+    whose runtime calls carry their correlation id as External id: those ids then name unrelated
+    operators). So a runtime call keeps the operator its External id names only where that operator
+    encloses the call in time (it launched it); otherwise, and without an External id, the call
+    belongs to the innermost operator that encloses it on its thread. Device activity takes the
+    operator of the runtime call that launched it; only activity with no launching call is linked
+    by its own External id (to an operator that started before it: work never runs before its launch)."""
     n = len(slices)
     launcher = np.full(n, -1, dtype=np.int32)
     op = np.full(n, -1, dtype=np.int32)
@@ -289,9 +298,10 @@ def _build_links(slices: SliceTable, text: list[str], flows: FlowTable) -> LinkT
     is_runtime = cat_is(RUNTIME_CATEGORIES)[slices.cat]
     is_operator = cat_is({"cpu_op", "Operator", "user_annotation"})[slices.cat]
 
-    runtime_rows = np.flatnonzero(is_runtime & (slices.correlation >= 0))
+    runtime_rows = np.flatnonzero(is_runtime)
     device_rows = np.flatnonzero(is_device & (slices.correlation >= 0))
-    launcher[device_rows] = _lookup(slices.correlation[runtime_rows], runtime_rows, slices.correlation[device_rows])
+    correlated = runtime_rows[slices.correlation[runtime_rows] >= 0]
+    launcher[device_rows] = _lookup(slices.correlation[correlated], correlated, slices.correlation[device_rows])
     if len(flows.src):
         launch_flow = (flows.src >= 0) & (flows.dst >= 0)
         src, dst = flows.src[launch_flow], flows.dst[launch_flow]
@@ -302,15 +312,20 @@ def _build_links(slices: SliceTable, text: list[str], flows: FlowTable) -> LinkT
     op_rows = np.flatnonzero(is_operator & (slices.external_id >= 0))
     # Several slices can share an External id (an annotation and its op); keep the innermost.
     op_rows = op_rows[np.argsort(slices.depth[op_rows], kind="stable")]
-    linked = np.flatnonzero((is_device | is_runtime) & (slices.external_id >= 0))
-    op[linked] = _lookup(slices.external_id[op_rows], op_rows, slices.external_id[linked])
-    # A runtime call with no External id belongs to its enclosing operator.
-    missing = runtime_rows[op[runtime_rows] < 0]
-    parent = slices.parent[missing]
-    op[missing] = np.where((parent >= 0) & is_operator[np.maximum(parent, 0)], parent, -1)
-    # A device activity without its own External id inherits its launcher's operator.
-    no_op = device_rows[(op[device_rows] < 0) & (launcher[device_rows] >= 0)]
-    op[no_op] = op[launcher[no_op]]
+    end = slices.start + slices.dur
+
+    named = _lookup(slices.external_id[op_rows], op_rows, slices.external_id[runtime_rows])
+    safe = np.maximum(named, 0)
+    encloses = (named >= 0) & (slices.start[safe] <= slices.start[runtime_rows]) & (end[safe] >= end[runtime_rows])
+    enclosing = nearest_ancestor_where(slices, is_operator)[runtime_rows]
+    op[runtime_rows] = np.where(encloses, named, enclosing)
+
+    launched = device_rows[launcher[device_rows] >= 0]
+    op[launched] = op[launcher[launched]]
+    unlaunched = np.flatnonzero(is_device & (launcher < 0) & (slices.external_id >= 0))
+    named = _lookup(slices.external_id[op_rows], op_rows, slices.external_id[unlaunched])
+    before = (named >= 0) & (slices.start[np.maximum(named, 0)] <= slices.start[unlaunched])
+    op[unlaunched] = np.where(before, named, -1)
     return LinkTable(launcher=launcher, op=op)
 
 
@@ -326,15 +341,25 @@ def _lookup(keys: np.ndarray, rows: np.ndarray, queries: np.ndarray) -> np.ndarr
     return np.where(hit, rows[order[safe]], -1).astype(np.int32)
 
 
-def _build_steps(slices: SliceTable, tracks: list[Track], text: list[str]) -> StepTable:
+def _build_steps(slices: SliceTable, tracks: list[Track], text: list[str], stats: dict[str, Any]) -> StepTable:
     """``ProfilerStep#N`` (Paddle: ``ProfileStep#N``) ranges on host tracks.
 
-    The GPU-side annotation copies are not steps."""
+    The GPU-side annotation copies are not steps. A marker whose number does not fit 64 bits is no step
+    (a note in ``stats`` says so)."""
     step_number = np.full(len(text), -1, dtype=np.int64)
+    too_large = []
     for i, s in enumerate(text):
         m = _STEP_NAME.match(s)
         if m:
-            step_number[i] = int(m.group(1))
+            number = int(m.group(1))
+            if number < 2**63:
+                step_number[i] = number
+            else:
+                too_large.append(s)
+    if too_large:
+        shown = too_large[0] if len(too_large[0]) <= 40 else too_large[0][:37] + "..."
+        stats.setdefault("notes", []).append(
+            f"{len(too_large)} step marker name(s) with a number too large to read ({shown}): not counted as steps.")
     if len(slices) == 0 or not (step_number >= 0).any():
         return StepTable(*(np.zeros(0, dtype=t) for t in (np.int64, np.int32, np.int64, np.int64, np.int32)))
     host_track = np.array([t.kind == "cpu" for t in tracks], dtype=bool)

@@ -13,8 +13,9 @@ from typing import Callable
 
 import numpy as np
 
-from ..ingest.kineto import DEVICE_CATEGORIES
+from ..ingest.kineto import DEVICE_CATEGORIES, DEVICE_SYNC_CATEGORIES
 from ..ingest.mindspore import MINDSPORE_OPERATOR_PROCESS, MINDSPORE_SCOPE_PROCESS
+from ..ingest.mindspore_timeline import operator_type
 from .trace_model import TraceModel
 from .tree import has_ancestor
 
@@ -38,8 +39,9 @@ PADDLE_HOST_RANGE_CATEGORIES = frozenset(
 # "gpu_memcpy"), GPU operator executions and the zero-length records of Ascend tasks "Operator";
 # their "Scope Name" and "Overlap Analysis" ranges are in no set, so no view counts them as time.
 # The layers of a newer Ascend timeline (ingest/ascend_layers.py) take Kineto's kinds too: "kernel"
-# (Ascend Hardware tasks; communication tasks name their collective), "Runtime" (CANN calls); the
-# rows that repeat or derive device time ("HCCL", "HCCL Task", "Overlap Analysis") are in no set.
+# (Ascend Hardware tasks; communication tasks name their collective), "Memcpy" (copy tasks), "Runtime"
+# (CANN calls), "Ascend Sync" (waits and records: device sync); the rows that repeat or derive device time
+# ("HCCL", "HCCL Task", "Overlap Analysis") are in no set.
 MINDSPORE_OPERATOR_CATEGORIES = frozenset({MINDSPORE_OPERATOR_PROCESS})
 MINDSPORE_HOST_RANGE_CATEGORIES = frozenset({MINDSPORE_SCOPE_PROCESS})
 
@@ -69,6 +71,14 @@ OPERATOR_CATEGORIES = frozenset({"cpu_op", "Operator"}) | MINDSPORE_OPERATOR_CAT
 #   a tensor allocated by DIPU's caching allocator -> allocator time, not compute;
 # * "DiclAllreduce" and the other DICL collectives (ProcessGroupDICL.cpp) -> communication.
 DEEPLINK_KERNEL_NAME = re.compile(r"^diopi[A-Z]")
+
+# MTIA's device activity (Kineto category "mtia_ccp_events", an alias of CONCURRENT_KERNEL in Kineto's
+# ActivityType.h) holds more than kernels; the event's name says what it is. Work on the processing
+# elements ("pe_exe", and graph partitions such as "merge" and "remote", with their PE grid position)
+# is kernels; "dma_request" a copy (with a direction and size); "event_record"/"event_wait" synchronisation.
+MTIA_DEVICE_CATEGORY = "mtia_ccp_events"
+MTIA_COPY_NAMES = frozenset({"dma_request"})
+MTIA_SYNC_NAMES = frozenset({"event_record", "event_wait"})
 DEEPLINK_DEVICE_OP_NAME = re.compile(r"^dipu_")
 DEEPLINK_ALLOCATOR_NAME = re.compile(r"^(?:LaunchKernel_)?(?:wrapper_DIPU_)?empty(?:_memory_format|_strided)?$")
 
@@ -176,9 +186,28 @@ class SliceKinds:
 
     @cached_property
     def kernel(self) -> np.ndarray:
-        """Device kernels. DeepLink's operator and allocation ranges on the device are not (``DEEPLINK_*``)."""
+        """Device kernels. DeepLink's operator and allocation ranges on the device are not (``DEEPLINK_*``);
+        MTIA's device activity is, but for its copies and synchronisation (``MTIA_*``)."""
         not_kernel = np.isin(self._deeplink_kind, (_DEEPLINK_DEVICE_OP, _DEEPLINK_ALLOCATOR))
-        return (self._by_category(KERNEL_CATEGORIES) & ~not_kernel) | self._generic_kernel
+        mtia_kernel = self._mtia & ~self._mtia_copy & ~self._mtia_sync
+        return (self._by_category(KERNEL_CATEGORIES) & ~not_kernel) | self._generic_kernel | mtia_kernel
+
+    @cached_property
+    def _mtia(self) -> np.ndarray:
+        return self._by_category(frozenset({MTIA_DEVICE_CATEGORY}))
+
+    @cached_property
+    def _mtia_copy(self) -> np.ndarray:
+        return self._mtia & self._by_name(MTIA_COPY_NAMES.__contains__)
+
+    @cached_property
+    def _mtia_sync(self) -> np.ndarray:
+        return self._mtia & self._by_name(MTIA_SYNC_NAMES.__contains__)
+
+    @cached_property
+    def device_sync(self) -> np.ndarray:
+        """Synchronisation on the device (waits, event records): device activity that computes nothing."""
+        return self._by_category(DEVICE_SYNC_CATEGORIES) | self._mtia_sync
 
     @cached_property
     def allocator(self) -> np.ndarray:
@@ -216,7 +245,7 @@ class SliceKinds:
 
     @cached_property
     def memcpy(self) -> np.ndarray:
-        return self._by_category(MEMCPY_CATEGORIES)
+        return self._by_category(MEMCPY_CATEGORIES) | self._mtia_copy
 
     @cached_property
     def memset(self) -> np.ndarray:
@@ -273,3 +302,13 @@ class SliceKinds:
     def tensor_core_kernel(self) -> np.ndarray:
         return self._by_name(is_tensor_core_kernel) & self.kernel
 
+
+
+_OPERATOR_INSTANCE = re.compile(r"-op\d+$")
+
+
+def kernel_group_name(name: str) -> str:
+    """The kernel table's row for a kernel name: the name itself, except for the instances of one operator that
+    Ascend's graph mode names apart (``Conv2D-op292``, ``Default/network/conv1-Conv2d/Conv2D-op12``): their
+    operator type (``Conv2D``), one row as MindSpore's own operator statistics count them."""
+    return operator_type(name) if _OPERATOR_INSTANCE.search(name) else name

@@ -39,6 +39,16 @@ def merge(starts: np.ndarray, ends: np.ndarray) -> Intervals:
     return merged_starts, merged_ends
 
 
+def difference(a: Intervals, b: Intervals) -> Intervals:
+    """``a`` minus ``b``, as sorted disjoint intervals."""
+    a = merge(*a)
+    if len(a[0]) == 0 or len(b[0]) == 0:
+        return a
+    segments = Segments.of(a, b)
+    keep = segments.covered(a) & ~segments.covered(merge(*b))
+    return merge(segments.bounds[:-1][keep], segments.bounds[1:][keep])
+
+
 def total_length(intervals: Intervals) -> int:
     starts, ends = merge(*intervals)
     return int((ends - starts).sum())

@@ -18,6 +18,12 @@ Definitions (also in ``api/openapi.yaml``):
   ``impact`` = experiment per step − baseline per step (µs, negative when the experiment
   is faster), so spans with different step counts compare per step. Rows are sorted by
   the absolute impact, largest first.
+* Per sample: when both batch sizes are known (the writer's manifest, or entered in the
+  page: ``base_batch_size`` / ``exp_batch_size``, which win over the manifest), every per-step
+  time is also given per sample (per-step time / batch size): ``per_sample`` for the step
+  time and throughput, ``breakdown_per_sample`` per category, and ``per_sample`` in every
+  operator and kernel row. With different batch sizes the two can disagree (a span with
+  twice the batch may be slower per step and faster per sample); a note says which is which.
 """
 
 from __future__ import annotations
@@ -46,6 +52,16 @@ class CompareSide:
     model: TraceModel
     # The manifest's batch size (writer spans), part of the overview's memo key.
     batch_size: Optional[int] = None
+    # A batch size entered in the page: wins over the manifest's for the per-sample figures.
+    page_batch_size: Optional[int] = None
+
+    @property
+    def samples_per_step(self) -> Optional[int]:
+        return self.page_batch_size or self.batch_size
+
+    @property
+    def batch_size_source(self) -> Optional[str]:
+        return "page" if self.page_batch_size else "manifest" if self.batch_size else None
 
 
 def span_overview(model: TraceModel, batch_size: Optional[int] = None) -> dict[str, Any]:
@@ -81,6 +97,8 @@ def _side_info(side: CompareSide, overview: dict[str, Any]) -> dict[str, Any]:
         "steps": len(overview["steps"]),
         "step_source": overview["step_source"],
         "mean_step_time": overview["mean_step_time"],
+        "batch_size": side.samples_per_step,
+        "batch_size_source": side.batch_size_source,
     }
 
 
@@ -170,6 +188,64 @@ def compare_kernels(base_kernels: dict[str, Any], exp_kernels: dict[str, Any], b
     return rows
 
 
+def _per_sample(value: Optional[float], batch: int) -> Optional[float]:
+    return None if value is None else float(value) / batch
+
+
+def with_per_sample(rows: list[dict[str, Any]], base_batch: int, exp_batch: int) -> list[dict[str, Any]]:
+    """Each row's per-step times divided by its side's batch size (µs per sample)."""
+    for row in rows:
+        base, exp = _per_sample(row["per_step"]["base"], base_batch), _per_sample(row["per_step"]["exp"], exp_batch)
+        row["per_sample"] = {"base": base, "exp": exp, "impact": (exp or 0.0) - (base or 0.0), "ratio": ratio(exp, base)}
+    return rows
+
+
+def per_sample_summary(base_info: dict[str, Any], exp_info: dict[str, Any], breakdown: dict[str, Any]
+                       ) -> tuple[Optional[dict[str, Any]], Optional[dict[str, Any]]]:
+    """(step time per sample with throughput, breakdown per sample), or (None, None) without both batch sizes."""
+    base_batch, exp_batch = base_info["batch_size"], exp_info["batch_size"]
+    if not base_batch or not exp_batch:
+        return None, None
+    base = base_info["mean_step_time"] / base_batch
+    exp = exp_info["mean_step_time"] / exp_batch
+    throughput = {"base": base_batch / (base_info["mean_step_time"] / 1e6) if base_info["mean_step_time"] > 0 else None,
+                  "exp": exp_batch / (exp_info["mean_step_time"] / 1e6) if exp_info["mean_step_time"] > 0 else None}
+    throughput["ratio"] = ratio(throughput["exp"], throughput["base"])
+    summary = {"base": base, "exp": exp, "delta": exp - base, "ratio": ratio(exp, base),
+               "samples_per_second": throughput}
+    per_category = {
+        "base": {c: v / base_batch for c, v in breakdown["base"].items()},
+        "exp": {c: v / exp_batch for c, v in breakdown["exp"].items()},
+    }
+    per_category["delta"] = {c: per_category["exp"][c] - per_category["base"][c] for c in per_category["base"]}
+    per_category["ratio"] = {c: ratio(per_category["exp"][c], per_category["base"][c]) for c in per_category["base"]}
+    return summary, per_category
+
+
+def _change_text(value: Optional[float]) -> str:
+    """A ratio as a signed change: 1.37 → "+37%"."""
+    return "n/a" if value is None else f"{(value - 1) * 100:+.0f}%"
+
+
+def _batch_note(base: dict[str, Any], exp: dict[str, Any], step_ratio: Optional[float],
+                per_sample: Optional[dict[str, Any]]) -> Optional[dict[str, Any]]:
+    """Different batch sizes: per step and per sample say different things; say which is which."""
+    if per_sample is None or base["batch_size"] == exp["batch_size"]:
+        return None
+    sample_ratio = per_sample["ratio"]
+    def verdict(r: Optional[float]) -> str:
+        return "about the same" if r is None or abs(r - 1) < 0.005 else "slower" if r > 1 else "faster"
+    return {
+        "id": "batch_sizes_differ",
+        "text": f"The baseline runs batches of {base['batch_size']} and the experiment batches of {exp['batch_size']}: "
+                f"per step the experiment is {verdict(step_ratio)} ({_change_text(step_ratio)}), per sample it is "
+                f"{verdict(sample_ratio)} ({_change_text(sample_ratio)}). Per sample is the fair measure of training "
+                "speed; per step tells how long one iteration takes.",
+        "evidence": {"base_batch_size": base["batch_size"], "exp_batch_size": exp["batch_size"],
+                     "step_time_ratio": step_ratio, "sample_time_ratio": sample_ratio},
+    }
+
+
 def _steps(count: int) -> str:
     return f"{count} step" if count == 1 else f"{count} steps"
 
@@ -177,7 +253,7 @@ def _steps(count: int) -> str:
 def _device_text(info: dict[str, Any]) -> str:
     if info["devices"]:
         return ", ".join(info["devices"])
-    return "GPU activity without device properties" if info["has_device"] else "CPU only"
+    return "Device activity without device properties" if info["has_device"] else "CPU only"
 
 
 def _notes(base: dict[str, Any], exp: dict[str, Any], base_ops: dict[str, Any], exp_ops: dict[str, Any],
@@ -262,19 +338,32 @@ def compare(base: CompareSide, exp: CompareSide, group_by: str = "name") -> dict
     categories = [c for c in overview_view.CATEGORIES
                   if c in base_overview.get("categories", ()) or c in exp_overview.get("categories", ())]
     same_span = (base.run, base.worker, base.span) == (exp.run, exp.worker, exp.span)
+    breakdown = _breakdown(base_overview, exp_overview)
+    per_sample, breakdown_per_sample = per_sample_summary(base_info, exp_info, breakdown)
+    operator_rows = compare_operators(base_ops, exp_ops, base_steps, exp_steps, group_by)
+    if per_sample is not None:
+        with_per_sample(operator_rows, base_info["batch_size"], exp_info["batch_size"])
+        with_per_sample(kernel_rows, base_info["batch_size"], exp_info["batch_size"])
+    step_ratio = ratio(exp_info["mean_step_time"], base_info["mean_step_time"])
+    notes = _notes(base_info, exp_info, base_ops, exp_ops, kernel_rows, same_span, group_by)
+    batch_note = _batch_note(base_info, exp_info, step_ratio, per_sample)
+    if batch_note is not None:
+        notes.insert(0, batch_note)
     return {
         "base": base_info,
         "exp": exp_info,
         "group_by": group_by,
         "categories": categories,
-        "breakdown": _breakdown(base_overview, exp_overview),
+        "breakdown": breakdown,
         "step_time": {
             "base": base_info["mean_step_time"],
             "exp": exp_info["mean_step_time"],
             "delta": exp_info["mean_step_time"] - base_info["mean_step_time"],
-            "ratio": ratio(exp_info["mean_step_time"], base_info["mean_step_time"]),
+            "ratio": step_ratio,
         },
-        "operators": compare_operators(base_ops, exp_ops, base_steps, exp_steps, group_by),
+        "per_sample": per_sample,
+        "breakdown_per_sample": breakdown_per_sample,
+        "operators": operator_rows,
         "kernels": kernel_rows,
-        "notes": _notes(base_info, exp_info, base_ops, exp_ops, kernel_rows, same_span, group_by),
+        "notes": notes,
     }

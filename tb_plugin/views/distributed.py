@@ -1,11 +1,13 @@
 """Distributed view: per rank, computation vs communication and their overlap; collectives; stragglers.
 
-Per rank and step: computation is time with a non-collective kernel running (on CPU-only
-runs: host operators outside collectives), communication is time with a collective kernel
-running (CPU-only: host ranges of collective operators), overlap is both at once, other
-is the rest of the step. Collective instances are matched across ranks by name and order
-(the i-th all_reduce of every rank is one collective): a rank waits from its own start
-until the last rank has started, and the rest of its duration is transfer.
+Per rank and step, computation, communication and overlap are ``accounting.step_times``: the
+same numbers as the overview's (its Communication category is communication minus overlap).
+Communication is collective kernels on the device and the host ranges of collectives that run
+on the host (Gloo), on GPU and CPU-only spans alike; other is the rest of the step. Collective
+instances are matched across ranks by name and order (the i-th all_reduce of every rank is one
+collective): a rank waits from its own start until the last rank has started, and the rest of
+its duration is transfer. A single rank whose trace records its process group
+(``distributedInfo``) or collectives is a distributed span of its own.
 """
 
 from __future__ import annotations
@@ -18,10 +20,9 @@ from typing import Any, Optional
 import msgspec
 import numpy as np
 
-from ..model import intervals
 from ..model.categories import SliceKinds
 from ..model.trace_model import TraceModel
-from .steps import find_steps
+from .accounting import step_times
 
 NS_PER_US = 1000.0
 DTYPE_BYTES = {
@@ -60,10 +61,17 @@ class RankInstances:
     nbytes: np.ndarray  # -1 when unknown
 
 
-def rank_of(model: TraceModel, worker: str, fallback: int) -> int:
+def distributed_rank(model: TraceModel) -> Optional[int]:
+    """The rank the trace itself records (Kineto's ``distributedInfo.rank``), else None."""
     info = model.metadata.get("distributedInfo") or {}
-    if isinstance(info, dict) and isinstance(info.get("rank"), int):
-        return int(info["rank"])
+    rank = info.get("rank") if isinstance(info, dict) else None
+    return rank if isinstance(rank, int) and not isinstance(rank, bool) else None
+
+
+def rank_of(model: TraceModel, worker: str, fallback: int) -> int:
+    recorded = distributed_rank(model)
+    if recorded is not None:
+        return recorded
     m = _RANK_IN_NAME.search(worker)
     return int(m.group(1)) if m else fallback
 
@@ -105,6 +113,39 @@ def _input_tensor_bytes(model: TraceModel, row: int) -> int:
     return total if total > 0 else -1
 
 
+def _collective_bytes(model: TraceModel, row: int, op: int, source: int, collective_above: np.ndarray,
+                      inner_bytes: dict[int, int]) -> int:
+    """A collective call's message size, from the operator that launched it: the element count and
+    dtype of ``record_param_comms``, else the recorded input shapes of the launching collective
+    operator, of the collective operator nested in it (``record_param_comms`` records a TensorList,
+    its ``nccl:all_reduce`` child [[19618307]] float), or of the collectives around it, else the
+    shapes on the row itself (a Gloo range). -1 when none is known: a kernel has no shapes."""
+    if source >= 0:
+        size = _message_bytes(model, source)
+        if size >= 0:
+            return size
+    candidate = op
+    while candidate >= 0:  # the launching operator, then the collectives it is nested in
+        size = _input_tensor_bytes(model, candidate)
+        if size < 0:
+            size = inner_bytes.get(candidate, -1)
+        if size >= 0:
+            return size
+        candidate = int(collective_above[candidate])
+    return _input_tensor_bytes(model, row)
+
+
+def _inner_collective_bytes(model: TraceModel, host_collectives: np.ndarray) -> dict[int, int]:
+    """Parent row -> input bytes of the first host collective nested directly in it that records its shapes."""
+    s = model.slices
+    out: dict[int, int] = {}
+    for row in np.flatnonzero(host_collectives & (s.parent >= 0) & (s.input_dims >= 0)).tolist():  # per collective
+        size = _input_tensor_bytes(model, row)
+        if size >= 0:
+            out.setdefault(int(s.parent[row]), size)
+    return out
+
+
 def collective_instances(model: TraceModel) -> RankInstances:
     return model.memo("collective_instances", lambda: _collective_instances(model))
 
@@ -118,6 +159,9 @@ def _collective_instances(model: TraceModel) -> RankInstances:
     from ..model.tree import nearest_ancestor_where
 
     args_above = nearest_ancestor_where(s, with_args)
+    host_collectives = kinds.collective_op & kinds.on_host
+    collective_above = nearest_ancestor_where(s, host_collectives)
+    inner_bytes = _inner_collective_bytes(model, host_collectives)
     if kinds.collective_kernel.any():
         rows = np.flatnonzero(kinds.collective_kernel)
         owner_op = model.links.op[rows].astype(np.int64)
@@ -138,50 +182,40 @@ def _collective_instances(model: TraceModel) -> RankInstances:
             names.append(normalize_collective(text[int(s.collective[source])]))
         else:
             names.append(normalize_collective(text[int(s.name[row])]))
-        size = _message_bytes(model, source) if source >= 0 else -1
-        sizes.append(size if size >= 0 else _input_tensor_bytes(model, row))
+        sizes.append(_collective_bytes(model, row, op, source, collective_above, inner_bytes))
     order = np.argsort(s.start[rows], kind="stable")
     return RankInstances(name=[names[i] for i in order], start=s.start[rows][order], end=s.end[rows][order],
                          nbytes=np.asarray(sizes, dtype=np.int64)[order] if sizes else np.zeros(0, np.int64))
 
 
 def rank_breakdown(model: TraceModel) -> dict[str, float]:
-    """Mean per step of step time, computation, communication, overlap and other (ns)."""
+    """Mean per step of step time, computation, communication, overlap and other (ns), as
+    ``accounting.step_times`` defines them (the overview shows the same numbers)."""
     def compute() -> dict[str, float]:
-        kinds = SliceKinds(model)
-        s = model.slices
-        steps = find_steps(model)
-        windows = (steps.start, steps.end)
-        if kinds.kernel.any():
-            comp_mask = kinds.kernel & ~kinds.collective_kernel
-            comm_mask = kinds.collective_kernel
-        else:
-            comm_mask = kinds.collective_op & kinds.on_host
-            comp_mask = kinds.host_op & ~kinds.step & ~kinds.collective_op
-        comp = intervals.merge(s.start[comp_mask], s.end[comp_mask])
-        comm = intervals.merge(s.start[comm_mask], s.end[comm_mask])
-        both = intervals.exclusive_breakdown(windows, [comp, comm])  # comp wins ties: [comp, comm only, rest]
-        comp_t = both[:, 0]
-        comm_only = both[:, 1]
-        comm_t = intervals.covered_length_in(windows, comm)
-        overlap = comm_t - comm_only
-        total = steps.durations
-        n = max(len(total), 1)
+        times = step_times(model)
         return {
-            "steps": float(len(total)),
-            "step_time": float(total.sum()) / n,
-            "compute": float(comp_t.sum()) / n,
-            "communication": float(comm_t.sum()) / n,
-            "overlap": float(overlap.sum()) / n,
-            "other": float((total - comp_t - comm_only).sum()) / n,
+            "steps": float(len(times.duration)),
+            "step_time": times.mean(times.duration),
+            "compute": times.mean(times.computation),
+            "communication": times.mean(times.communication),
+            "overlap": times.mean(times.overlap),
+            "other": times.mean(times.other),
         }
 
     return model.memo("rank_breakdown", compute)
 
 
+def _is_distributed(model: TraceModel) -> bool:
+    """A rank of a distributed job: the profiler recorded its process group, or it ran collectives."""
+    info = model.metadata.get("distributedInfo")
+    if isinstance(info, dict) and ("rank" in info or "world_size" in info or "backend" in info):
+        return True
+    return len(collective_instances(model).name) > 0
+
+
 def distributed(ranks: list[tuple[str, TraceModel]]) -> dict[str, Any]:
     """``ranks``: (worker name, model) of every worker of a run, one span each."""
-    if len(ranks) < 2:
+    if not ranks or (len(ranks) == 1 and not _is_distributed(ranks[0][1])):
         return {"available": False, "ranks": [], "collectives": [], "straggler": None,
                 "hint": "This run has a single worker: there is nothing distributed to show. Profile every rank of "
                         "a distributed job into the same run (one worker per rank)."}
@@ -212,8 +246,15 @@ def distributed(ranks: list[tuple[str, TraceModel]]) -> dict[str, Any]:
             "transfer": b["communication"] * (1 - share_wait) / NS_PER_US,
             "collective_calls": len(inst.name),
         })
+    world_sizes = [e["world_size"] for e in entries if isinstance(e["world_size"], int)]
+    missing = max(world_sizes) - len(entries) if world_sizes else 0
+    notes = []
+    if missing > 0:
+        notes.append(f"{len(entries)} of the job's {max(world_sizes)} ranks are in this run: waits are measured "
+                     "against the ranks present only, and no straggler is named among fewer than two.")
     return {
         "available": True,
+        "notes": notes,
         "wait_method": method,
         "ranks": rank_rows,
         "collectives": _collective_table(entries, instances, wait),

@@ -10,8 +10,10 @@ from typing import Any
 
 import numpy as np
 
-from ..model.categories import SliceKinds
+from ..model.categories import SliceKinds, kernel_group_name
+from ..model.float32 import slice_column_as_written
 from ..model.trace_model import TraceModel
+from .devices import device, devices_noun, devices_of_rows
 
 GROUP_BY = ("name", "op_and_name")
 NS_PER_US = 1000.0
@@ -30,7 +32,11 @@ def kernel_rows_by_name(model: TraceModel, rows: np.ndarray, op_keys: np.ndarray
     s = model.slices
     if len(rows) == 0:
         return []
-    name = s.name[rows].astype(np.int64)
+    # Rows by kernel group (categories.kernel_group_name: operator instances of Ascend's graph mode merge).
+    distinct, name_of_row = np.unique(s.name[rows], return_inverse=True)
+    group_names, group_of_distinct = np.unique(
+        np.array([kernel_group_name(model.strings[n]) for n in distinct.tolist()], dtype=object), return_inverse=True)
+    name = group_of_distinct.reshape(-1)[name_of_row.reshape(-1)].astype(np.int64)
     keys = name[:, None] if op_keys is None else np.stack([op_keys, name], axis=1)
     unique, inverse, counts = np.unique(keys, axis=0, return_inverse=True, return_counts=True)
     inverse = inverse.reshape(-1)
@@ -41,14 +47,15 @@ def kernel_rows_by_name(model: TraceModel, rows: np.ndarray, op_keys: np.ndarray
     hi = np.full(groups, -np.inf)
     np.minimum.at(lo, inverse, dur)
     np.maximum.at(hi, inverse, dur)
-    blocks = _weighted_mean(s.blocks_per_sm[rows].astype(np.float64), dur, inverse, groups)
-    occupancy = _weighted_mean(s.occupancy[rows].astype(np.float64), dur, inverse, groups)
+    # Means of the values as the trace wrote them (float32 noise would show: 2.799999952316284).
+    blocks = _weighted_mean(slice_column_as_written(model, "blocks_per_sm")[rows], dur, inverse, groups)
+    occupancy = _weighted_mean(slice_column_as_written(model, "occupancy")[rows], dur, inverse, groups)
     tc = SliceKinds(model).tensor_core_kernel[rows]
     tc_any = np.bincount(inverse, weights=tc.astype(np.float64), minlength=groups) > 0
     out = []
     for i, key in enumerate(unique.tolist()):
         row: dict[str, Any] = {
-            "name": model.strings[key[-1]],
+            "name": str(group_names[key[-1]]),
             "calls": int(counts[i]),
             "total": total[i] / NS_PER_US,
             "mean": total[i] / counts[i] / NS_PER_US,
@@ -78,10 +85,15 @@ def kernels(model: TraceModel, group_by: str = "name") -> dict[str, Any]:
     table = kernel_rows_by_name(model, rows, op_keys)
     total = float(s.dur[rows].sum())
     tc_total = float(s.dur[rows][kinds.tensor_core_kernel[rows]].sum())
+    device_ids = devices_of_rows(model, rows)
+    # Tensor Core use is told by NVIDIA's kernel names: unknown as soon as one device is not such a GPU.
+    tensor_cores_known = all(device(model, d).tensor_cores_known for d in device_ids)
     return {
         "group_by": group_by,
         "rows": table,
         "total": total / NS_PER_US,
-        "tensor_core_share": tc_total / total if total > 0 else 0.0,
-        "tensor_core_time": tc_total / NS_PER_US,
+        "device_kind": devices_noun(model, device_ids),
+        "tensor_cores_known": tensor_cores_known,
+        "tensor_core_share": (tc_total / total if total > 0 else 0.0) if tensor_cores_known else None,
+        "tensor_core_time": tc_total / NS_PER_US if tensor_cores_known else None,
     }

@@ -18,9 +18,9 @@ from ..model import tree
 from ..model.build import slice_at
 from ..model.categories import SliceKinds
 from ..model.trace_model import TraceModel
+from .devices import memory_device
 
 NS_PER_US = 1000.0
-DEVICE_TYPE_NAMES = {0: "CPU", 1: "GPU"}
 EVENT_LIMIT = 5000
 MAX_CURVE_POINTS = 20000
 # The query of a plain page load (no device, range or filter): its answer is precomputed.
@@ -50,12 +50,15 @@ def _device_key(device_type: np.ndarray, device_id: np.ndarray) -> np.ndarray:
     return device_type.astype(np.int64) * 65536 + (device_id.astype(np.int64) + 1)
 
 
-def device_label(key: int) -> tuple[str, str]:
-    dtype, did = divmod(int(key), 65536)
-    did -= 1
-    name = DEVICE_TYPE_NAMES.get(dtype, f"device type {dtype}")
-    ident = name if dtype == 0 or did < 0 else f"{name} {did}"
+def device_label(model: TraceModel, key: int) -> tuple[str, str]:
+    """(id for the route, label) of a device key: "gpu0" / "GPU 0" (named in ``views/devices.py``)."""
+    ident = memory_device(model, *_key_device(key))[0]
     return ident.lower().replace(" ", ""), ident
+
+
+def _key_device(key: int) -> tuple[int, int]:
+    dtype, did = divmod(int(key), 65536)
+    return dtype, did - 1
 
 
 def memory_events(model: TraceModel) -> MemoryEvents:
@@ -130,7 +133,7 @@ def memory(model: TraceModel, device: Optional[str] = None, start_us: Optional[f
     devices, curves, peaks = model.memo("memory_curves", lambda: _curves(model, ev))
     chosen = [d["id"] for d in devices] if device in (None, "") else [device]
     window = _window_mask(ev, model, start_us, end_us)
-    chosen_keys = [k for k in np.unique(ev.device_key).tolist() if device_label(k)[0] in chosen]
+    chosen_keys = [k for k in np.unique(ev.device_key).tolist() if device_label(model, k)[0] in chosen]
     selected = window & np.isin(ev.device_key, chosen_keys)
     return {
         "available": True,
@@ -144,21 +147,19 @@ def memory(model: TraceModel, device: Optional[str] = None, start_us: Optional[f
 
 def _curves(model: TraceModel, ev: MemoryEvents) -> tuple[list[dict[str, Any]], dict[str, Any], dict[str, Any]]:
     """Per device: its description, its allocated/reserved curves (decimated) and its peak."""
-    capacities = {int(p.get("id", -1)): p.get("totalGlobalMem") for p in model.metadata.get("deviceProperties") or []
-                  if isinstance(p, dict)}
     devices: list[dict[str, Any]] = []
     curves: dict[str, Any] = {}
     peaks: dict[str, Any] = {}
     for key in np.unique(ev.device_key).tolist():
-        ident, label = device_label(key)
-        dtype, did = divmod(key, 65536)
+        ident, label = device_label(model, key)
+        capacity = memory_device(model, *_key_device(key))[1]
         sel = ev.device_key == key
         ts, allocated, reserved = _decimate(ev.ts[sel], ev.allocated[sel], ev.reserved[sel])
         if model.end > int(ts[-1]):  # the last values hold to the span's end: the chart spans the whole span
             ts, allocated, reserved = (np.r_[ts, model.end], np.r_[allocated, allocated[-1]],
                                        np.r_[reserved, reserved[-1]])
         peak_i = int(np.argmax(ev.allocated[sel]))
-        devices.append({"id": ident, "name": label, "capacity": capacities.get(did - 1) if dtype == 1 else None,
+        devices.append({"id": ident, "name": label, "capacity": capacity,
                         "events": int(sel.sum())})
         curves[ident] = {"time": (ts / NS_PER_US).tolist(), "allocated": allocated.tolist(),
                          "reserved": reserved.tolist()}
@@ -173,27 +174,36 @@ def _window_mask(ev: MemoryEvents, model: TraceModel, start_us: Optional[float],
     return (ev.ts >= lo) & (ev.ts <= hi)
 
 
+def _operator_names(model: TraceModel, operator: np.ndarray) -> np.ndarray:
+    """The name (string id) of each event's operator, -1 where it has none (a span may hold
+    ``[memory]`` events and no slice at all)."""
+    names = np.full(len(operator), -1, dtype=np.int64)
+    has = operator >= 0
+    names[has] = model.slices.name[operator[has]]
+    return names
+
+
 def allocation_table(model: TraceModel, ev: MemoryEvents, selected: np.ndarray, min_bytes: int, name_filter: str,
                      limit: int) -> dict[str, Any]:
     """Allocations (with their free when there is one), largest first."""
     alloc = np.flatnonzero(selected & (ev.nbytes > 0) & (ev.nbytes >= min_bytes))
-    s = model.slices
-    op_name = np.where(ev.operator[alloc] >= 0, s.name[np.maximum(ev.operator[alloc], 0)], -1)
+    op_name = _operator_names(model, ev.operator[alloc])
     if name_filter:
         match = model.string_ids_where(lambda t: name_filter.lower() in t.lower())
         alloc = alloc[(op_name >= 0) & match[np.maximum(op_name, 0)]]
-        op_name = np.where(ev.operator[alloc] >= 0, s.name[np.maximum(ev.operator[alloc], 0)], -1)
+        op_name = _operator_names(model, ev.operator[alloc])
     order = np.argsort(-ev.nbytes[alloc], kind="stable")[:limit]
     alloc, op_name = alloc[order], op_name[order]
     freed = ev.freed_at[alloc]
     free_ts = np.where(freed >= 0, ev.ts[np.maximum(freed, 0)], -1)
+    labels = {key: device_label(model, key)[1] for key in np.unique(ev.device_key[alloc]).tolist()}
     return {
         "total": int(len(order)),
         "columns": ["addr", "bytes", "operator", "device", "alloc_time", "free_time", "lifetime", "never_freed"],
         "addr": ev.addr[alloc].tolist(),
         "bytes": ev.nbytes[alloc].tolist(),
         "operator": [model.strings[int(n)] if n >= 0 else "" for n in op_name.tolist()],
-        "device": [device_label(k)[1] for k in ev.device_key[alloc].tolist()],
+        "device": [labels[k] for k in ev.device_key[alloc].tolist()],
         "alloc_time": (ev.ts[alloc] / NS_PER_US).tolist(),
         "free_time": [t / NS_PER_US if t >= 0 else None for t in free_ts.tolist()],
         "lifetime": [(f - a) / NS_PER_US if f >= 0 else None for a, f in zip(ev.ts[alloc].tolist(), free_ts.tolist())],

@@ -3,9 +3,9 @@
 Module events are ``nn.Module: <Class>_<n>`` Python frames; modules nested in a module
 are its children, and equal paths of module names are one node. Forward time is the host
 duration of a module's events and the device time of what ran inside them. Backward
-time is that of the autograd operators whose forward operator ran inside the module,
-paired by the profiler's forward→backward flows (``fwdbwd``) or, failing that, by
-sequence number.
+time is that of the autograd operators whose forward operator ran inside the module (or
+inside one of its submodules: like forward time, backward time is inclusive), paired by the
+profiler's forward→backward flows (``fwdbwd``) or, failing that, by sequence number.
 """
 
 from __future__ import annotations
@@ -50,6 +50,9 @@ def _modules(model: TraceModel) -> dict[str, Any]:
                              minlength=n_chains)
     calls = np.bincount(chain[module_rows], minlength=n_chains)
     bwd_host, bwd_device = _backward_by_module(model, kinds, chain, n_chains, device_total)
+    # Forward times are inclusive (a module's events enclose its children's); backward ones are
+    # attributed to the innermost module, so they are summed up the tree to match.
+    bwd_host, bwd_device = _roll_up(bwd_host, chain_parent), _roll_up(bwd_device, chain_parent)
 
     used = np.zeros(n_chains, dtype=bool)
     used[chain[module_rows]] = True
@@ -71,6 +74,17 @@ def _modules(model: TraceModel) -> dict[str, Any]:
             "backward_device": (bwd_device[ids] / NS_PER_US).tolist(),
         },
     }
+
+
+def _roll_up(values: np.ndarray, chain_parent: np.ndarray) -> np.ndarray:
+    """Each module's value plus its descendants' (up to the top modules; the ``(model)`` root keeps
+    only what no module claims). Parents have smaller ids than their children."""
+    total = values.astype(np.float64).copy()
+    for chain in range(len(total) - 1, 0, -1):  # one step per distinct module path, not per event
+        parent = int(chain_parent[chain])
+        if parent > 0:
+            total[parent] += total[chain]
+    return total
 
 
 def _backward_by_module(model: TraceModel, kinds: SliceKinds, chain: np.ndarray, n_chains: int,

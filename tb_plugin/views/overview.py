@@ -19,7 +19,10 @@ import numpy as np
 
 from ..model import intervals
 from ..model.categories import TENSOR_CORE_ELIGIBLE_OPS, SliceKinds
+from ..model.float32 import slice_column_as_written
 from ..model.trace_model import TraceModel
+from . import accounting
+from .devices import GPU_MEMORY_DEVICE_TYPES, device
 from .steps import Steps, find_steps
 
 CATEGORIES = ("kernel", "memcpy", "memset", "communication", "runtime", "dataloader", "cpu_exec", "other")
@@ -68,15 +71,14 @@ def category_intervals(model: TraceModel) -> dict[str, intervals.Intervals]:
 
     def compute() -> dict[str, intervals.Intervals]:
         kinds = SliceKinds(model)
-        communication = kinds.collective_kernel | (kinds.collective_op & kinds.on_host)
         return {
             "kernel": of(kinds.kernel & ~kinds.collective_kernel),
             "memcpy": of(kinds.memcpy),
             "memset": of(kinds.memset),
-            "communication": of(communication),
+            "communication": accounting.communication_intervals(model),
             "runtime": of(kinds.runtime),
             "dataloader": of(kinds.dataloader),
-            "cpu_exec": of(kinds.host_op & ~kinds.step),
+            "cpu_exec": accounting.cpu_exec_intervals(model),
         }
 
     return model.memo("category_intervals", compute)
@@ -96,19 +98,20 @@ def _us(ns: Any) -> float:
     return float(ns) / NS_PER_US
 
 
-def device_label(model: TraceModel, device: int) -> str:
-    """What the trace calls a device: its lanes' process name when it names an accelerator ("Ascend 1"), else "GPU <id>"."""
-    for track in model.tracks:
-        if track.kind == "gpu" and track.device == device and not track.process_name.lower().startswith(("gpu", "process")):
-            return track.process_name
-    return f"GPU {device}"
+# Why a device's figure is null (shown beside "n/a"): each figure needs something of the trace.
+NO_BLOCKS_PER_SM = ("its kernels carry no \"blocks per SM\" (Kineto writes it for CUDA kernels of a device "
+                    "whose SM count it knows)")
+NO_OCCUPANCY = ("its kernels carry no \"est. achieved occupancy %\" (Kineto writes it for CUDA kernels of a "
+                "device whose properties it knows)")
+NOT_TENSOR_CORES = "Tensor Cores are NVIDIA's: kernel names of this device do not say whether its matrix units ran"
 
 
 def device_summaries(model: TraceModel, steps: Steps) -> list[dict[str, Any]]:
-    """Per GPU: utilization, estimated SM efficiency and occupancy, Tensor Core share."""
+    """Per device: utilization, estimated SM efficiency and occupancy, Tensor Core share, all over the same
+    window (first step start to last step end): kernels are cut to it, and means are weighted by the time of
+    each kernel inside it. A figure the trace cannot support is None, with the reason in ``unavailable``."""
     kinds = SliceKinds(model)
     s = model.slices
-    props = {int(p.get("id", -1)): p for p in model.metadata.get("deviceProperties") or [] if isinstance(p, dict)}
     kernel_rows = np.flatnonzero(kinds.kernel)
     device_ids = sorted({int(d) for d in np.unique(s.device[kernel_rows]) if d >= 0})
     if not device_ids and len(kernel_rows):
@@ -117,35 +120,50 @@ def device_summaries(model: TraceModel, steps: Steps) -> list[dict[str, Any]]:
         return []
     lo, hi = int(steps.start[0]), int(steps.end[-1])
     span = max(hi - lo, 1)
+    blocks_written = slice_column_as_written(model, "blocks_per_sm")
+    occupancy_written = slice_column_as_written(model, "occupancy")
     out = []
-    for device in device_ids:
-        rows = kernel_rows[s.device[kernel_rows] == device] if (s.device[kernel_rows] >= 0).any() else kernel_rows
+    for device_id in device_ids:
+        described = device(model, device_id)
+        rows = kernel_rows[s.device[kernel_rows] == device_id] if (s.device[kernel_rows] >= 0).any() else kernel_rows
         starts = np.clip(s.start[rows], lo, hi)
         ends = np.clip(s.end[rows], lo, hi)
+        inside = ends > starts
+        rows, starts, ends = rows[inside], starts[inside], ends[inside]
         busy = intervals.total_length((starts, ends))
         segments = intervals.Segments.of((starts, ends), (np.array([lo]), np.array([hi])))
-        blocks = np.nan_to_num(s.blocks_per_sm[rows].astype(np.float64), nan=0.0)
+        blocks = np.nan_to_num(blocks_written[rows], nan=0.0)
         sm_busy = float((np.minimum(segments.coverage(starts, ends, blocks), 1.0) * segments.lengths).sum())
-        dur = s.dur[rows].astype(np.float64)
-        occupancy = s.occupancy[rows].astype(np.float64)
-        has_occ = np.isfinite(occupancy) & (dur > 0)
+        dur = (ends - starts).astype(np.float64)
+        occupancy = occupancy_written[rows]
+        has_occ = np.isfinite(occupancy)
         kernel_time = float(dur.sum())
         tc_time = float(dur[kinds.tensor_core_kernel[rows]].sum())
-        p = props.get(device, {})
+        p = described.properties
         major, minor = p.get("computeMajor"), p.get("computeMinor")
+        unavailable: dict[str, str] = {}
+        if not (blocks > 0).any():
+            unavailable["sm_efficiency"] = NO_BLOCKS_PER_SM
+        if not has_occ.any():
+            unavailable["achieved_occupancy"] = NO_OCCUPANCY
+        tensor_cores_known = described.tensor_cores_known
+        if not tensor_cores_known:
+            unavailable["tensor_core_share"] = NOT_TENSOR_CORES
         out.append({
-            "id": device,
-            "name": p.get("name") or device_label(model, device),
-            "label": device_label(model, device),
+            "id": device_id,
+            "name": described.name,
+            "label": described.label,
+            "kind": described.kind,
             "memory": p.get("totalGlobalMem"),
             "compute_capability": f"{major}.{minor}" if major is not None else None,
             "num_sms": p.get("numSms"),
             "utilization": busy / span,
-            "sm_efficiency": sm_busy / span if (blocks > 0).any() else None,
-            "achieved_occupancy": float((occupancy[has_occ] * dur[has_occ]).sum() / dur[has_occ].sum() / 100.0)
-            if has_occ.any() else None,
-            "tensor_core_share": tc_time / kernel_time if kernel_time > 0 else 0.0,
+            "sm_efficiency": None if "sm_efficiency" in unavailable else sm_busy / span,
+            "achieved_occupancy": None if "achieved_occupancy" in unavailable
+            else float((occupancy[has_occ] * dur[has_occ]).sum() / max(dur[has_occ].sum(), 1.0) / 100.0),
+            "tensor_core_share": None if not tensor_cores_known else tc_time / kernel_time if kernel_time > 0 else 0.0,
             "kernel_time": _us(kernel_time),
+            "unavailable": unavailable,
         })
     return out
 
@@ -177,9 +195,30 @@ def overview(model: TraceModel, marker: Optional[str] = None, batch_size: Option
         "mean_step_time": _us(mean_step),
         "devices": devices,
         "benchmark": benchmark(steps, per_step, batch_size),
+        **time_split(model, marker),
     }
     result["recommendations"] = recommendations(model, result, breakdown)
     return result
+
+
+def time_split(model: TraceModel, marker: Optional[str] = None) -> dict[str, Any]:
+    """Communication and its overlap with computation, and device busy/idle time, mean per step (µs),
+    as ``accounting`` defines them (the Distributed view's rank rows show the same numbers)."""
+    times = accounting.step_times(model, marker)
+    total = times.mean(times.communication)
+    device = accounting.has_device_work(model)
+    busy = times.mean(times.device_busy)
+    return {
+        "communication": {
+            "total": _us(total),
+            "overlap": _us(times.mean(times.overlap)),
+            "exposed": _us(times.mean(times.exposed_communication)),
+            "computation": _us(times.mean(times.computation)),
+            "overlap_ratio": float(times.overlap.sum() / times.communication.sum()) if total > 0 else None,
+        },
+        "device_busy": _us(busy) if device else None,
+        "device_idle": _us(times.mean(times.duration) - busy) if device else None,
+    }
 
 
 def benchmark(steps: Steps, per_step: np.ndarray, batch_size: Optional[int]) -> dict[str, Any]:
@@ -228,8 +267,8 @@ def recommendations(model: TraceModel, result: dict[str, Any], breakdown: Breakd
         if device["utilization"] < LOW_GPU_UTILIZATION:
             recs.append({
                 "id": "low_gpu_utilization",
-                "text": f"GPU {device['id']} is busy only {device['utilization']:.1%} of the steps. Look at what the "
-                        "GPU waits for in the breakdown (data loading, CPU work, synchronisation) and increase the "
+                "text": f"{device['label']} is busy only {device['utilization']:.1%} of the steps. Look at what "
+                        "it waits for in the breakdown (data loading, CPU work, synchronisation) and increase the "
                         "batch size or overlap that work.",
                 "evidence": {"device": device["id"], "utilization": device["utilization"]},
             })
@@ -283,8 +322,9 @@ def recommendations(model: TraceModel, result: dict[str, Any], breakdown: Breakd
 
 def _tensor_core_rule(model: TraceModel, kinds: SliceKinds, result: dict[str, Any]) -> list[dict[str, Any]]:
     s = model.slices
-    capable = [d for d in result["devices"]
-               if d["compute_capability"] and float(d["compute_capability"]) >= 7.0]
+    # Where Tensor Core use can be told (NVIDIA's kernel names) and the device has them (compute capability 7+).
+    capable = [d for d in result["devices"] if d["tensor_core_share"] is not None
+               and d["compute_capability"] and float(d["compute_capability"]) >= 7.0]
     if not capable:
         return []
     kernels = np.flatnonzero(kinds.kernel)
@@ -312,7 +352,7 @@ def _tensor_core_rule(model: TraceModel, kinds: SliceKinds, result: dict[str, An
 def _memory_peak_rule(model: TraceModel, result: dict[str, Any]) -> list[dict[str, Any]]:
     inst = model.instants
     recs = []
-    gpu_mem = (inst.device_type == 1) & (inst.total_allocated >= 0)
+    gpu_mem = np.isin(inst.device_type, GPU_MEMORY_DEVICE_TYPES) & (inst.total_allocated >= 0)
     for device in result["devices"]:
         capacity = device.get("memory")
         rows = gpu_mem & (inst.device_id == device["id"])
@@ -323,7 +363,7 @@ def _memory_peak_rule(model: TraceModel, result: dict[str, Any]) -> list[dict[st
         if peak > MEMORY_PEAK_HIGH * capacity:
             recs.append({
                 "id": "gpu_memory_peak",
-                "text": f"GPU {device['id']} reaches {peak / capacity:.0%} of its memory: the job is close to running "
+                "text": f"{device['label']} reaches {peak / capacity:.0%} of its memory: the job is close to running "
                         "out. Lower the batch size, use activation checkpointing or mixed precision.",
                 "evidence": {"device": device["id"], "peak_bytes": peak, "capacity_bytes": capacity},
             })

@@ -42,9 +42,9 @@ class TableSpan:
     manifest: dict[str, Any] = field(default_factory=dict)
 
 
-def _batch_size(manifest: dict[str, Any]) -> Optional[int]:
+def manifest_batch_size(manifest: Optional[dict[str, Any]]) -> Optional[int]:
     """The manifest's batch size when it is a positive integer (manifests are files: untrusted)."""
-    value = manifest.get("batch_size")
+    value = (manifest or {}).get("batch_size")
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
 
 
@@ -94,7 +94,7 @@ def run_table(spans: list[TableSpan]) -> dict[str, Any]:
     """The ``runs/table`` route's answer: ``{"categories", "rows"}``, rows in run, worker, span order."""
     rows = []
     for item in spans:
-        batch_size = _batch_size(item.manifest)
+        batch_size = manifest_batch_size(item.manifest)
         row: dict[str, Any] = {
             "run": item.run,
             "worker": item.worker,

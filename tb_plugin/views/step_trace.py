@@ -12,9 +12,10 @@ A step is a window of ``find_steps`` (the overview's steps). Points per step:
   ``Backward`` events. ``bp_point`` names the operator whose last end closes backward.
 - optimizer: ``Optimizer.step#…`` / ``Optimizer.zero_grad#…`` ranges (and their device work);
   Paddle: ``Optimization`` events.
-- communication: collectives (``nccl:``, ``gloo:``, ``c10d::``, ``record_param_comms``, NCCL
-  kernels) while nothing computes: device kernels when the span has any, else host operators
-  outside collectives (a thread blocked inside a collective does not compute).
+- communication: communication not overlapped by computation, as ``accounting`` defines both
+  (collective kernels, and host collectives such as Gloo's; computation is device work on spans
+  with any, else none: on host-only spans a thread's ranges during a collective are not told from
+  waiting for it). It equals the overview's Communication category.
 
 Time base: on a CPU-only span (and Paddle's, whose summary counts host time) points are host
 times in the steps' host ranges. When device work is linked to its launches, each point is moved
@@ -49,6 +50,7 @@ from ..model import intervals
 from ..model.categories import SliceKinds
 from ..model.trace_model import SliceTable, TraceModel
 from ..model.tree import levels
+from . import accounting
 from .steps import Steps, find_steps
 
 NS_PER_US = 1000.0
@@ -183,7 +185,7 @@ def _from_model(model: TraceModel, fp_point: Optional[str], bp_point: Optional[s
     paddle = forward_category >= 0 and bool((model.slices.cat == forward_category).any())
     timeline = _timeline(model, kinds, steps, host_only=paddle)
     points = _points(timeline, paddle, fp_point, bp_point)
-    comm, comm_marker = _communication(model, kinds)
+    comm, comm_marker = _communication(model)
     points.markers["communication"] = comm_marker
     points.markers["time_base"] = "device" if timeline.device else "host"
     n = len(steps)
@@ -429,46 +431,15 @@ def _autograd_threads(model: TraceModel, kinds: SliceKinds, backward: np.ndarray
     return is_thread
 
 
-def _communication(model: TraceModel, kinds: SliceKinds) -> tuple[intervals.Intervals, Optional[str]]:
-    """Collective time during which nothing computes."""
-    s = model.slices
-    if kinds.kernel.any():
-        comm_mask = kinds.collective_kernel
-        compute_mask = kinds.kernel & ~kinds.collective_kernel
-        if not comm_mask.any():
-            return intervals.empty(), None
-        comm = intervals.merge(s.start[comm_mask], s.end[comm_mask])
-        compute = intervals.merge(s.start[compute_mask], s.end[compute_mask])
-        return difference(comm, compute), "collective kernels not overlapped by other kernels"
-    comm_mask = kinds.collective_op & kinds.on_host
-    if not comm_mask.any():
+def _communication(model: TraceModel) -> tuple[intervals.Intervals, Optional[str]]:
+    """Communication not overlapped by computation, as ``accounting`` defines both (the overview's
+    Communication category and the Distributed view's communication minus overlap)."""
+    comm = accounting.communication_intervals(model)
+    if len(comm[0]) == 0:
         return intervals.empty(), None
-    # Per thread: operator time outside collectives computes; a thread waiting in a collective does not.
-    compute_parts: list[intervals.Intervals] = []
-    operators = kinds.operator & ~kinds.collective_op
-    # Slices are sorted by track: each thread is one contiguous block of rows.
-    bounds = np.searchsorted(s.track, np.arange(len(model.tracks) + 1))
-    for track in np.unique(s.track[operators]).tolist():  # one pass per thread, not per event
-        block = slice(int(bounds[track]), int(bounds[track + 1]))
-        busy_rows, comm_rows = operators[block], comm_mask[block]
-        starts, ends = s.start[block], s.end[block]
-        busy = intervals.merge(starts[busy_rows], ends[busy_rows])
-        waiting = intervals.merge(starts[comm_rows], ends[comm_rows])
-        compute_parts.append(difference(busy, waiting))
-    compute = intervals.merge(np.concatenate([p[0] for p in compute_parts] or [np.zeros(0, np.int64)]),
-                              np.concatenate([p[1] for p in compute_parts] or [np.zeros(0, np.int64)]))
-    comm = intervals.merge(s.start[comm_mask], s.end[comm_mask])
-    return difference(comm, compute), "collective ranges while no operator computes"
-
-
-def difference(a: intervals.Intervals, b: intervals.Intervals) -> intervals.Intervals:
-    """``a`` minus ``b``, as sorted disjoint intervals."""
-    a = intervals.merge(*a)
-    if len(a[0]) == 0 or len(b[0]) == 0:
-        return a
-    segments = intervals.Segments.of(a, b)
-    keep = segments.covered(a) & ~segments.covered(intervals.merge(*b))
-    return intervals.merge(segments.bounds[:-1][keep], segments.bounds[1:][keep])
+    marker = ("collectives not overlapped by device work" if accounting.has_device_work(model)
+              else "collective ranges (host work during a collective is not told from waiting for it)")
+    return intervals.difference(comm, accounting.computation_intervals(model)), marker
 
 
 def _step_marker_text(steps: Steps) -> str:

@@ -5,8 +5,10 @@ name), extended to the end of the device work they launched: a step's device act
 are those launched by runtime calls lying inside its host range, and a step starts no
 earlier than the previous one ends. Trailing steps that launched no device work are
 dropped (the profiler stopped before their kernels were recorded), as is a last step
-that launched clearly less work than the one before. With no markers, the whole span is
-one step.
+that launched clearly less work than the one before. Where no device work is linked to
+the steps (CPU-only spans), the same rule counts the host operators that started in each
+step: a stub step cut by the profiler's stop would otherwise pull the mean step time down.
+With no markers, the whole span is one step.
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ from ..model.trace_model import TraceModel
 
 # A last step with less than this share of the previous step's device activities is cut.
 _INCOMPLETE_LAST_STEP = 0.8
+# Without device work, such a step must also last less than this share of the previous one.
+_STUB_HOST_STEP = 0.25
 
 
 @dataclass(frozen=True)
@@ -110,5 +114,31 @@ def _extend_to_device(model: TraceModel, kinds: SliceKinds, names: list[str], ho
             if 0 < keep < n:
                 names, host_start, host_end = names[:keep], host_start[:keep], host_end[:keep]
                 start, end, counts = start[:keep], end[:keep], counts[:keep]
+    elif n > 1:
+        keep = _complete_host_steps(model, kinds, host_start, host_end)
+        if keep < n:
+            names, host_start, host_end = names[:keep], host_start[:keep], host_end[:keep]
+            start, end, counts = start[:keep], end[:keep], counts[:keep]
     return Steps(names=list(names), host_start=host_start, host_end=host_end, start=start, end=end,
                  device_activities=counts, source=source)
+
+
+def _complete_host_steps(model: TraceModel, kinds: SliceKinds, host_start: np.ndarray, host_end: np.ndarray) -> int:
+    """How many leading steps to keep when no device work is linked to the steps: trailing steps in
+    which no operator started are dropped, then a last step that ran clearly fewer operators than
+    the one before (the rule of device activities) and lasted less than a quarter of it: the
+    profiler stopped inside it. A short step that ran a different path (no backward) is kept."""
+    s = model.slices
+    rows = np.flatnonzero(kinds.operator)
+    starts = s.start[rows]
+    step = np.searchsorted(host_start, starts, side="right") - 1
+    inside = (step >= 0) & (starts < host_end[np.maximum(step, 0)])
+    counts = np.bincount(step[inside], minlength=len(host_start))
+    if not (counts > 0).any():
+        return len(host_start)
+    last = int(np.flatnonzero(counts > 0)[-1])
+    durations = host_end - host_start
+    if (last > 0 and counts[last - 1] * _INCOMPLETE_LAST_STEP > counts[last]
+            and durations[last] < _STUB_HOST_STEP * durations[last - 1]):
+        return last
+    return last + 1

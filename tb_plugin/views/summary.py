@@ -105,9 +105,15 @@ def limitations(model: TraceModel) -> list[dict[str, str]]:
         note("ingest_note", str(text))
     skipped = {p: n for p, n in model.stats.get("skipped_phases", {}).items() if p not in _NOT_EVENTS}
     invalid = skipped.pop(_INVALID_PHASE, 0)
+    where = model.stats.get("first_problem_byte")
+    first = f" (the first near byte {where} of the JSON)" if isinstance(where, int) else ""
     if invalid:
-        note("invalid_events", f"{_plural(invalid, 'event')} could not be read (values of the wrong type) and "
-                               f"were dropped.")
+        note("invalid_events", f"{_plural(invalid, 'event')} could not be read (values of the wrong type, or numbers "
+                               f"out of range) and {'was' if invalid == 1 else 'were'} dropped{first}.")
+    repaired = int(model.stats.get("repaired_text", 0))
+    if repaired:
+        note("repaired_text", f"{_plural(repaired, 'event')} had text that is not valid UTF-8: the invalid bytes are "
+                              f"shown as \ufffd{'' if invalid else first}.")
     if skipped:
         listed = ", ".join(f"'{phase}' ({count})" for phase, count in sorted(skipped.items()))
         note("skipped_phases", f"Events of unsupported phases were skipped: {listed}.")

@@ -15,9 +15,10 @@ import numpy as np
 
 from ..model import intervals
 from ..model.categories import SliceKinds
+from ..model.float32 import value_as_written
 from ..model.trace_model import TraceModel
 from . import precomputed
-from .overview import device_label
+from .devices import device_label, memory_device
 from .trace_index import query, resolution_for, trace_index
 
 NS_PER_US = 1000.0
@@ -40,13 +41,15 @@ def _counter_tracks(model: TraceModel) -> list[dict[str, Any]]:
     s = model.slices
     devices = sorted({int(d) for d in np.unique(s.device[kinds.kernel]) if d >= 0}) if kinds.kernel.any() else []
     for d in devices:
-        label = device_label(model, d)  # the group of the device's own lanes
-        out.append({"id": f"c:gpu_util:{d}", "name": f"{label} utilization", "kind": "counter", "group": label,
+        label = device_label(model, d)
+        lanes = [t.process_name for t in model.tracks if t.kind == "gpu" and t.device == d]
+        out.append({"id": f"c:gpu_util:{d}", "name": f"{label} utilization", "kind": "counter",
+                    "group": lanes[0] if lanes else label,  # beside the device's own lanes
                     "unit": "fraction", "max_depth": 0})
     inst = model.instants
     mem = inst.total_allocated >= 0
     for dtype, did in sorted({(int(a), int(b)) for a, b in zip(inst.device_type[mem], inst.device_id[mem])}):
-        label = "CPU" if dtype == 0 else f"GPU {did}"
+        label, _capacity = memory_device(model, dtype, did)
         out.append({"id": f"c:mem:{dtype}:{did}", "name": f"{label} memory", "kind": "counter", "group": "Memory",
                     "unit": "bytes", "series": ["allocated", "reserved"], "max_depth": 0})
     c = model.counters
@@ -266,8 +269,8 @@ def event(model: TraceModel, event_id: int) -> dict[str, Any]:
     def opt_int(value: int) -> Optional[int]:
         return int(value) if value >= 0 else None
 
-    def opt_float(value: float) -> Optional[float]:
-        return float(value) if np.isfinite(value) else None
+    def opt_float(value: np.floating) -> Optional[float]:
+        return value_as_written(value) if np.isfinite(value) else None  # float32 columns, as the trace wrote them
 
     track = model.tracks[int(s.track[row])]
     args = {

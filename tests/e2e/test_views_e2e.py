@@ -32,12 +32,14 @@ pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 RESNET_RUN = "resnet"
 MEMORY_RUN = "conv"
 DDP_RUN = "ddp"
+ONE_RANK_RUN = "ddp_rank0"
 MODULES_RUN = "transformer"
 # run folder → (folder under tests/data, file-name glob)
 VIEW_RUNS: dict[str, tuple[str, str]] = {
     RESNET_RUN: ("kineto_resnet50/resnet50_num_workers_0", "*.pt.trace.json.gz"),
     MEMORY_RUN: ("torch213/conv_cpu_memory", "*.pt.trace.json.gz"),
     DDP_RUN: ("torch213/ddp_gloo_2ranks", "rank*.pt.trace.json.gz"),
+    ONE_RANK_RUN: ("torch213/ddp_gloo_2ranks", "rank0.*.pt.trace.json.gz"),
     MODULES_RUN: ("torch213/transformer_infer", "*.pt.trace.json.gz"),
 }
 
@@ -279,6 +281,23 @@ def test_distributed_view_names_the_straggler(
     marked = {bar.get_attribute("data-worker") for bar in bars if bar.get_attribute("data-straggler") == "true"}
     assert marked == {straggler["worker"]}
     screenshot("distributed-ddp")
+
+
+def test_one_rank_of_a_job_is_distributed(
+    browser: "WebDriver", views_server: TensorBoardServer, screenshot: Callable[[str], Path]
+) -> None:
+    """Rank 0 of the two-rank job alone: its rank row and collectives, and a note that a rank is missing."""
+    _ready_runs(views_server, (ONE_RANK_RUN,))
+    distributed = _route(views_server, "distributed", run=ONE_RANK_RUN)
+    assert distributed["available"] is True and distributed["straggler"] is None
+
+    _open_view(browser, views_server, ONE_RANK_RUN, "distributed")
+    note = _text(browser, "distributed-note")
+    assert note == distributed["notes"][0] and "1 of the job's 2 ranks" in note
+    bars = _settled(browser, lambda d: d.find_elements(*_css("rank-bar")) or None)
+    assert {bar.get_attribute("data-worker") for bar in bars} == {"rank0"}
+    assert not browser.find_elements(*_css("distributed-unavailable"))
+    screenshot("distributed-one-rank")
 
 
 def test_call_stacks_and_modules_of_the_transformer(

@@ -2,7 +2,7 @@
 // numbers). Times in µs, ratios and shares 0..1, sizes in bytes. delta = experiment − baseline,
 // ratio = experiment / baseline; impact = a row's time per step in the experiment minus in
 // the baseline (see the API description), so negative means the experiment is faster.
-import type { ApiClient } from "./client";
+import type { ApiClient, QueryParams } from "./client";
 import {
   booleanField,
   isObject,
@@ -38,6 +38,9 @@ export interface CompareSideInfo extends SpanRef {
   readonly steps: number;
   readonly stepSource: StepSource;
   readonly meanStepTime: number;
+  /** Samples per step: entered in the page (wins) or from the writer's manifest; null when unknown. */
+  readonly batchSize: number | null;
+  readonly batchSizeSource: "manifest" | "page" | null;
 }
 
 /** A pair of numbers with their difference and ratio (null when the baseline is 0). */
@@ -53,6 +56,17 @@ export interface PerStep {
   readonly exp: number | null;
 }
 
+/** A row's time per sample (per-step time / its side's batch size), when both batch sizes are known. */
+export interface RowPerSample extends PerStep {
+  readonly impact: number;
+  readonly ratio: number | null;
+}
+
+/** Mean step time per sample and the throughput of each side (both batch sizes known). */
+export interface PerSample extends Paired {
+  readonly samplesPerSecond: { readonly base: number | null; readonly exp: number | null; readonly ratio: number | null };
+}
+
 export interface CompareOperatorRow {
   readonly name: string;
   readonly inputShape: string | null;
@@ -64,6 +78,7 @@ export interface CompareOperatorRow {
   /** µs per step, experiment − baseline. */
   readonly impact: number;
   readonly ratio: number | null;
+  readonly perSample: RowPerSample | null;
 }
 
 export interface CompareKernelRow {
@@ -75,6 +90,7 @@ export interface CompareKernelRow {
   readonly perStep: PerStep;
   readonly impact: number;
   readonly ratio: number | null;
+  readonly perSample: RowPerSample | null;
 }
 
 export interface CompareNote {
@@ -91,6 +107,9 @@ export interface CompareData {
   /** Mean µs per step by category. */
   readonly breakdown: Readonly<Record<BreakdownCategory, Paired>>;
   readonly stepTime: Paired;
+  /** Null unless both batch sizes are known. */
+  readonly perSample: PerSample | null;
+  readonly breakdownPerSample: Readonly<Record<BreakdownCategory, Paired>> | null;
   readonly operators: readonly CompareOperatorRow[];
   readonly kernels: readonly CompareKernelRow[];
   readonly notes: readonly CompareNote[];
@@ -109,6 +128,34 @@ function parseSideInfo(value: unknown): CompareSideInfo {
     steps: numberField(object, "steps"),
     stepSource: source === "user" || source === "span" ? source : "ProfilerStep",
     meanStepTime: numberField(object, "mean_step_time"),
+    batchSize: nullableNumberField(object, "batch_size"),
+    batchSizeSource: object["batch_size_source"] === "page" ? "page" : object["batch_size_source"] === "manifest" ? "manifest" : null,
+  };
+}
+
+function parseRowPerSample(value: unknown): RowPerSample | null {
+  if (!isObject(value)) return null;
+  return {
+    base: nullableNumberField(value, "base"),
+    exp: nullableNumberField(value, "exp"),
+    impact: numberField(value, "impact"),
+    ratio: nullableNumberField(value, "ratio"),
+  };
+}
+
+function parsePerSample(value: unknown): PerSample | null {
+  if (!isObject(value)) return null;
+  const throughput = objectOf(value["samples_per_second"]);
+  return {
+    base: numberField(value, "base"),
+    exp: numberField(value, "exp"),
+    delta: numberField(value, "delta"),
+    ratio: nullableNumberField(value, "ratio"),
+    samplesPerSecond: {
+      base: nullableNumberField(throughput, "base"),
+      exp: nullableNumberField(throughput, "exp"),
+      ratio: nullableNumberField(throughput, "ratio"),
+    },
   };
 }
 
@@ -140,6 +187,7 @@ function parseCompareOperator(value: unknown): CompareOperatorRow | null {
     perStep: parsePerStep(value["per_step"]),
     impact: numberField(value, "impact"),
     ratio: nullableNumberField(value, "ratio"),
+    perSample: parseRowPerSample(value["per_sample"]),
   };
 }
 
@@ -155,6 +203,7 @@ function parseCompareKernel(value: unknown): CompareKernelRow | null {
     perStep: parsePerStep(value["per_step"]),
     impact: numberField(value, "impact"),
     ratio: nullableNumberField(value, "ratio"),
+    perSample: parseRowPerSample(value["per_sample"]),
   };
 }
 
@@ -201,29 +250,40 @@ export function parseCompare(json: unknown): CompareData {
       delta: numberField(stepTime, "delta"),
       ratio: nullableNumberField(stepTime, "ratio"),
     },
+    perSample: parsePerSample(json["per_sample"]),
+    breakdownPerSample: isObject(json["breakdown_per_sample"]) ? parseBreakdown(json["breakdown_per_sample"]) : null,
     operators: listField(json, "operators", parseCompareOperator),
     kernels: listField(json, "kernels", parseCompareKernel),
     notes: listField(json, "notes", parseNote),
   };
 }
 
-export async function fetchCompare(
-  api: ApiClient,
-  base: SpanRef,
-  exp: SpanRef,
-  groupBy: CompareGrouping,
-  signal?: AbortSignal,
-): Promise<ApiResult<CompareData>> {
-  const params = {
-    base_run: base.run,
-    base_worker: base.worker,
-    base_span: base.span,
-    exp_run: exp.run,
-    exp_worker: exp.worker,
-    exp_span: exp.span,
-    group_by: groupBy,
+/** What the page asks the compare route: the pair, the grouping, and the batch sizes entered in the page. */
+export interface CompareRequest {
+  readonly base: SpanRef;
+  readonly exp: SpanRef;
+  readonly groupBy: CompareGrouping;
+  /** Entered in the page (null: the manifest's, if any). */
+  readonly baseBatchSize: number | null;
+  readonly expBatchSize: number | null;
+}
+
+export function compareParams(request: CompareRequest): QueryParams {
+  return {
+    base_run: request.base.run,
+    base_worker: request.base.worker,
+    base_span: request.base.span,
+    exp_run: request.exp.run,
+    exp_worker: request.exp.worker,
+    exp_span: request.exp.span,
+    group_by: request.groupBy,
+    base_batch_size: request.baseBatchSize ?? undefined,
+    exp_batch_size: request.expBatchSize ?? undefined,
   };
-  return parsedResult(await api.getJson("compare", params, signal), "compare", parseCompare);
+}
+
+export async function fetchCompare(api: ApiClient, request: CompareRequest, signal?: AbortSignal): Promise<ApiResult<CompareData>> {
+  return parsedResult(await api.getJson("compare", compareParams(request), signal), "compare", parseCompare);
 }
 
 // --- runs/table ------------------------------------------------------------------------------
@@ -249,6 +309,8 @@ export interface RunTableRow extends SpanRef {
   readonly gpuUtilization: number | null;
   /** Peak allocated bytes per device type ("CPU", "GPU"); null without memory events. */
   readonly peakMemory: Readonly<Record<string, number>> | null;
+  /** Batch size × steps per second; null without a batch size. */
+  readonly samplesPerSecond: number | null;
 }
 
 export interface RunTableData {
@@ -288,6 +350,7 @@ function parseRunTableRow(value: unknown): RunTableRow | null {
     devices: Array.isArray(value["devices"]) ? value["devices"].filter((d): d is string => typeof d === "string") : [],
     gpuUtilization: nullableNumberField(value, "gpu_utilization"),
     peakMemory: isObject(peak) ? numberMapField(value, "peak_memory") : null,
+    samplesPerSecond: nullableNumberField(value, "samples_per_second"),
   };
 }
 

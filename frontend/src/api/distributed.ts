@@ -79,6 +79,8 @@ export interface FailedWorker {
 export interface DistributedData {
   readonly available: boolean;
   readonly hint: string | null;
+  /** What a reader must know first (e.g. only some of the job's ranks are in the run). */
+  readonly notes: readonly string[];
   readonly waitMethod: string | null;
   readonly spanIndex: number;
   readonly failed: readonly FailedWorker[];
@@ -158,6 +160,7 @@ export function parseDistributed(json: unknown): DistributedData {
   return {
     available: booleanField(json, "available"),
     hint: nullableStringField(json, "hint"),
+    notes: listField(json, "notes", (entry) => (typeof entry === "string" ? entry : null)),
     waitMethod: nullableStringField(json, "wait_method"),
     spanIndex: Number.isInteger(spanIndex) ? spanIndex : 0,
     failed: listField(json, "failed", parseFailed),

@@ -53,6 +53,15 @@ export function listField<T>(object: JsonObject, key: string, parse: (entry: unk
 }
 
 /** `{key: number}` maps (breakdowns, evidence); non-numbers are dropped. */
+/** A JSON object of strings (other values are left out); empty when absent. */
+export function stringMapField(object: JsonObject, key: string): Record<string, string> {
+  const value = object[key];
+  const out: Record<string, string> = {};
+  if (!isObject(value)) return out;
+  for (const [name, entry] of Object.entries(value)) if (typeof entry === "string") out[name] = entry;
+  return out;
+}
+
 export function numberMapField(object: JsonObject, key: string): Record<string, number> {
   const out: Record<string, number> = {};
   for (const [name, value] of Object.entries(objectOf(object[key]))) {

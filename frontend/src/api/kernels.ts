@@ -1,4 +1,4 @@
-// The `kernels` route: GPU kernels grouped by name, or by (launching operator, name).
+// The `kernels` route: device kernels grouped by name, or by (launching operator, name).
 // Times in µs, occupancy and shares 0..1.
 import type { ApiClient } from "./client";
 import {
@@ -39,8 +39,12 @@ export interface KernelRow {
 export interface KernelsData {
   readonly groupBy: KernelGrouping;
   readonly rows: readonly KernelRow[];
-  /** Tensor Core kernel time / all kernel time. */
-  readonly tensorCoreShare: number;
+  /** What the kernels ran on: "GPU", an accelerator family ("Ascend", "MTIA"), or "device". */
+  readonly deviceKind: string;
+  /** Whether kernel names can tell Tensor Core use (NVIDIA GPUs); when not, no Tensor Core figure is shown. */
+  readonly tensorCoresKnown: boolean;
+  /** Tensor Core kernel time / all kernel time; null when it cannot be told. */
+  readonly tensorCoreShare: number | null;
   /** All kernel time, µs. */
   readonly total: number;
 }
@@ -69,7 +73,10 @@ export function parseKernels(json: unknown): KernelsData {
   return {
     groupBy: isKernelGrouping(groupBy) ? groupBy : "name",
     rows,
-    tensorCoreShare: numberField(json, "tensor_core_share"),
+    deviceKind: stringField(json, "device_kind", "GPU"),
+    // Older answers have no flag: they always gave a share.
+    tensorCoresKnown: json["tensor_cores_known"] === undefined ? true : booleanField(json, "tensor_cores_known"),
+    tensorCoreShare: nullableNumberField(json, "tensor_core_share"),
     total: Number.isFinite(total) ? total : rows.reduce((sum, row) => sum + (Number.isFinite(row.total) ? row.total : 0), 0),
   };
 }

@@ -12,6 +12,7 @@ import {
   objectOf,
   parsedResult,
   stringField,
+  stringMapField,
   type JsonObject,
 } from "./json_fields";
 import type { ApiResult, SpanRef } from "./types";
@@ -49,8 +50,10 @@ export interface OverviewStep {
 export interface DeviceSummary {
   readonly id: number;
   readonly name: string;
-  /** What the trace calls the device: "GPU 0", "Ascend 1". */
+  /** What the views call the device: "GPU 0", "Ascend 1", "MTIA 17". */
   readonly label: string;
+  /** "GPU", or the accelerator's family ("Ascend", "MTIA"...). */
+  readonly kind: string;
   readonly memory: number | null;
   readonly computeCapability: string | null;
   readonly numSms: number | null;
@@ -59,6 +62,8 @@ export interface DeviceSummary {
   readonly achievedOccupancy: number | null;
   readonly tensorCoreShare: number | null;
   readonly kernelTime: number | null;
+  /** Why a null figure is null, by its answer field ("sm_efficiency", "achieved_occupancy", "tensor_core_share"). */
+  readonly unavailable: Readonly<Record<string, string>>;
 }
 
 export interface BenchmarkFigures {
@@ -136,6 +141,11 @@ function parseStep(value: unknown): OverviewStep | null {
   };
 }
 
+/** An older answer has no kind: its label says it ("GPU 0" → "GPU", "Ascend 1" → "Ascend"). */
+function deviceKindOfLabel(label: string): string {
+  return label.replace(/\s*\d+$/, "") || "GPU";
+}
+
 function parseDevice(value: unknown): DeviceSummary | null {
   if (!isObject(value)) return null;
   const id = value["id"];
@@ -144,6 +154,7 @@ function parseDevice(value: unknown): DeviceSummary | null {
     id: numericId,
     name: stringField(value, "name", "GPU"),
     label: stringField(value, "label", `GPU ${numericId}`),
+    kind: stringField(value, "kind", deviceKindOfLabel(stringField(value, "label", "GPU"))),
     memory: nullableNumberField(value, "memory"),
     computeCapability: nullableStringField(value, "compute_capability"),
     numSms: nullableNumberField(value, "num_sms"),
@@ -152,6 +163,7 @@ function parseDevice(value: unknown): DeviceSummary | null {
     achievedOccupancy: nullableNumberField(value, "achieved_occupancy"),
     tensorCoreShare: nullableNumberField(value, "tensor_core_share"),
     kernelTime: nullableNumberField(value, "kernel_time"),
+    unavailable: stringMapField(value, "unavailable"),
   };
 }
 

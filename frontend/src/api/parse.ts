@@ -1,6 +1,6 @@
 // Checks the shape of JSON answers before the UI trusts them. A malformed entry is dropped
 // (or its optional field ignored) rather than breaking the whole run list.
-import type { RunInfo, RunStatus, RunsResponse, WorkerInfo } from "./types";
+import type { LayoutLookedFor, RunInfo, RunStatus, RunsResponse, SkippedFiles, SpanFacts, WorkerInfo } from "./types";
 
 type JsonObject = Record<string, unknown>;
 
@@ -20,12 +20,68 @@ export function parseProgress(value: unknown): number | null {
   return Math.min(1, Math.max(0, value));
 }
 
+function finiteOrNull(value: unknown): number | null {
+  return typeof value === "number" && Number.isFinite(value) ? value : null;
+}
+
+/** A span_info entry's facts (start time, duration, steps); unknown parts are null. */
+export function parseSpanFacts(value: unknown): SpanFacts {
+  const info = isObject(value) ? value : {};
+  const steps = info["steps"];
+  const count = isObject(steps) ? finiteOrNull(steps["count"]) : null;
+  return {
+    startTime: finiteOrNull(info["start_time"]),
+    duration: finiteOrNull(info["duration"]),
+    steps: isObject(steps) && count !== null ? { count, first: finiteOrNull(steps["first"]), last: finiteOrNull(steps["last"]) } : null,
+  };
+}
+
 function parseWorker(value: unknown): WorkerInfo | null {
   if (!isObject(value) || typeof value["name"] !== "string") return null;
   const spans = Array.isArray(value["spans"])
     ? value["spans"].filter((span): span is string => typeof span === "string")
     : [];
-  return { name: value["name"], spans };
+  const infos = Array.isArray(value["span_info"]) ? value["span_info"] : [];
+  // Facts by span name: span_info lists the same spans, but only the names say which is which.
+  const byName = new Map<string, unknown>();
+  for (const info of infos) if (isObject(info) && typeof info["name"] === "string") byName.set(info["name"], info);
+  const rank = value["rank"];
+  return {
+    name: value["name"],
+    spans,
+    ...(infos.length > 0 ? { spanFacts: spans.map((span) => parseSpanFacts(byName.get(span))) } : {}),
+    ...(typeof rank === "number" && Number.isInteger(rank) ? { rank } : {}),
+  };
+}
+
+function isCount(value: unknown): value is number {
+  return typeof value === "number" && Number.isInteger(value) && value >= 0;
+}
+
+/** The `skipped` field: counts by reason and example paths; malformed entries are left out. */
+function parseSkipped(value: unknown): SkippedFiles | null {
+  if (!isObject(value) || !isCount(value["count"]) || !isObject(value["reasons"])) return null;
+  const reasons: Record<string, number> = {};
+  for (const [reason, count] of Object.entries(value["reasons"])) {
+    if (isCount(count)) reasons[reason] = count;
+  }
+  const examples: Record<string, readonly string[]> = {};
+  const givenExamples = value["examples"];
+  if (isObject(givenExamples)) {
+    for (const [reason, paths] of Object.entries(givenExamples)) {
+      if (Array.isArray(paths)) examples[reason] = paths.filter((path): path is string => typeof path === "string");
+    }
+  }
+  return { count: value["count"], reasons, examples };
+}
+
+function parseLookedFor(value: unknown): LayoutLookedFor[] | null {
+  if (!Array.isArray(value)) return null;
+  return value.flatMap((item) =>
+    isObject(item) && typeof item["pattern"] === "string" && typeof item["written_by"] === "string"
+      ? [{ pattern: item["pattern"], writtenBy: item["written_by"] }]
+      : [],
+  );
 }
 
 function parseRun(value: unknown): RunInfo | null {
@@ -64,10 +120,14 @@ export function parseRunsResponse(json: unknown): RunsResponse {
   }
   const scanned = json["scanned"];
   const logdirError = json["logdir_error"];
+  const skipped = parseSkipped(json["skipped"]);
+  const lookedFor = parseLookedFor(json["looked_for"]);
   return {
     runs,
     ...(typeof scanned === "boolean" ? { scanned } : {}),
     ...(typeof logdirError === "string" && logdirError !== "" ? { logdirError } : {}),
+    ...(skipped !== null ? { skipped } : {}),
+    ...(lookedFor !== null ? { lookedFor } : {}),
   };
 }
 

@@ -7,6 +7,20 @@ export interface WorkerInfo {
   readonly name: string;
   /** Span names in time order. */
   readonly spans: readonly string[];
+  /** What tells the spans apart for people, one entry per span (same order); absent from older answers. */
+  readonly spanFacts?: readonly SpanFacts[];
+  /** The rank its traces record (distributedInfo), once a span is loaded; the name comes from the files. */
+  readonly rank?: number;
+}
+
+/** A span's start (wall clock), length and steps, from the `runs` answer's span_info. */
+export interface SpanFacts {
+  /** Seconds since the epoch; null when the trace's clock is not wall time. */
+  readonly startTime: number | null;
+  /** µs; null until the span is loaded. */
+  readonly duration: number | null;
+  /** ProfilerStep numbers (null when a step has none); null without steps. */
+  readonly steps: { readonly count: number; readonly first: number | null; readonly last: number | null } | null;
 }
 
 export interface RunInfo {
@@ -21,12 +35,29 @@ export interface RunInfo {
   readonly workers: readonly WorkerInfo[];
 }
 
+/** The files of the last scan that are no span, counted by reason (e.g. "tensorboard_event_file"). */
+export interface SkippedFiles {
+  readonly count: number;
+  readonly reasons: Readonly<Record<string, number>>;
+  /** The first few files of each reason, relative to the logdir (untrusted text). */
+  readonly examples: Readonly<Record<string, readonly string[]>>;
+}
+
+/** One file layout the logdir is searched for. */
+export interface LayoutLookedFor {
+  readonly pattern: string;
+  readonly writtenBy: string;
+}
+
 export interface RunsResponse {
   readonly runs: readonly RunInfo[];
   /** False while the backend's first scan of the logdir is still going (optional field). */
   readonly scanned?: boolean;
   /** Why the logdir could not be listed (e.g. a remote bucket without credentials), when it could not. */
   readonly logdirError?: string;
+  readonly skipped?: SkippedFiles;
+  /** Sent with an empty run list only: what the logdir was searched for. */
+  readonly lookedFor?: readonly LayoutLookedFor[];
 }
 
 /** Which span an analysis route is asked about. */

@@ -9,6 +9,7 @@ const CSS = `
 .ps-brushable .u-select { background: rgba(245, 124, 0, 0.18); }
 .ps-chart-head { display: flex; flex-wrap: wrap; gap: 4px 16px; align-items: baseline; margin-bottom: 6px; }
 .ps-chart-head h3 { margin: 0; }
+.ps-chart-option { display: inline-flex; gap: 4px; align-items: center; cursor: pointer; margin-left: auto; }
 .ps-hover-line { font-size: 12px; color: var(--ps-fg-muted); min-height: 1.45em; margin: 4px 0 0; font-variant-numeric: tabular-nums; }
 .ps-range-bar { display: flex; flex-wrap: wrap; gap: 8px 12px; align-items: center; }
 .ps-range-bar .ps-range-text { font-variant-numeric: tabular-nums; }

@@ -1,4 +1,5 @@
 // The messages shown instead of a view: no runs yet, the run still loading, the run failed.
+import type { LayoutLookedFor, SkippedFiles } from "../api/types";
 import { el, type Child } from "./dom";
 
 function emptyState(testId: string, title: string, ...body: Child[]): HTMLElement {
@@ -16,11 +17,72 @@ with torch.profiler.profile(
         train_step(batch)
         prof.step()`;
 
-export function noRunsState(): HTMLElement {
+const IMPORT_EXAMPLE = `profscope import path/to/*.json.gz --logdir <logdir> --run exp1
+profscope import prof/*_ascend_ms --logdir <logdir> --run mindspore_job`;
+
+/** What each reason of the backend's `skipped` counts (singular, plural); unknown reasons show their id. */
+const SKIP_REASONS: Readonly<Record<string, readonly [string, string]>> = {
+  tensorboard_event_file: ["TensorBoard event file", "TensorBoard event files"],
+  not_a_chrome_trace: ["JSON file that does not start like a Chrome trace", "JSON files that do not start like a Chrome trace"],
+  empty: ["empty file", "empty files"],
+  unreadable: [
+    "file that could not be read (not a regular file, no permission, or a broken gzip)",
+    "files that could not be read (not a regular file, no permission, or a broken gzip)",
+  ],
+  profiler_side_file: ["other file of a profiler's output folder", "other files of a profiler's output folders"],
+  not_json: ["file that is not .json or .json.gz", "files that are not .json or .json.gz"],
+};
+
+/** "3 TensorBoard event files", "1 empty file", "2 × some_new_reason". */
+export function skipReasonText(reason: string, count: number): string {
+  const label = SKIP_REASONS[reason];
+  return label === undefined ? `${count} × ${reason}` : `${count} ${count === 1 ? label[0] : label[1]}`;
+}
+
+function skippedList(skipped: SkippedFiles): HTMLElement {
+  const items = Object.entries(skipped.reasons)
+    .sort(([, a], [, b]) => b - a)
+    .map(([reason, count]) => {
+      const examples = skipped.examples[reason] ?? [];
+      // Paths come from the logdir: text nodes only.
+      const shown = examples.length > 0 ? ` (${examples.join(", ")}${count > examples.length ? ", …" : ""})` : "";
+      return el("li", { attrs: { "data-reason": reason } }, skipReasonText(reason, count), el("span", { className: "ps-empty-paths" }, shown));
+    });
+  return el("ul", { className: "ps-empty-list", testId: "skipped-files" }, ...items);
+}
+
+function lookedForList(lookedFor: readonly LayoutLookedFor[]): HTMLElement {
+  return el(
+    "ul",
+    { className: "ps-empty-list", testId: "layouts-looked-for" },
+    ...lookedFor.map((item) => el("li", {}, el("code", {}, item.pattern), ` — ${item.writtenBy}`)),
+  );
+}
+
+export interface NoRunsDetails {
+  readonly skipped?: SkippedFiles | undefined;
+  readonly lookedFor?: readonly LayoutLookedFor[] | undefined;
+}
+
+export function noRunsState(details: NoRunsDetails = {}): HTMLElement {
+  const { skipped, lookedFor } = details;
   return emptyState(
     "empty-no-runs",
     "No profiler runs found in the logdir",
-    el("p", {}, "Profile a few training steps and point the profiler's on_trace_ready at the logdir:"),
+    skipped !== undefined && skipped.count > 0
+      ? el(
+          "p",
+          {},
+          `${skipped.count} file${skipped.count === 1 ? " was" : "s were"} looked at and skipped: ` +
+            "none of them is a trace Profscope reads.",
+        )
+      : false,
+    skipped !== undefined && skipped.count > 0 ? skippedList(skipped) : false,
+    lookedFor !== undefined && lookedFor.length > 0 ? el("p", {}, "Looked for these files, at any depth of the logdir:") : false,
+    lookedFor !== undefined && lookedFor.length > 0 ? lookedForList(lookedFor) : false,
+    el("p", {}, "Traces written elsewhere or by another tool can be copied into the logdir as runs:"),
+    el("pre", { className: "ps-code", testId: "import-command" }, IMPORT_EXAMPLE),
+    el("p", {}, "Or profile a few training steps and point the profiler's on_trace_ready at the logdir:"),
     el("pre", { className: "ps-code" }, WRITER_EXAMPLE),
     el(
       "p",

@@ -3,13 +3,18 @@
 // framework that says what could not be derived from the selected span.
 import type { ApiClient } from "../api/client";
 import { fetchSpanSummary, type SpanLimitation } from "../api/summary";
-import type { RunInfo, SpanRef } from "../api/types";
+import type { RunInfo, SpanRef, WorkerInfo } from "../api/types";
 import { formatPercent } from "../lib/format";
 import { el, replaceChildren } from "./dom";
 
 export interface RunList {
   readonly root: HTMLElement;
   update(runs: readonly RunInfo[], selectedRun: string | null): void;
+}
+
+/** A worker as the pickers name it: its name, and the rank its traces record when the name does not say it. */
+export function workerLabel(worker: WorkerInfo): string {
+  return worker.rank === undefined || worker.name === `rank${worker.rank}` ? worker.name : `${worker.name} · rank ${worker.rank}`;
 }
 
 function statusText(run: RunInfo): string {

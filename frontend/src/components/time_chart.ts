@@ -26,6 +26,8 @@ export interface ReferenceLine {
   readonly y: number;
   readonly label: string;
   readonly color: string;
+  /** False: the y axis scales to the data only; a line above it is named at the chart's top edge instead. */
+  readonly inScale?: boolean;
 }
 
 export interface TimeChartOptions {
@@ -38,6 +40,10 @@ export interface TimeChartOptions {
   /** Formats x offsets from the origin (µs) and y values. */
   readonly xFormat: (us: number) => string;
   readonly yFormat: (value: number) => string;
+  /** The y ticks for a data maximum (the axis ends at the last one); default: uPlot's own. */
+  readonly yTicks?: (max: number) => number[];
+  /** Draw each data point as a dot (few points: a single reading is not a flat line). */
+  readonly points?: boolean;
   readonly xLabel: string;
   readonly yLabel: string;
   readonly ariaLabel: string;
@@ -74,7 +80,10 @@ export function createTimeChart(options: TimeChartOptions): TimeChart {
   const xMax = xs.length > 0 ? Math.max(xs[xs.length - 1] ?? 0, 1) : 1;
   let yMax = 0;
   for (const series of options.series) for (const value of series.values) if (Number.isFinite(value) && value > yMax) yMax = value;
-  for (const line of options.lines ?? []) if (line.y > yMax) yMax = line.y;
+  for (const line of options.lines ?? []) if (line.inScale !== false && line.y > yMax) yMax = line.y;
+  // Room above the highest point for its marker; with yTicks the axis ends at a round tick.
+  const ticks = options.yTicks?.(yMax > 0 ? yMax * 1.05 : 0) ?? null;
+  const yTop = ticks !== null ? (ticks[ticks.length - 1] ?? 1) : yMax > 0 ? yMax * 1.1 : 1;
   const axisStroke = (): string => cssColor("--ps-fg-muted", "#616161");
   const gridStroke = (): string => cssColor("--ps-border", "#e0e0e0");
   const stepped = uPlot.paths.stepped?.({ align: 1 });
@@ -99,6 +108,15 @@ export function createTimeChart(options: TimeChartOptions): TimeChart {
     ctx.font = `${11 * dpr}px system-ui, sans-serif`;
     ctx.textBaseline = "bottom";
     for (const line of options.lines ?? []) {
+      if (line.y > yTop) {
+        // Off the chart: say where it is, at the top edge.
+        ctx.fillStyle = line.color;
+        ctx.textAlign = "right";
+        ctx.textBaseline = "top";
+        ctx.fillText(`${line.label} ↑ above the chart`, left + width - 4 * dpr, top + 2 * dpr);
+        ctx.textBaseline = "bottom";
+        continue;
+      }
       const y = self.valToPos(line.y, "y", true);
       ctx.strokeStyle = line.color;
       ctx.lineWidth = 1.5 * dpr;
@@ -149,7 +167,7 @@ export function createTimeChart(options: TimeChartOptions): TimeChart {
     select: { show: true, left: 0, top: 0, width: 0, height: 0 },
     scales: {
       x: { time: false, range: () => [0, xMax] },
-      y: { range: () => [0, yMax > 0 ? yMax * 1.1 : 1] },
+      y: { range: () => [0, yTop] },
     },
     axes: [
       {
@@ -169,6 +187,7 @@ export function createTimeChart(options: TimeChartOptions): TimeChart {
         label: options.yLabel,
         labelSize: 18,
         size: 72,
+        ...(ticks !== null ? { splits: () => ticks } : {}),
         grid: { stroke: gridStroke, width: 1 },
         ticks: { stroke: gridStroke, width: 1, size: 4 },
         values: (_self, splits) => splits.map((value) => options.yFormat(value)),
@@ -180,7 +199,7 @@ export function createTimeChart(options: TimeChartOptions): TimeChart {
         label: series.label,
         stroke: series.color,
         width: 1.5,
-        points: { show: false },
+        points: options.points === true ? { show: true, size: 7, fill: series.color } : { show: false },
         ...(series.fill !== undefined ? { fill: series.fill } : {}),
         ...(stepped !== undefined ? { paths: stepped } : {}),
       })),

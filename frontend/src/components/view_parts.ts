@@ -42,8 +42,18 @@ export function loadingNote(what: string, progress: number | null, testId: strin
   return el("p", { className: "ps-view-loading", testId, attrs: { role: "status" } }, `Loading ${what}…${percent}`);
 }
 
-export function emptyNote(testId: string, title: string, text: string): HTMLElement {
-  return el("section", { className: "ps-view-empty ps-panel", testId }, el("h2", {}, title), el("p", {}, text));
+/** A section title with something beside it on the right (a CSV download). */
+export function sectionHead(title: Child, ...extra: Child[]): HTMLElement {
+  return el("div", { className: "ps-section-head" }, el("h3", {}, title), ...extra);
+}
+
+export function emptyNote(testId: string, title: string, text: string, ...extra: Child[]): HTMLElement {
+  return el("section", { className: "ps-view-empty ps-panel", testId }, el("h2", {}, title), el("p", {}, text), ...extra);
+}
+
+/** An empty state that says why the view is empty and what would make it appear. */
+export function emptyStateNote(testId: string, state: { title: string; why: string; how: string }, ...extra: Child[]): HTMLElement {
+  return emptyNote(testId, state.title, state.why, el("p", { className: "ps-empty-how", testId: `${testId}-how` }, state.how), ...extra);
 }
 
 export interface GroupingOption<G extends string> {

@@ -74,8 +74,20 @@ button.ps-bar-row:hover { background: var(--ps-bg-hover); }
 .ps-controls { display: flex; flex-wrap: wrap; gap: 8px 16px; align-items: center; }
 .ps-controls label { display: inline-flex; gap: 6px; align-items: center; color: var(--ps-fg-muted); }
 .ps-count { color: var(--ps-fg-muted); margin-left: auto; font-variant-numeric: tabular-nums; }
-.ps-vtable { border: 1px solid var(--ps-border); border-radius: 6px; overflow: hidden; }
-.ps-vtable-scroll { overflow: auto; position: relative; }
+.ps-csv-download { font-size: 12px; white-space: nowrap; }
+.ps-section-head { display: flex; flex-wrap: wrap; align-items: baseline; gap: 4px 16px; margin: 0 0 8px; }
+.ps-section-head h3, .ps-section-head h2 { margin: 0; }
+.ps-section-head .ps-csv-download { margin-left: auto; }
+.ps-vtable { border: 1px solid var(--ps-border); border-radius: 6px; overflow: hidden; position: relative; }
+.ps-vtable::after { content: ""; position: absolute; top: 0; right: 0; bottom: 0; width: 28px; pointer-events: none;
+  background: linear-gradient(to right, transparent, var(--ps-fg-muted)); opacity: 0; transition: opacity 0.15s; z-index: 3; }
+.ps-vtable[data-more-right="true"]::after { opacity: 0.22; }
+.ps-vtable-sticky { position: sticky; z-index: 1; background: var(--ps-bg); }
+.ps-vtable-th.ps-vtable-sticky { z-index: 3; background: var(--ps-bg-raised); }
+.ps-vtable-row:hover .ps-vtable-sticky { background: var(--ps-bg-hover); }
+.ps-vtable-row[aria-selected="true"] .ps-vtable-sticky { background: var(--ps-bg-selected); }
+.ps-vtable[data-more-left="true"] .ps-vtable-sticky-last { box-shadow: 4px 0 4px -3px rgba(0, 0, 0, 0.25); }
+.ps-vtable-scroll { overflow: auto; position: relative; scrollbar-width: thin; }
 .ps-vtable-inner { position: relative; }
 .ps-vtable-head { display: grid; position: sticky; top: 0; z-index: 2; background: var(--ps-bg-raised);
   border-bottom: 1px solid var(--ps-border); }
@@ -117,6 +129,9 @@ button.ps-bar-row:hover { background: var(--ps-bg-hover); }
 .ps-view-loading { color: var(--ps-fg-muted); padding: 24px 0; }
 .ps-view-empty h2 { font-size: 16px; font-weight: 500; margin: 0 0 6px; }
 .ps-view-empty p { margin: 0; color: var(--ps-fg-muted); }
+.ps-view-empty p + p { margin-top: 6px; }
+.ps-view-empty .ps-empty-how { color: var(--ps-fg); }
+.ps-view-empty .ps-button { margin-top: 10px; }
 `;
 
 /** Adds the stylesheet once per document. */

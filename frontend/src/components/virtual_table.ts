@@ -51,6 +51,8 @@ export interface VirtualTableOptions<T> {
   readonly rowHeight?: number;
   /** Height of the scrolling area, px (the table is shorter when its rows are). */
   readonly maxHeight?: number;
+  /** How many leading columns stay in view while the table scrolls sideways (names, picks). */
+  readonly stickyColumns?: number;
   /** Aborting removes the table's observers. */
   readonly signal?: AbortSignal;
 }
@@ -63,6 +65,9 @@ export interface VirtualTable<T> {
   setSelected(key: string | null): void;
   /** The rows after filtering and sorting, in display order. */
   visibleRows(): readonly T[];
+  /** The sort and filter now applied (what a CSV download asks for). */
+  sortState(): SortState;
+  filterQuery(): string;
 }
 
 interface RenderedRow {
@@ -75,10 +80,34 @@ interface RenderedRow {
 const DEFAULT_ROW_HEIGHT = 28;
 const DEFAULT_MAX_HEIGHT = 520;
 
-function templateColumns<T>(columns: readonly TableColumn<T>[]): string {
-  return columns
-    .map((column) => ((column.grow ?? 0) > 0 ? `minmax(${column.width}px, ${column.grow}fr)` : `${column.width}px`))
-    .join(" ");
+// Header labels are 13px semibold; the sort arrow and the cell padding come on top.
+const HEADER_FONT = "600 13px Roboto, system-ui, -apple-system, \"Segoe UI\", Helvetica, Arial, sans-serif";
+const HEADER_EXTRA_PX = 16 + 12;
+let measureContext: CanvasRenderingContext2D | null | undefined;
+
+/** The width a header label needs on one line, px: measured where a canvas is at hand, else estimated. */
+export function headerLabelWidth(label: string): number {
+  if (measureContext === undefined) {
+    try {
+      measureContext = typeof document !== "undefined" ? (document.createElement("canvas").getContext?.("2d") ?? null) : null;
+    } catch {
+      measureContext = null;
+    }
+  }
+  if (measureContext !== null) {
+    measureContext.font = HEADER_FONT;
+    return Math.ceil(measureContext.measureText(label).width) + HEADER_EXTRA_PX;
+  }
+  return Math.ceil(label.length * 8) + HEADER_EXTRA_PX;
+}
+
+/** A column's width: as declared, but never narrower than its header label (headers never overlap). */
+export function columnWidth(column: { readonly width: number; readonly label: string }): number {
+  return Math.max(column.width, headerLabelWidth(column.label));
+}
+
+function templateColumns(widths: readonly number[], grows: readonly number[]): string {
+  return widths.map((width, i) => ((grows[i] ?? 0) > 0 ? `minmax(${width}px, ${grows[i]}fr)` : `${width}px`)).join(" ");
 }
 
 export function createVirtualTable<T>(options: VirtualTableOptions<T>): VirtualTable<T> {
@@ -95,8 +124,18 @@ export function createVirtualTable<T>(options: VirtualTableOptions<T>): VirtualT
   let lastWindow: RowWindow = { start: 0, end: 0 };
   const pool: RenderedRow[] = [];
 
-  const template = templateColumns(columns);
-  const minWidth = columns.reduce((sum, column) => sum + column.width, 0);
+  const widths = columns.map(columnWidth);
+  const template = templateColumns(widths, columns.map((column) => column.grow ?? 0));
+  const minWidth = widths.reduce((sum, width) => sum + width, 0);
+  // Sticky leading columns: each is pinned at the sum of the widths before it.
+  const stickyCount = Math.min(options.stickyColumns ?? 0, columns.length);
+  const stickyLeft = widths.slice(0, stickyCount).map((_, i) => widths.slice(0, i).reduce((sum, w) => sum + w, 0));
+  const pin = (cell: HTMLElement, index: number): void => {
+    if (index >= stickyCount) return;
+    cell.classList.add("ps-vtable-sticky");
+    if (index === stickyCount - 1) cell.classList.add("ps-vtable-sticky-last");
+    cell.style.left = `${stickyLeft[index] ?? 0}px`;
+  };
   const headerButtons = new Map<string, HTMLElement>();
   const header = el("div", { className: "ps-vtable-head", attrs: { role: "row" } });
   header.style.gridTemplateColumns = template;
@@ -121,6 +160,7 @@ export function createVirtualTable<T>(options: VirtualTableOptions<T>): VirtualT
       options.onSortChange?.(sort);
     });
     const cell = el("div", { className: "ps-vtable-th", attrs: { role: "columnheader" } }, button);
+    pin(cell, columns.indexOf(column));
     headerButtons.set(column.id, cell);
     header.appendChild(cell);
   }
@@ -172,9 +212,11 @@ export function createVirtualTable<T>(options: VirtualTableOptions<T>): VirtualT
   }
 
   function makeRow(): RenderedRow {
-    const cells = columns.map((column) =>
-      el("div", { className: `ps-vtable-td ps-align-${column.align ?? "left"}`, attrs: { role: "cell" } }),
-    );
+    const cells = columns.map((column, index) => {
+      const cell = el("div", { className: `ps-vtable-td ps-align-${column.align ?? "left"}`, attrs: { role: "cell" } });
+      pin(cell, index);
+      return cell;
+    });
     const element = el("div", { className: "ps-vtable-row", attrs: { role: "row", tabindex: "0" } }, ...cells);
     element.style.gridTemplateColumns = template;
     element.style.height = `${rowHeight}px`;
@@ -195,7 +237,8 @@ export function createVirtualTable<T>(options: VirtualTableOptions<T>): VirtualT
       cell.textContent = column.text(row);
       if (column.cellClass !== undefined) {
         const extra = column.cellClass(row);
-        cell.className = `ps-vtable-td ps-align-${column.align ?? "left"}${extra !== null && extra !== "" ? ` ${extra}` : ""}`;
+        const sticky = columnIndex < stickyCount ? ` ps-vtable-sticky${columnIndex === stickyCount - 1 ? " ps-vtable-sticky-last" : ""}` : "";
+        cell.className = `ps-vtable-td ps-align-${column.align ?? "left"}${sticky}${extra !== null && extra !== "" ? ` ${extra}` : ""}`;
       }
       const cellTip = column.cellTip?.(row) ?? null;
       if (cellTip !== null && cellTip !== "") cell.dataset["tip"] = cellTip;
@@ -250,7 +293,16 @@ export function createVirtualTable<T>(options: VirtualTableOptions<T>): VirtualT
     pool.find((rendered) => rendered.index === index && !rendered.element.hidden)?.element.focus({ preventScroll: true });
   }
 
+  /** Marks the sides where columns lie out of view, so a cut-off table says it scrolls sideways. */
+  function updateEdges(): void {
+    const left = scroller.scrollLeft > 1;
+    const right = scroller.scrollLeft + scroller.clientWidth < scroller.scrollWidth - 1;
+    if (root.dataset["moreLeft"] !== String(left)) root.dataset["moreLeft"] = String(left);
+    if (root.dataset["moreRight"] !== String(right)) root.dataset["moreRight"] = String(right);
+  }
+
   scroller.addEventListener("scroll", scheduleRender, { passive: true });
+  scroller.addEventListener("scroll", updateEdges, { passive: true });
   body.addEventListener("click", (event) => {
     const index = rowIndexOf(event.target);
     if (index !== null) activate(index);
@@ -276,6 +328,7 @@ export function createVirtualTable<T>(options: VirtualTableOptions<T>): VirtualT
 
   if (typeof ResizeObserver !== "undefined") {
     const observer = new ResizeObserver(() => {
+      updateEdges();
       const window = visibleWindow(scroller.scrollTop, viewportHeight(), rowHeight, shown.length);
       if (window.start !== lastWindow.start || window.end !== lastWindow.end) scheduleRender();
     });
@@ -313,5 +366,7 @@ export function createVirtualTable<T>(options: VirtualTableOptions<T>): VirtualT
       renderNow();
     },
     visibleRows: () => shown,
+    sortState: () => sort,
+    filterQuery: () => query,
   };
 }

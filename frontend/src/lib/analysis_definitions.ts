@@ -34,21 +34,29 @@ export const MEMORY_DEFINITIONS = {
 export const DISTRIBUTED_DEFINITIONS = {
   stepTime: "Step time: mean duration of the rank's steps in the chosen span.",
   compute:
-    "Computation: time a non-collective kernel runs (on CPU-only runs: a host operator outside collectives), " +
-    "mean per step, overlap included.",
+    "Computation: time device work other than collectives runs (kernels, copies, memsets); on CPU-only runs, " +
+    "host operators outside collectives. Mean per step, overlap included.",
   communication:
-    "Communication: time a collective runs (NCCL kernels; on CPU-only runs the host ranges of collective operators), " +
-    "mean per step, overlap included.",
-  overlap: "Overlap: time computation and communication run at once, mean per step.",
+    "Communication: time a collective runs — collective kernels (NCCL), and the host ranges of collectives that " +
+    "launch no kernel (Gloo) on GPU and CPU-only runs alike. Mean per step, overlap included; the same number as " +
+    "the Overview's Communication plus this overlap.",
+  overlap:
+    "Overlap: communication while computation runs, mean per step. HTA counts computation kernels only (not " +
+    "copies). On CPU-only runs a thread's time during a collective cannot be told from waiting for it, so " +
+    "communication wins, as in the Overview: no overlap (torch-tb-profiler overlaps Gloo with host operators).",
   other: "Other: the rest of the step (neither computation nor communication).",
   wait:
     "Wait: the part of the communication spent waiting for the last rank to arrive. Collectives are matched across " +
     "ranks by name and order (the i-th call of a collective on every rank is one collective).",
-  transfer: "Transfer: communication time minus wait — time data actually moves.",
+  transfer:
+    "Transfer: communication time minus wait — time data actually moves (torch-tb-profiler takes instead the " +
+    "fastest rank's time of each call).",
   collectiveCalls: "Collective calls of the rank in the span.",
   calls: "Calls of the collective, over every rank.",
-  messageSize: "Mean message size: bytes over calls (from the collective's arguments; unknown when not recorded).",
-  total: "Total duration of the collective's calls, over every rank.",
+  messageSize:
+    "Mean message size: bytes over calls, from the operator that launched the collective (record_param_comms' " +
+    "element count and dtype, else its input shapes); unknown when not recorded.",
+  total: "Total: the sum of the collective's call durations over every rank (concurrent calls each count).",
   mean: "Mean duration per call.",
   collectiveWait: "Time the calls spent waiting for the last rank, over every rank.",
   collectiveTransfer: "Total minus wait.",
@@ -74,7 +82,7 @@ export const MODULES_DEFINITIONS = {
   forwardDevice: "Forward device: GPU time launched inside the module's forward calls.",
   backwardHost:
     "Backward host: host duration of the autograd operators whose forward operator ran inside the module " +
-    "(paired by the profiler's forward→backward flows, or by sequence number).",
-  backwardDevice: "Backward device: GPU time launched by those backward operators.",
+    "(nested modules included, like forward; paired by the profiler's forward→backward flows, or by sequence number).",
+  backwardDevice: "Backward device: GPU time launched by those backward operators (nested modules included).",
   root: "(model): the sum of the top-level modules.",
 } as const;

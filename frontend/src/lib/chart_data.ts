@@ -66,6 +66,16 @@ export function stepAxisLabels(names: readonly string[]): string[] {
   return names.map((_, index) => String(index + 1));
 }
 
+/**
+ * The step axis's title: the steps' own name before "#N" ("ProfilerStep #" for torch,
+ * "ProfileStep #" for Paddle), else "Step".
+ */
+export function stepAxisTitle(names: readonly string[]): string {
+  const prefixes = new Set(names.map((name) => /^(.*\S)\s*#\d+$/.exec(name)?.[1] ?? null));
+  const [prefix] = [...prefixes];
+  return prefixes.size === 1 && prefix !== null && prefix !== undefined && prefix.length <= 24 ? `${prefix} #` : "Step";
+}
+
 /** Shares of a whole that sum to 1 (each part clamped to 0..1); all zero when the whole is 0. */
 export function shares(parts: readonly number[]): number[] {
   const cleaned = parts.map((part) => clean(part));

@@ -38,11 +38,13 @@ export function orDash<T>(value: T | null, format: (value: T) => string): string
   return value === null ? DASH : format(value);
 }
 
-/** A plain quantity with up to `significant` significant digits and separators: 42.25, 641.5, 1,234. */
+/** A plain quantity with up to `significant` significant digits and separators: 42.25, 641.5, 1,234; whole numbers as they are. */
 export function formatQuantity(value: number, significant = 3): string {
   if (!Number.isFinite(value)) return DASH;
   const magnitude = Math.abs(value);
   if (magnitude === 0) return "0";
+  // A whole number (a count: workers, ranks, steps) never reads "12.0".
+  if (Number.isInteger(value)) return formatFixed(value, 0);
   const integerDigits = Math.floor(Math.log10(magnitude)) + 1;
   return formatFixed(value, Math.max(0, significant - integerDigits));
 }

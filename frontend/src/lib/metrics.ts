@@ -34,8 +34,10 @@ export const CATEGORY_INFO: Readonly<Record<BreakdownCategory, CategoryInfo>> = 
     label: "Communication",
     color: "#e15759",
     definition:
-      "Communication: time in collectives (NCCL kernels, and host ranges such as nccl:*, gloo:*, c10d::*) " +
-      "not covered by kernels, copies or memsets. " +
+      "Communication: time a collective runs (collective kernels such as NCCL's, and host ranges of collectives " +
+      "that launch no kernel, such as gloo:*) not covered by kernels, copies or memsets: the communication that " +
+      "does not overlap computation. The host range that only enqueues an NCCL kernel counts as CPU time, not " +
+      "communication (torch-tb-profiler counts it; HTA does not). " +
       PRIORITY_NOTE,
   },
   runtime: {
@@ -88,14 +90,16 @@ export const METRIC_DEFINITIONS = {
   computeCapability: "CUDA compute capability (major.minor) from deviceProperties.",
   numSms: "Number of streaming multiprocessors (SMs) of the device.",
   utilization: "GPU utilization: time at least one kernel runs on this GPU / total step time (first step start to last step end).",
+  deviceUtilization:
+    "Utilization: time at least one kernel runs on this device / total step time (first step start to last step end).",
   smEfficiency:
     "Est. SM efficiency: duration-weighted min(sum of blocks per SM of concurrent kernels, 1) over the steps: " +
     "how much of the SMs the running kernels could occupy.",
   achievedOccupancy:
-    "Est. achieved occupancy: kernel-time-weighted mean of the profiler's per-kernel estimate " +
-    "(active warps per SM / maximum warps per SM).",
+    "Est. achieved occupancy: mean of the profiler's per-kernel estimate (active warps per SM / maximum warps per SM), " +
+    "weighted by each kernel's time within the steps.",
   tensorCoreShare: "Tensor Core share: kernel time of Tensor-Core kernels / all kernel time.",
-  kernelTime: "Kernel time: sum of the durations of all kernels on this GPU within the steps.",
+  kernelTime: "Kernel time: sum of the durations of all kernels on this device within the steps.",
   benchmarkSteps: "Steps measured (the steps of the breakdown).",
   minStepTime: "Shortest step time.",
   maxStepTime: "Longest step time.",
@@ -123,7 +127,10 @@ export const METRIC_DEFINITIONS = {
     "Est. achieved occupancy: duration-weighted mean of the profiler's per-kernel estimate (kernel arg 'est. achieved occupancy %').",
   tensorCores: "Tensor Cores used: the kernel runs on Tensor Cores (recognised by known Tensor Core kernel name patterns).",
   kernelOp: "The operator that launched the kernel (via the launch's External id).",
-  allKernelTime: "All kernel time in the span: sum of kernel durations on every device and stream.",
+  allKernelTime:
+    "All kernel time in the span: sum of kernel durations on every device and stream (collectives included), " +
+    "the sum of the GPU summary's kernel time. Not the Overview's Kernel category: that is the time at least one " +
+    "non-collective kernel runs within the steps, concurrent kernels counted once (HTA's computation time).",
 } as const;
 
 export type MetricKey = keyof typeof METRIC_DEFINITIONS;

@@ -10,19 +10,38 @@ export interface SortState {
   readonly direction: SortDirection;
 }
 
-const collator = new Intl.Collator("en", { numeric: true, sensitivity: "base" });
+/**
+ * The order key of a text cell: lower-cased, each run of ASCII digits replaced by "0", its length
+ * (one character) and the digits without leading zeros, so "step 9" < "step 10" and a digit run
+ * compares with other characters as a digit does. Compared as UTF-16 code units. The CSV export
+ * (tb_plugin/views/export.py, text_sort_key) sorts by the same key, so a downloaded table has the
+ * rows in the order the page shows them.
+ */
+export function textSortKey(text: string): string {
+  return text.toLowerCase().replace(/[0-9]+/g, (run) => {
+    const digits = run.replace(/^0+/, "");
+    return `0${String.fromCharCode(digits.length)}${digits}`;
+  });
+}
 
 function isMissing(value: SortValue): boolean {
   return value === null || (typeof value === "number" && Number.isNaN(value));
 }
 
-/** Ascending order of two values of one column; missing values are handled by the caller. */
-function compareAscending(a: Exclude<SortValue, null>, b: Exclude<SortValue, null>): number {
-  if (typeof a === "string" && typeof b === "string") return collator.compare(a, b);
-  const x = typeof a === "boolean" ? Number(a) : typeof a === "number" ? a : Number.NaN;
-  const y = typeof b === "boolean" ? Number(b) : typeof b === "number" ? b : Number.NaN;
-  if (Number.isNaN(x) || Number.isNaN(y)) return collator.compare(String(a), String(b));
-  return x < y ? -1 : x > y ? 1 : 0;
+/** A present sort value ready to compare: text as its textSortKey, booleans as 0/1. */
+type OrderKey = { readonly text: string } | number;
+
+function orderKey(value: Exclude<SortValue, null>): OrderKey {
+  if (typeof value === "string") return { text: textSortKey(value) };
+  return typeof value === "boolean" ? Number(value) : value;
+}
+
+/** Ascending order of two keys of one column (a column never mixes text and numbers; if it did, numbers first). */
+function compareAscending(a: OrderKey, b: OrderKey): number {
+  if (typeof a === "number" && typeof b === "number") return a < b ? -1 : a > b ? 1 : 0;
+  if (typeof a === "number") return -1;
+  if (typeof b === "number") return 1;
+  return a.text < b.text ? -1 : a.text > b.text ? 1 : 0;
 }
 
 /**
@@ -31,15 +50,16 @@ function compareAscending(a: Exclude<SortValue, null>, b: Exclude<SortValue, nul
  */
 export function sortRows<T>(rows: readonly T[], value: (row: T) => SortValue, direction: SortDirection): T[] {
   const sign = direction === "asc" ? 1 : -1;
-  const keyed = rows.map((row, index) => ({ row, index, key: value(row) }));
-  keyed.sort((a, b) => {
-    const aMissing = isMissing(a.key);
-    const bMissing = isMissing(b.key);
-    if (aMissing || bMissing) return aMissing === bMissing ? a.index - b.index : aMissing ? 1 : -1;
-    const order = compareAscending(a.key as Exclude<SortValue, null>, b.key as Exclude<SortValue, null>) * sign;
-    return order !== 0 ? order : a.index - b.index;
+  const present: { row: T; index: number; key: OrderKey }[] = [];
+  const missing: T[] = [];
+  rows.forEach((row, index) => {
+    const raw = value(row);
+    // Keys are computed once per row, not once per comparison.
+    if (isMissing(raw)) missing.push(row);
+    else present.push({ row, index, key: orderKey(raw as Exclude<SortValue, null>) });
   });
-  return keyed.map((entry) => entry.row);
+  present.sort((a, b) => compareAscending(a.key, b.key) * sign || a.index - b.index);
+  return [...present.map((entry) => entry.row), ...missing];
 }
 
 /**

@@ -19,9 +19,14 @@ export const DEFAULT_METRICS: LayoutMetrics = {
   counterHeight: 40,
 };
 
+/** The group of pinned tracks, shown first; a key no process name can take. */
+export const PINNED_GROUP = "\u0000pinned";
+
 export interface GroupRow {
   readonly kind: "group";
   readonly group: string;
+  /** What the header reads ("Pinned" for the pinned group, else the group itself). */
+  readonly label: string;
   readonly y: number;
   readonly height: number;
   readonly collapsed: boolean;
@@ -32,6 +37,8 @@ export interface TrackRow {
   readonly kind: "track";
   readonly group: string;
   readonly track: TrackInfo;
+  /** In the pinned group at the top. */
+  readonly pinned: boolean;
   readonly y: number;
   readonly height: number;
 }
@@ -66,27 +73,75 @@ export function groupTracks(tracks: readonly TrackInfo[]): Map<string, TrackInfo
   return groups;
 }
 
+/**
+ * Rows top to bottom: the pinned tracks first (in the order they were pinned) under a "Pinned"
+ * header, then every group with its other tracks.
+ */
 export function layoutTracks(
   tracks: readonly TrackInfo[],
   collapsed: ReadonlySet<string>,
   metrics: LayoutMetrics = DEFAULT_METRICS,
+  pinned: readonly string[] = [],
 ): TrackLayout {
   const rows: LayoutRow[] = [];
   const byId = new Map<string, TrackRow>();
+  const pinnedSet = new Set(pinned);
+  const byTrackId = new Map(tracks.map((track) => [track.id, track]));
+  const pinnedTracks = pinned.map((id) => byTrackId.get(id)).filter((track): track is TrackInfo => track !== undefined);
+  const groups: [string, TrackInfo[]][] = [];
+  if (pinnedTracks.length > 0) groups.push([PINNED_GROUP, pinnedTracks]);
+  for (const [group, members] of groupTracks(tracks.filter((track) => !pinnedSet.has(track.id)))) groups.push([group, members]);
   let y = 0;
-  for (const [group, members] of groupTracks(tracks)) {
+  for (const [group, members] of groups) {
     const isCollapsed = collapsed.has(group);
-    rows.push({ kind: "group", group, y, height: metrics.groupHeaderHeight, collapsed: isCollapsed, trackCount: members.length });
+    const label = group === PINNED_GROUP ? "Pinned" : group;
+    rows.push({ kind: "group", group, label, y, height: metrics.groupHeaderHeight, collapsed: isCollapsed, trackCount: members.length });
     y += metrics.groupHeaderHeight;
     if (isCollapsed) continue;
     for (const track of members) {
-      const row: TrackRow = { kind: "track", group, track, y, height: trackHeight(track, metrics) };
+      const row: TrackRow = { kind: "track", group, track, pinned: group === PINNED_GROUP, y, height: trackHeight(track, metrics) };
       rows.push(row);
       byId.set(track.id, row);
       y += row.height;
     }
   }
   return { rows, height: y, tracks: byId, metrics };
+}
+
+/** Pins a track (to the end of the pinned ones) or unpins it. */
+export function togglePinned(pinned: readonly string[], trackId: string): string[] {
+  return pinned.includes(trackId) ? pinned.filter((id) => id !== trackId) : [...pinned, trackId];
+}
+
+/** `trace.pinned` of the URL: a JSON list of track ids (counter ids hold trace names, so no separator is safe). */
+export function formatPinned(pinned: readonly string[]): string | null {
+  return pinned.length > 0 ? JSON.stringify(pinned) : null;
+}
+
+/** The pinned tracks a URL names, keeping only ids the span has. */
+export function parsePinned(text: string | null, known: ReadonlySet<string>): string[] {
+  if (text === null || text === "") return [];
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return [];
+  }
+  const out: string[] = [];
+  if (Array.isArray(value)) for (const id of value) if (typeof id === "string" && known.has(id) && !out.includes(id)) out.push(id);
+  return out;
+}
+
+/** Slice tracks whose rows lie (even partly) between content y0 and y1: an area selection's tracks. */
+export function sliceTracksBetween(layout: TrackLayout, y0: number, y1: number): string[] {
+  const top = Math.min(y0, y1);
+  const bottom = Math.max(y0, y1);
+  const ids: string[] = [];
+  for (const row of layout.rows) {
+    if (row.kind !== "track" || isCounterTrack(row.track)) continue;
+    if (row.y < bottom && row.y + row.height > top) ids.push(row.track.id);
+  }
+  return ids;
 }
 
 /** Index of the first row whose bottom is below `y` (rows are sorted by y). */

@@ -30,6 +30,12 @@ const CSS = `
 .ps-trace-canvas { position: sticky; top: 0; display: block; outline: none; cursor: default; }
 .ps-trace-canvas[data-cursor="pointer"] { cursor: pointer; }
 .ps-trace-canvas[data-cursor="grabbing"] { cursor: grabbing; }
+.ps-trace-canvas[data-cursor="col-resize"] { cursor: col-resize; }
+.ps-trace-details.ps-trace-range { flex-basis: 500px; max-width: 55%; }
+.ps-trace-range-controls { display: flex; flex-wrap: wrap; align-items: center; gap: 6px 12px; margin: 0 0 6px; }
+.ps-trace-range-filter { flex: 1; min-width: 140px; }
+.ps-trace-range .ps-share-bar { margin-top: 4px; }
+.ps-trace-range .ps-legend { margin-top: 6px; }
 .ps-trace-details {
   flex: 0 0 360px; max-width: 45%; overflow-y: auto; border-left: 1px solid var(--ps-border);
   padding: 8px 12px; background: var(--ps-bg); font-size: 12px;

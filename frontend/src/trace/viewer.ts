@@ -2,8 +2,9 @@
 // interaction (controller, search, side panel) around one canvas. Everything that changes
 // what is drawn calls `requestFrame()`; the frame asks the stores for the tiles the view
 // needs and draws what is there now — it never waits for the network.
-import type { ApiClient } from "../api/client";
+import type { ApiClient, QueryParams } from "../api/client";
 import { fetchEventDetail, fetchSearch, traceDownloadUrl, type EventBrief, type EventDetail, type TracksData } from "../api/trace";
+import { fetchRangeSummary, rangeParams } from "../api/trace_range";
 import type { SpanRef } from "../api/types";
 import { el, replaceChildren } from "../components/dom";
 import { formatDuration } from "../lib/format";
@@ -11,8 +12,21 @@ import { TileStore } from "./data/tile_store";
 import { counterTileFetcher, sliceTileFetcher, type CounterTileData, type SliceTileData } from "./data/tiles";
 import { InteractionController, type InteractionHost } from "./interaction/controller";
 import { hitTest, type Hit } from "./interaction/hit_test";
-import { depthTop, layoutTracks, rowAt, visibleCounterTracks, visibleSliceTracks, type TrackLayout } from "./layout";
+import {
+  DEFAULT_METRICS,
+  depthTop,
+  formatPinned,
+  layoutTracks,
+  parsePinned,
+  rowAt,
+  sliceTracksBetween,
+  togglePinned,
+  visibleCounterTracks,
+  visibleSliceTracks,
+  type TrackLayout,
+} from "./layout";
 import { DetailsPanel } from "./panel/details";
+import { RangePanel } from "./panel/range";
 import { ColorCache } from "./render/colors";
 import { drawFrame, formatCounterValue, type FlowArrow, type RenderResources, type SlicePlace, type Theme } from "./render/renderer";
 import { TextFitter } from "./render/text_fit";
@@ -20,7 +34,12 @@ import { readTheme } from "./render/theme";
 import { searchCounter, TraceSearch, type SearchState } from "./search";
 import { clampView, focusWindow, isInView, TimeScale, type Viewport } from "./time_scale";
 
+/** The label column's width until a person drags its edge (then kept in the browser's storage). */
 export const HEADER_WIDTH = 220;
+export const MIN_HEADER_WIDTH = 120;
+/** The label column never takes more than this share of the canvas. */
+const MAX_HEADER_SHARE = 0.6;
+const HEADER_WIDTH_KEY = "profscope.trace.labelWidth";
 export const AXIS_HEIGHT = 26;
 /** URL parameters are written this long after the view stops changing. */
 const URL_DEBOUNCE_MS = 300;
@@ -31,6 +50,7 @@ const TILE_DEBOUNCE_MS = 80;
 export const PARAM_START = "start";
 export const PARAM_END = "end";
 export const PARAM_SELECT = "select";
+export const PARAM_PINNED = "pinned";
 
 export interface TraceViewerOptions {
   readonly api: ApiClient;
@@ -40,6 +60,8 @@ export interface TraceViewerOptions {
   readonly initialStart: number | null;
   readonly initialEnd: number | null;
   readonly initialSelect: number | null;
+  /** The pinned tracks from the URL (`trace.pinned`), or null. */
+  readonly initialPinned?: string | null;
   /** Writes the viewer's URL parameters (null removes one). */
   readonly setParams: (patch: Readonly<Record<string, string | null>>) => void;
 }
@@ -64,6 +86,21 @@ export function initialView(spanStart: number, spanEnd: number, start: number | 
   return { start: 0, end: duration };
 }
 
+/** The label column's width within what the canvas allows (a narrow canvas keeps room for the timeline). */
+export function clampHeaderWidth(px: number, canvasWidth: number): number {
+  const most = canvasWidth > 0 ? Math.max(MIN_HEADER_WIDTH, Math.floor(canvasWidth * MAX_HEADER_SHARE)) : Number.POSITIVE_INFINITY;
+  return Math.round(Math.min(most, Math.max(MIN_HEADER_WIDTH, Number.isFinite(px) ? px : HEADER_WIDTH)));
+}
+
+function storedHeaderWidth(win: Window): number {
+  try {
+    const stored = Number(win.localStorage.getItem(HEADER_WIDTH_KEY));
+    return Number.isFinite(stored) && stored >= MIN_HEADER_WIDTH ? stored : HEADER_WIDTH;
+  } catch {
+    return HEADER_WIDTH;
+  }
+}
+
 interface DebugGlobals {
   __profscopeTraceDebug?: unknown;
   __profscopeFrameTimes?: number[];
@@ -78,6 +115,8 @@ export class TraceViewer {
   private readonly spanDuration: number;
   private view: Viewport;
   private readonly collapsed = new Set<string>();
+  private pinned: string[];
+  private headerWidth: number;
   private layout: TrackLayout;
   private readonly sliceStore: TileStore<SliceTileData>;
   private readonly counterStore: TileStore<CounterTileData>;
@@ -85,6 +124,12 @@ export class TraceViewer {
   private detailController: AbortController | null = null;
   private hovered: SlicePlace | null = null;
   private range: Viewport | null = null;
+  /** The area selection's slice tracks; null: every track (a drag on the time axis). */
+  private rangeTracks: string[] | null = null;
+  /** Content y where a range drag started and is now (null: it started on the time axis). */
+  private rangeRows: [number, number] | null = null;
+  private rangeController: AbortController | null = null;
+  private readonly rangePanel: RangePanel;
   private match: SlicePlace | null = null;
   private flows: FlowArrow[] = [];
   private readonly search: TraceSearch;
@@ -123,7 +168,9 @@ export class TraceViewer {
     this.spanDuration = tracks.end - tracks.start;
     const spanNs = Math.round(this.spanDuration * 1000);
     this.view = initialView(tracks.start, tracks.end, options.initialStart, options.initialEnd);
-    this.layout = layoutTracks(tracks.tracks, this.collapsed);
+    this.pinned = parsePinned(options.initialPinned ?? null, new Set(tracks.tracks.map((track) => track.id)));
+    this.headerWidth = storedHeaderWidth(this.win);
+    this.layout = layoutTracks(tracks.tracks, this.collapsed, DEFAULT_METRICS, this.pinned);
 
     const requestFrame = (): void => this.requestFrame();
     const storeOptions = { debounceMs: TILE_DEBOUNCE_MS };
@@ -144,6 +191,18 @@ export class TraceViewer {
         jumpTo: (brief) => this.jumpTo(brief),
         zoomToSelected: () => this.zoomToSelection(),
         close: () => this.clearSelection(),
+      },
+      this.spanStart,
+    );
+    this.rangePanel = new RangePanel(
+      options.api,
+      {
+        zoomToRange: () => this.zoomToSelection(),
+        close: () => this.setRange(null),
+        searchFor: (name) => {
+          this.searchInput.value = name;
+          void this.search.step(1, name);
+        },
       },
       this.spanStart,
     );
@@ -184,13 +243,17 @@ export class TraceViewer {
       this.button("Whole span", "trace-zoom-reset", "Show the whole span", () => this.setView({ start: 0, end: this.spanDuration })),
       download,
       this.statusText,
-      el("span", { className: "ps-trace-help" }, "wheel: zoom · drag: pan · shift+drag: measure · W A S D · shift+wheel: scroll"),
+      el(
+        "span",
+        { className: "ps-trace-help", attrs: { title: "/ search · N, Shift+N: next, previous match · F: zoom to the range or slice · Esc: clear · drag the names' edge to widen them" } },
+        "wheel: zoom · drag: pan · shift+drag: select an area · click a name: pin · W A S D",
+      ),
     );
     this.root = el(
       "div",
       { className: "ps-trace", testId: "trace-viewer" },
       toolbar,
-      el("div", { className: "ps-trace-body" }, this.scroller, this.details.root),
+      el("div", { className: "ps-trace-body" }, this.scroller, this.details.root, this.rangePanel.root),
       this.tooltip,
     );
     host.appendChild(this.root);
@@ -237,6 +300,7 @@ export class TraceViewer {
     this.counterStore.dispose();
     this.search.dispose();
     this.detailController?.abort();
+    this.rangeController?.abort();
     this.resizeObserver.disconnect();
     this.themeObserver.disconnect();
   }
@@ -249,7 +313,24 @@ export class TraceViewer {
   }
 
   private timelineWidth(): number {
-    return Math.max(1, this.width - HEADER_WIDTH);
+    return Math.max(1, this.width - this.shownHeaderWidth());
+  }
+
+  /** The label column as drawn: the chosen width, within what the canvas allows. */
+  private shownHeaderWidth(): number {
+    return clampHeaderWidth(this.headerWidth, this.width);
+  }
+
+  private setHeaderWidth(px: number): void {
+    const next = clampHeaderWidth(px, this.width);
+    if (next === this.headerWidth) return;
+    this.headerWidth = next;
+    try {
+      this.win.localStorage.setItem(HEADER_WIDTH_KEY, String(Math.round(next)));
+    } catch {
+      // storage may be off (private windows, sandboxed frames): the width then lasts for this page
+    }
+    this.requestFrame();
   }
 
   private frame(now: number): void {
@@ -270,7 +351,7 @@ export class TraceViewer {
         width: this.width,
         height: this.height,
         dpr: this.dpr,
-        headerWidth: HEADER_WIDTH,
+        headerWidth: this.shownHeaderWidth(),
         axisHeight: AXIS_HEIGHT,
         view: this.view,
         scrollTop: this.scroller.scrollTop,
@@ -282,6 +363,7 @@ export class TraceViewer {
         match: this.match,
         flows: this.flows,
         range: this.range,
+        rangeTracks: this.rangeTracks !== null ? new Set(this.rangeTracks) : null,
         loading: this.sliceStore.loading || this.counterStore.loading,
         theme: this.theme,
       },
@@ -366,6 +448,7 @@ export class TraceViewer {
       [PARAM_START]: whole ? null : formatTraceTime(this.spanStart + this.view.start),
       [PARAM_END]: whole ? null : formatTraceTime(this.spanStart + this.view.end),
       [PARAM_SELECT]: this.selection !== null ? String(this.selection.id) : null,
+      [PARAM_PINNED]: formatPinned(this.pinned),
     };
   }
 
@@ -394,6 +477,7 @@ export class TraceViewer {
     const selection: Selection = { id, place, detail: null };
     this.selection = selection;
     this.flows = [];
+    this.rangePanel.root.hidden = true; // the slice's details take the panel's place
     this.details.showLoading(name);
     this.root.dataset["selected"] = String(id);
     this.requestFrame();
@@ -417,12 +501,18 @@ export class TraceViewer {
     );
   }
 
+  private focusSearch(): void {
+    this.searchInput.focus();
+    this.searchInput.select();
+  }
+
   private clearSelection(): void {
     this.detailController?.abort();
     this.detailController = null;
     this.selection = null;
     this.flows = [];
     this.details.hide();
+    if (this.range !== null && this.rangePanel.root.dataset["state"] !== "empty") this.rangePanel.root.hidden = false;
     delete this.root.dataset["selected"];
     this.requestFrame();
   }
@@ -500,9 +590,72 @@ export class TraceViewer {
   private toggleGroup(group: string): void {
     if (this.collapsed.has(group)) this.collapsed.delete(group);
     else this.collapsed.add(group);
-    this.layout = layoutTracks(this.options.tracks.tracks, this.collapsed);
+    this.relayout();
+  }
+
+  private togglePin(trackId: string): void {
+    this.pinned = togglePinned(this.pinned, trackId);
+    this.relayout();
+  }
+
+  private relayout(): void {
+    this.layout = layoutTracks(this.options.tracks.tracks, this.collapsed, DEFAULT_METRICS, this.pinned);
     this.updateSpacer();
     this.requestFrame();
+  }
+
+  // --- area selection ------------------------------------------------------------------
+
+  private setRange(range: Viewport | null): void {
+    this.range = range;
+    if (range === null) {
+      this.rangeRows = null;
+      this.rangeTracks = null;
+      this.rangeController?.abort();
+      this.rangeController = null;
+      this.rangePanel.hide();
+      delete this.root.dataset["range"];
+    }
+    this.requestFrame();
+  }
+
+  /** Canvas y (CSS px) of a range drag → the slice tracks it covers (null: every track, from the axis). */
+  private setRangeRows(y0: number | null, y1: number | null): void {
+    if (y0 === null || y1 === null) {
+      this.rangeRows = null;
+      this.rangeTracks = null;
+    } else {
+      const content = (y: number): number => y - AXIS_HEIGHT + this.scroller.scrollTop;
+      this.rangeRows = [content(y0), content(y1)];
+      this.rangeTracks = sliceTracksBetween(this.layout, this.rangeRows[0], this.rangeRows[1]);
+    }
+    this.requestFrame();
+  }
+
+  /** Asks the backend what lies in the range and shows it in the side panel. */
+  private summariseRange(): void {
+    const range = this.range;
+    if (range === null || range.end <= range.start) return;
+    this.rangeController?.abort();
+    const controller = new AbortController();
+    this.rangeController = controller;
+    this.details.root.hidden = true; // the range's summary takes the panel's place
+    this.root.dataset["range"] = `${range.start.toFixed(3)},${range.end.toFixed(3)}`;
+    if (this.rangeTracks !== null && this.rangeTracks.length === 0) {
+      this.rangePanel.showMessage("The selection covers no slice track (only counters or group headers): drag over tracks, or on the time axis for every track.", "empty");
+      return;
+    }
+    const params: QueryParams = rangeParams(this.options.ref, this.spanStart + range.start, this.spanStart + range.end, this.rangeTracks);
+    this.rangePanel.showLoading();
+    fetchRangeSummary(this.options.api, params, controller.signal).then(
+      (result) => {
+        if (controller.signal.aborted) return;
+        if (result.kind === "ok") this.rangePanel.show(result.data, params, controller.signal);
+        else if (result.kind === "loading") this.rangePanel.showMessage("The trace is still loading; select the range again in a moment.", "error");
+        else this.rangePanel.showMessage(result.message, "error");
+      },
+      () => undefined, // aborted: a newer range replaced this one
+    );
   }
 
   // --- hover -------------------------------------------------------------------------
@@ -553,6 +706,11 @@ export class TraceViewer {
       }
       case "group":
         return [this.collapsed.has(hit.group) ? "click to expand" : "click to collapse"];
+      case "label": {
+        const row = this.layout.tracks.get(hit.trackId);
+        if (row === undefined) return null;
+        return [row.track.name, row.track.group, row.pinned ? "click to unpin" : "click to pin to the top"];
+      }
       default:
         return null;
     }
@@ -564,7 +722,7 @@ export class TraceViewer {
     return {
       canvas: this.canvas,
       keyTarget: this.root,
-      headerWidth: () => HEADER_WIDTH,
+      headerWidth: () => this.shownHeaderWidth(),
       axisHeight: () => AXIS_HEIGHT,
       timelineWidth: () => this.timelineWidth(),
       spanDuration: () => this.spanDuration,
@@ -578,10 +736,12 @@ export class TraceViewer {
       hitAt: (x, y) => {
         if (y < AXIS_HEIGHT) return null;
         const contentY = y - AXIS_HEIGHT + this.scroller.scrollTop;
-        if (x < HEADER_WIDTH) {
-          // Over the names only group headers react (to collapse).
+        const headerWidth = this.shownHeaderWidth();
+        if (x < headerWidth) {
+          // Over the names: a group header collapses its group, a track's name pins it.
           const row = rowAt(this.layout, contentY);
-          return row?.kind === "group" ? { kind: "group", group: row.group } : null;
+          if (row === null) return null;
+          return row.kind === "group" ? { kind: "group", group: row.group } : { kind: "label", trackId: row.track.id };
         }
         const scale = new TimeScale(this.view, this.timelineWidth());
         const timelineWidth = this.timelineWidth();
@@ -591,7 +751,7 @@ export class TraceViewer {
           layout: this.layout,
           slices: this.sliceStore.best(this.view, timelineWidth, sliceTracks)?.data ?? null,
           counters: this.counterStore.best(this.view, timelineWidth, counterTracks)?.data ?? null,
-          time: scale.pxToTime(x - HEADER_WIDTH),
+          time: scale.pxToTime(x - headerWidth),
           y: contentY,
           usPerPx: scale.pxToDuration(1),
         });
@@ -601,6 +761,8 @@ export class TraceViewer {
         if (hit === null || hit.kind === "counter") this.clearSelection();
         else if (hit.kind === "slice") {
           this.selectEvent(hit.id, { trackId: hit.trackId, start: hit.start, dur: hit.dur, depth: hit.depth }, hit.name, false);
+        } else if (hit.kind === "label") {
+          this.togglePin(hit.trackId);
         } else if (hit.kind === "block") {
           const margin = (hit.end - hit.start) * 0.05;
           this.setView({ start: hit.start - margin, end: hit.end + margin });
@@ -609,11 +771,20 @@ export class TraceViewer {
         }
       },
       toggleGroup: (group) => this.toggleGroup(group),
-      setRange: (range) => {
-        this.range = range;
-        this.requestFrame();
-      },
+      setRange: (range) => this.setRange(range),
       range: () => this.range,
+      setRangeRows: (y0, y1) => this.setRangeRows(y0, y1),
+      rangeDone: () => this.summariseRange(),
+      setHeaderWidth: (px) => this.setHeaderWidth(px),
+      gripHover: (on) => {
+        if (on) this.canvas.dataset["cursor"] = "col-resize";
+        else if (this.canvas.dataset["cursor"] === "col-resize") this.canvas.dataset["cursor"] = "default";
+      },
+      searchStep: (direction) => {
+        if (this.searchInput.value.trim() === "") this.focusSearch();
+        else void this.search.step(direction, this.searchInput.value);
+      },
+      focusSearch: () => this.focusSearch(),
       zoomToSelection: () => this.zoomToSelection(),
       clearSelection: () => this.clearSelection(),
       requestFrame: () => this.requestFrame(),

@@ -4,15 +4,20 @@
 // it; without one, the baseline is the current selection and the experiment the span after
 // it (or the next run's first span). The page also holds the run table of every span, whose
 // rows pick a new pair. Other URL parameters: compare.group_by, compare.op_sort,
-// compare.op_filter, compare.kernel_sort, compare.kernel_filter, compare.table_sort.
+// compare.op_filter, compare.kernel_sort, compare.kernel_filter, compare.table_sort, and
+// compare.base_batch / compare.exp_batch (batch sizes entered in the page, for per-sample figures).
+import type { QueryParams } from "../api/client";
 import {
+  compareParams,
   fetchCompare,
   isCompareGrouping,
   type CompareData,
   type CompareGrouping,
   type CompareKernelRow,
   type CompareOperatorRow,
+  type CompareRequest,
 } from "../api/compare";
+import { csvDownloadLink } from "../components/csv_download";
 import { el, replaceChildren } from "../components/dom";
 import { createHostLoader } from "../components/loader";
 import { injectViewStyles } from "../components/view_styles";
@@ -21,7 +26,7 @@ import { createVirtualTable, type TableColumn } from "../components/virtual_tabl
 import { formatCount } from "../lib/format";
 import { formatSortParam, parseSortParam } from "../lib/table_model";
 import { COMPARE_DEF, compareKernelColumns, compareOperatorColumns, compareOperatorKey } from "./compare_columns";
-import { pairParams, resolvePair, spanChoices, type ComparePair } from "./compare_model";
+import { pairParams, parseBatchSize, resolvePair, spanChoices, type ComparePair } from "./compare_model";
 import { notesSection, pairFactsSection, pairPickers, stepTimeSection } from "./compare_parts";
 import { injectCompareStyles } from "./compare_styles";
 import { createRunTableSection } from "./runs_table";
@@ -40,6 +45,8 @@ interface DeltaTableOptions<T> {
   readonly filterText: (row: T) => string;
   /** URL parameter prefix: `<prefix>_sort`, `<prefix>_filter`. */
   readonly param: string;
+  /** The compare route's parameters and which of its tables this is, for the CSV download. */
+  readonly csv: { readonly table: "operators" | "kernels"; readonly params: QueryParams };
   readonly testId: string;
   readonly signal: AbortSignal;
 }
@@ -84,12 +91,25 @@ function deltaTableSection<T>(options: DeltaTableOptions<T>): HTMLElement {
     "section",
     { className: "ps-section", testId: `${options.testId}-section` },
     el("h2", {}, metricLabel(options.title, options.titleTip)),
-    el("div", { className: "ps-controls" }, el("label", {}, "Filter", filter), count),
+    el(
+      "div",
+      { className: "ps-controls" },
+      el("label", {}, "Filter", filter),
+      count,
+      csvDownloadLink({
+        api: ctx.api,
+        route: "compare",
+        params: () => options.csv.params,
+        state: () => ({ table: options.csv.table, sort: table.sortState(), filter: filter.value }),
+        testId: `${options.testId}-csv`,
+        what: `the ${options.noun}s`,
+      }),
+    ),
     table.root,
   );
 }
 
-function operatorSection(ctx: ViewContext, data: CompareData, signal: AbortSignal): HTMLElement {
+function operatorSection(ctx: ViewContext, data: CompareData, request: CompareRequest, signal: AbortSignal): HTMLElement {
   if (data.operators.length === 0) {
     return emptyNote("compare-operators-empty", "No operators", "Neither span records framework operators (cpu_op events).");
   }
@@ -100,18 +120,19 @@ function operatorSection(ctx: ViewContext, data: CompareData, signal: AbortSigna
     titleTip: COMPARE_DEF.impact,
     noun: "operator",
     rows: data.operators,
-    columns: compareOperatorColumns(data.groupBy, hasDevice),
+    columns: compareOperatorColumns(data.groupBy, hasDevice, data.perSample !== null),
     rowKey: compareOperatorKey,
     filterText: (row) => `${row.name} ${row.inputShape ?? ""}`,
     param: "op",
     testId: "compare-operators",
+    csv: { table: "operators", params: compareParams(request) },
     signal,
   });
 }
 
-function kernelSection(ctx: ViewContext, data: CompareData, signal: AbortSignal): HTMLElement {
+function kernelSection(ctx: ViewContext, data: CompareData, request: CompareRequest, signal: AbortSignal): HTMLElement {
   if (data.kernels.length === 0) {
-    return emptyNote("compare-kernels-empty", "No GPU kernels", "Neither span ran GPU kernels: compare the operators' host time above.");
+    return emptyNote("compare-kernels-empty", "No device kernels", "Neither span ran device kernels: compare the operators' host time above.");
   }
   return deltaTableSection<CompareKernelRow>({
     ctx,
@@ -119,11 +140,12 @@ function kernelSection(ctx: ViewContext, data: CompareData, signal: AbortSignal)
     titleTip: COMPARE_DEF.impact,
     noun: "kernel",
     rows: data.kernels,
-    columns: compareKernelColumns(),
+    columns: compareKernelColumns(data.perSample !== null),
     rowKey: (row) => row.name,
     filterText: (row) => row.name,
     param: "kernel",
     testId: "compare-kernels",
+    csv: { table: "kernels", params: compareParams(request) },
     signal,
   });
 }
@@ -142,6 +164,9 @@ function mountCompare(host: HTMLElement, ctx: ViewContext): void {
   let pair: ComparePair = initial;
   const groupParam = ctx.param("group_by");
   let groupBy: CompareGrouping = isCompareGrouping(groupParam) ? groupParam : "name";
+  let batch = { base: parseBatchSize(ctx.param("base_batch")), exp: parseBatchSize(ctx.param("exp_batch")) };
+  /** The manifests' batch sizes, once an answer told them (the inputs show them as placeholders). */
+  let known: { base: number | null; exp: number | null } = { base: null, exp: null };
   ctx.setParams(pairParams(pair)); // the address bar names the pair from the start: a shareable link
   const loader = createHostLoader(ctx.signal);
 
@@ -182,29 +207,42 @@ function mountCompare(host: HTMLElement, ctx: ViewContext): void {
           renderPickers();
           load();
         },
+        batch,
+        manifestBatch: known,
+        onBatch: (next) => {
+          batch = next;
+          ctx.setParams({ base_batch: next.base === null ? null : String(next.base), exp_batch: next.exp === null ? null : String(next.exp) });
+          load();
+        },
       }),
     );
   }
 
   function load(): void {
-    const requested = pair;
+    const request: CompareRequest = { base: pair.base, exp: pair.exp, groupBy, baseBatchSize: batch.base, expBatchSize: batch.exp };
     void loader.load({
       host: resultHost,
-      fetch: (signal) => fetchCompare(ctx.api, requested.base, requested.exp, groupBy, signal),
+      fetch: (signal) => fetchCompare(ctx.api, request, signal),
       what: "the comparison",
       waitingFor: "both spans",
       testIdPrefix: "compare",
       errorTitle: "The comparison could not be computed",
       stateOn: resultHost,
-      render: (data, signal) =>
+      render: (data, signal) => {
+        const manifest = (side: "base" | "exp") => (data[side].batchSizeSource === "manifest" ? data[side].batchSize : null);
+        if (manifest("base") !== known.base || manifest("exp") !== known.exp) {
+          known = { base: manifest("base"), exp: manifest("exp") };
+          renderPickers();
+        }
         replaceChildren(
           resultHost,
           notesSection(data),
           stepTimeSection(data),
-          operatorSection(ctx, data, signal),
-          kernelSection(ctx, data, signal),
+          operatorSection(ctx, data, request, signal),
+          kernelSection(ctx, data, request, signal),
           pairFactsSection(data),
-        ),
+        );
+      },
     });
   }
 

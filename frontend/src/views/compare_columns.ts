@@ -23,6 +23,9 @@ export const COMPARE_DEF = {
     "number of steps (device total time when that span's operators launched GPU work, else host total time; for " +
     "kernels, their total time). Negative means the experiment spends less. Sorting uses its size, largest first.",
   ratio: "Experiment time per step / baseline time per step (below 1: the experiment is faster). — when a side lacks the row.",
+  impactPerSample:
+    "Change of the row's time per sample: its time per step divided by that span's batch size, experiment minus " +
+    "baseline. With different batch sizes this is the fair comparison of work per sample. Sorting uses its size.",
   deltaCalls: "Calls in the experiment minus calls in the baseline (span totals).",
   deltaMean: "Mean kernel duration in the experiment minus in the baseline.",
 } as const;
@@ -79,10 +82,33 @@ interface ImpactRow {
   readonly impact: number;
   readonly ratio: number | null;
   readonly perStep: { readonly base: number | null; readonly exp: number | null };
+  readonly perSample: { readonly base: number | null; readonly exp: number | null; readonly impact: number } | null;
 }
 
-function impactColumns<T extends ImpactRow>(explain: (row: T) => string): TableColumn<T>[] {
-  return [
+function perSampleColumn<T extends ImpactRow>(): TableColumn<T> {
+  return {
+    id: "impact_per_sample",
+    label: "Δ per sample",
+    unit: "µs",
+    tip: COMPARE_DEF.impactPerSample,
+    width: 112,
+    align: "right",
+    sortValue: (row) => (row.perSample === null ? null : Math.abs(row.perSample.impact)),
+    text: (row) => (row.perSample === null ? "—" : formatSignedMicros(row.perSample.impact)),
+    cellClass: (row) => (row.perSample === null ? null : directionClass(row.perSample.base, row.perSample.exp)),
+    cellTip: (row) =>
+      row.perSample === null
+        ? null
+        : [perSampleText("Baseline", row.perSample.base), perSampleText("Experiment", row.perSample.exp)].join("\n"),
+  };
+}
+
+function perSampleText(label: string, value: number | null): string {
+  return `${label}: ${value === null ? "—" : `${formatTime(value)} per sample`}`;
+}
+
+function impactColumns<T extends ImpactRow>(explain: (row: T) => string, perSample: boolean): TableColumn<T>[] {
+  const columns: TableColumn<T>[] = [
     {
       id: "impact",
       label: "Δ per step",
@@ -107,6 +133,8 @@ function impactColumns<T extends ImpactRow>(explain: (row: T) => string): TableC
       cellClass: (row) => directionClass(row.perStep.base, row.perStep.exp),
     },
   ];
+  if (perSample) columns.splice(1, 0, perSampleColumn<T>());
+  return columns;
 }
 
 function perStepText(label: string, value: number | null): string {
@@ -130,7 +158,7 @@ export function compareOperatorKey(row: CompareOperatorRow): string {
   return `${row.name}\u0000${row.inputShape ?? ""}`;
 }
 
-export function compareOperatorColumns(groupBy: CompareGrouping, hasDevice: boolean): TableColumn<CompareOperatorRow>[] {
+export function compareOperatorColumns(groupBy: CompareGrouping, hasDevice: boolean, perSample = false): TableColumn<CompareOperatorRow>[] {
   const side = (row: CompareOperatorRow, which: "base" | "exp"): OperatorRow | null => row[which];
   const columns: TableColumn<CompareOperatorRow>[] = [nameColumn("Operator")];
   if (groupBy === "input_shape") {
@@ -151,7 +179,7 @@ export function compareOperatorColumns(groupBy: CompareGrouping, hasDevice: bool
     if (hasDevice) lines.push(`Δ device total (span): ${formatSignedMicros(row.delta.deviceTotal)} µs`);
     lines.push(`Δ host total (span): ${formatSignedMicros(row.delta.hostTotal)} µs`);
     return lines.join("\n");
-  }));
+  }, perSample));
   columns.push(...pairedColumns("calls", "Calls", DEF.calls, "", side, (r) => r.calls, 84));
   if (hasDevice) {
     columns.push(
@@ -166,7 +194,7 @@ export function compareOperatorColumns(groupBy: CompareGrouping, hasDevice: bool
   return columns;
 }
 
-export function compareKernelColumns(): TableColumn<CompareKernelRow>[] {
+export function compareKernelColumns(perSample = false): TableColumn<CompareKernelRow>[] {
   const side = (row: CompareKernelRow, which: "base" | "exp"): KernelRow | null => row[which];
   return [
     nameColumn("Kernel"),
@@ -177,6 +205,7 @@ export function compareKernelColumns(): TableColumn<CompareKernelRow>[] {
         perStepText("Experiment", row.perStep.exp),
         `Δ total (span): ${formatSignedMicros(row.delta.total)} µs`,
       ].join("\n"),
+      perSample,
     ),
     ...pairedColumns("calls", "Calls", DEF.calls, "", side, (r) => r.calls, 84),
     ...pairedColumns("total", "Total", DEF.kernelTotal, "µs", side, (r) => r.total),

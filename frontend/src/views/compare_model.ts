@@ -4,6 +4,7 @@
 import type { RunInfo, SpanRef } from "../api/types";
 import { formatDuration, formatPercent } from "../lib/format";
 import { formatFixed, formatMicrosNumber } from "../lib/metric_format";
+import { spanFactsText, spanOptionTitle } from "../lib/span_names";
 
 /** The two spans of a comparison. */
 export interface ComparePair {
@@ -46,7 +47,12 @@ export function spanChoices(runs: readonly RunInfo[]): SpanChoice[] {
     for (const worker of run.workers) {
       worker.spans.forEach((span, index) => {
         const ref = { run: run.name, worker: worker.name, span };
-        out.push({ ref, label: spanChoiceLabel(ref, index, worker.spans.length), title: `${run.name} · ${worker.name} · ${span}` });
+        const facts = spanFactsText(worker.spanFacts?.[index]);
+        out.push({
+          ref,
+          label: `${spanChoiceLabel(ref, index, worker.spans.length)}${facts !== null ? ` · ${facts}` : ""}`,
+          title: `${run.name} · ${worker.name} · ${spanOptionTitle(span, worker.spanFacts?.[index])}`,
+        });
       });
     }
   }
@@ -156,12 +162,32 @@ export function formatChange(ratio: number | null): string {
   return change > 0 && text !== "0.0%" ? `+${text}` : text;
 }
 
-/** The headline: "-22.7 ms per step (-12.8%): the experiment is faster." */
-export function stepTimeSentence(step: { readonly base: number; readonly exp: number; readonly delta: number; readonly ratio: number | null }): string {
-  const direction = timeDirection(step.base, step.exp);
-  const verdict =
-    direction === "better" ? "the experiment is faster" : direction === "worse" ? "the experiment is slower" : "about the same";
-  return `${formatSignedTime(step.delta)} per step (${formatChange(step.ratio)}): ${verdict}.`;
+type PairedTime = { readonly base: number; readonly exp: number; readonly delta: number; readonly ratio: number | null };
+
+function verdict(pair: PairedTime, unit: string, qualified: boolean): string {
+  const direction = timeDirection(pair.base, pair.exp);
+  const per = qualified ? ` per ${unit}` : "";
+  return direction === "better" ? `the experiment is faster${per}` : direction === "worse" ? `the experiment is slower${per}` : `about the same${per}`;
+}
+
+/**
+ * The headline: "-22.7 ms per step (-12.8%): the experiment is faster." With `perSampleToo` (both
+ * batch sizes known) the verdict says "per step", since per sample may say otherwise.
+ */
+export function stepTimeSentence(step: PairedTime, perSampleToo = false): string {
+  return `${formatSignedTime(step.delta)} per step (${formatChange(step.ratio)}): ${verdict(step, "step", perSampleToo)}.`;
+}
+
+/** "-6.09 µs per sample (-19.7%): the experiment is faster per sample." */
+export function sampleTimeSentence(sample: PairedTime): string {
+  return `${formatSignedTime(sample.delta)} per sample (${formatChange(sample.ratio)}): ${verdict(sample, "sample", true)}.`;
+}
+
+/** A batch size from the URL or an input: a positive whole number, else null (unknown: the manifest's applies). */
+export function parseBatchSize(text: string | null): number | null {
+  if (text === null || !/^\s*\d+\s*$/.test(text)) return null;
+  const value = Number(text);
+  return Number.isSafeInteger(value) && value > 0 ? value : null;
 }
 
 // --- run table picks ----------------------------------------------------------------------

@@ -13,7 +13,9 @@ import {
   formatChange,
   formatRatio,
   formatSignedTime,
+  parseBatchSize,
   sameSpan,
+  sampleTimeSentence,
   spanKey,
   stepTimeSentence,
   timeDirection,
@@ -30,7 +32,19 @@ export const PAIR_DEF = {
   delta: "Experiment minus baseline, in mean time per step.",
   ratio: "Experiment / baseline (below 1: the experiment spends less time).",
   bars: "Mean step time of each span, stacked by category, on one scale: the longer bar is the slower span.",
+  batch:
+    "Samples per step of this span. From the writer's manifest (batch_size=) when it recorded one; a number " +
+    "entered here wins. With both known, Compare also compares per sample (step time / batch size), which is " +
+    "the fair measure when the batch sizes differ.",
+  perSample: "Mean step time divided by the span's batch size: the time one sample costs.",
+  throughput: "Samples per second: batch size / mean step time. More is better.",
 } as const;
+
+/** Batch sizes of the two sides. */
+export interface BatchSizes {
+  readonly base: number | null;
+  readonly exp: number | null;
+}
 
 export interface PairPickerOptions {
   readonly choices: readonly SpanChoice[];
@@ -38,6 +52,31 @@ export interface PairPickerOptions {
   readonly groupBy: CompareGrouping;
   readonly onPair: (pair: ComparePair) => void;
   readonly onGroupBy: (groupBy: CompareGrouping) => void;
+  /** Entered in the page (URL state). */
+  readonly batch: BatchSizes;
+  /** From the manifests (shown as the inputs' placeholders). */
+  readonly manifestBatch: BatchSizes;
+  readonly onBatch: (batch: BatchSizes) => void;
+}
+
+function batchInput(which: "base" | "exp", options: PairPickerOptions, changed: () => void): HTMLInputElement {
+  const known = options.manifestBatch[which];
+  const input = el("input", {
+    className: "ps-input ps-cmp-batch",
+    testId: `compare-batch-${which}`,
+    attrs: {
+      type: "number",
+      min: "1",
+      step: "1",
+      inputmode: "numeric",
+      placeholder: known !== null ? `${known} (manifest)` : "unknown",
+      "aria-label": `${which === "base" ? "Baseline" : "Experiment"} batch size`,
+    },
+  });
+  const entered = options.batch[which];
+  input.value = entered !== null ? String(entered) : "";
+  input.addEventListener("change", changed);
+  return input;
 }
 
 function spanSelect(testId: string, label: string, choices: readonly SpanChoice[], selected: ComparePair["base"]): HTMLSelectElement {
@@ -80,6 +119,9 @@ export function pairPickers(options: PairPickerOptions): HTMLElement {
     const chosen = GROUPINGS.find((option) => option.value === grouping.value);
     if (chosen !== undefined) options.onGroupBy(chosen.value);
   });
+  const batchChanged = (): void => options.onBatch({ base: parseBatchSize(baseBatch.value), exp: parseBatchSize(expBatch.value) });
+  const baseBatch = batchInput("base", options, batchChanged);
+  const expBatch = batchInput("exp", options, batchChanged);
   return el(
     "section",
     { className: "ps-section ps-panel", testId: "compare-pair" },
@@ -91,6 +133,13 @@ export function pairPickers(options: PairPickerOptions): HTMLElement {
       el("div", { className: "ps-cmp-actions" }, swap),
       el("label", {}, el("span", { className: "ps-cmp-role ps-cmp-role-exp" }, "Experiment"), exp),
       el("label", {}, "Join operators by", grouping),
+    ),
+    el(
+      "div",
+      { className: "ps-cmp-batches" },
+      metricLabel("Batch size", PAIR_DEF.batch),
+      el("label", {}, el("span", { className: "ps-cmp-role ps-cmp-role-base" }, "Baseline"), baseBatch),
+      el("label", {}, el("span", { className: "ps-cmp-role ps-cmp-role-exp" }, "Experiment"), expBatch),
     ),
   );
 }
@@ -142,8 +191,28 @@ export function stepTimeSection(data: CompareData): HTMLElement {
   const headline = el(
     "p",
     { className: `ps-cmp-headline${direction === "same" ? "" : ` ps-cmp-${direction}`}`, testId: "compare-headline" },
-    stepTimeSentence(data.stepTime),
+    stepTimeSentence(data.stepTime, data.perSample !== null),
   );
+  const perSample = data.perSample;
+  const sampleDirection = perSample !== null ? timeDirection(perSample.base, perSample.exp) : "same";
+  const sampleHeadline =
+    perSample === null
+      ? el(
+          "p",
+          { className: "ps-note", testId: "compare-per-sample-missing" },
+          "Per sample: enter the batch sizes above (or record batch_size= with the writer) to compare the time per sample as well.",
+        )
+      : el(
+          "p",
+          { className: `ps-cmp-headline${sampleDirection === "same" ? "" : ` ps-cmp-${sampleDirection}`}`, testId: "compare-headline-sample" },
+          sampleTimeSentence(perSample),
+          el(
+            "span",
+            { className: "ps-cmp-throughput" },
+            ` Throughput ${throughputText(perSample.samplesPerSecond.base)} → ${throughputText(perSample.samplesPerSecond.exp)} samples/s` +
+              ` (batch ${formatCount(data.base.batchSize ?? 0)} → ${formatCount(data.exp.batchSize ?? 0)}).`,
+          ),
+        );
   const bars = el(
     "div",
     { className: "ps-cmp-bars", testId: "compare-bars" },
@@ -168,10 +237,15 @@ export function stepTimeSection(data: CompareData): HTMLElement {
     { className: "ps-section ps-panel", testId: "compare-step-time" },
     el("h2", {}, metricLabel("Step time", PAIR_DEF.bars)),
     headline,
+    sampleHeadline,
     bars,
     legend,
     categoryTable(data, scale),
   );
+}
+
+function throughputText(value: number | null): string {
+  return value === null || !Number.isFinite(value) ? "—" : formatCount(Math.round(value));
 }
 
 function miniBars(paired: Paired, color: string, scale: number): HTMLElement {
@@ -226,12 +300,40 @@ function categoryTable(data: CompareData, scale: number): HTMLElement {
     el("td", { className: "ps-num" }, formatChange(data.stepTime.ratio)),
     ratioCell(data.stepTime, "compare-ratio-step"),
   );
+  const footer: HTMLElement[] = [total];
+  const perSample = data.perSample;
+  if (perSample !== null) {
+    footer.push(
+      el(
+        "tr",
+        { testId: "compare-sample-row" },
+        el("td", {}, metricLabel("Time per sample", PAIR_DEF.perSample)),
+        el("td", { className: "ps-num", testId: "compare-sample-base" }, formatMicros(perSample.base)),
+        el("td", { className: "ps-num", testId: "compare-sample-exp" }, formatMicros(perSample.exp)),
+        el("td", {}, miniBars(perSample, "var(--ps-fg-muted)", Math.max(perSample.base, perSample.exp))),
+        deltaCell(perSample, "compare-delta-sample"),
+        el("td", { className: "ps-num" }, formatChange(perSample.ratio)),
+        ratioCell(perSample, "compare-ratio-sample"),
+      ),
+      el(
+        "tr",
+        { testId: "compare-throughput-row" },
+        el("td", {}, metricLabel("Samples per second", PAIR_DEF.throughput)),
+        el("td", { className: "ps-num" }, throughputText(perSample.samplesPerSecond.base)),
+        el("td", { className: "ps-num" }, throughputText(perSample.samplesPerSecond.exp)),
+        el("td", {}, ""),
+        el("td", {}, ""),
+        el("td", { className: "ps-num" }, formatChange(perSample.samplesPerSecond.ratio)),
+        el("td", { className: "ps-num" }, formatRatio(perSample.samplesPerSecond.ratio)),
+      ),
+    );
+  }
   return el(
     "table",
     { className: "ps-table", testId: "compare-categories" },
     el("thead", {}, head),
     el("tbody", {}, ...data.categories.map((category) => categoryRow(data, category, maxCategory))),
-    el("tfoot", {}, total),
+    el("tfoot", {}, ...footer),
   );
 }
 
@@ -246,8 +348,13 @@ function sideFacts(data: CompareData, which: "base" | "exp"): HTMLElement {
         { label: "Run", value: info.run },
         { label: "Worker", value: info.worker },
         { label: "Span", value: info.span },
-        { label: "Devices", value: info.devices.length > 0 ? info.devices.join(", ") : info.hasDevice ? "GPU activity without device properties" : "CPU only" },
+        { label: "Devices", value: info.devices.length > 0 ? info.devices.join(", ") : info.hasDevice ? "Device activity without device properties" : "CPU only" },
         { label: "Steps", tip: DEF.stepCount, value: `${formatCount(info.steps)} (${STEP_SOURCE_TEXT[info.stepSource]})` },
+        {
+          label: "Batch size",
+          tip: PAIR_DEF.batch,
+          value: info.batchSize === null ? "unknown" : `${formatCount(info.batchSize)} (${info.batchSizeSource === "page" ? "entered" : "manifest"})`,
+        },
         { label: "Framework", value: info.framework },
       ],
       `compare-facts-${which}`,

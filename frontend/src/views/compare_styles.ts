@@ -8,6 +8,10 @@ const CSS = `
 .ps-cmp-pair label { display: flex; flex-direction: column; gap: 3px; color: var(--ps-fg-muted); font-size: 12px; min-width: 0; }
 .ps-cmp-pair select { max-width: 460px; min-width: 240px; }
 .ps-cmp-pair .ps-cmp-actions { display: flex; gap: 8px; align-items: center; }
+.ps-cmp-batches { display: flex; flex-wrap: wrap; gap: 8px 16px; align-items: center; margin-top: 10px; font-size: 12px; color: var(--ps-fg-muted); }
+.ps-cmp-batches label { display: inline-flex; gap: 6px; align-items: center; }
+.ps-cmp-batch { min-width: 0; width: 130px; }
+.ps-cmp-throughput { color: var(--ps-fg-muted); font-size: 13px; }
 .ps-cmp-role { display: inline-block; font-size: 11px; font-weight: 600; letter-spacing: 0.02em; text-transform: uppercase; }
 .ps-cmp-role-base { color: #4e79a7; }
 .ps-cmp-role-exp { color: var(--ps-accent); }

@@ -18,7 +18,7 @@ import { loadInto } from "../components/loader";
 import { passiveTip } from "../components/tooltip";
 import { injectViewStyles } from "../components/view_styles";
 import { keyValueList, metricLabel, spanRefOf } from "../components/view_parts";
-import { stepAxisLabels } from "../lib/chart_data";
+import { stepAxisLabels, stepAxisTitle } from "../lib/chart_data";
 import { formatCount, formatPercent } from "../lib/format";
 import { evidenceLabel, formatAxisDuration, formatEvidenceValue, formatTime, orDash } from "../lib/metric_format";
 import { CATEGORY_INFO } from "../lib/metrics";
@@ -158,7 +158,7 @@ function stepChartSection(data: DataPipelineData, signal: AbortSignal): HTMLElem
             }),
           })),
           valueFormat: formatAxisDuration,
-          xLabel: data.stepSource === "ProfilerStep" ? "ProfilerStep #" : "Step",
+          xLabel: stepAxisTitle(data.steps.map((step) => step.name)),
           yLabel: "Step time",
           ariaLabel: `Time waiting for data and computing in ${data.steps.length} steps`,
           testId: "datapipeline-chart",

@@ -3,15 +3,18 @@
 // URL parameters: distributed.span_index, distributed.sort.
 import { fetchDistributed, type DistributedData, type RankRow } from "../api/distributed";
 import { injectAnalysisStyles } from "../components/analysis_styles";
+import { csvDownloadLink } from "../components/csv_download";
 import { el, replaceChildren } from "../components/dom";
 import { createHostLoader } from "../components/loader";
-import { emptyNote, metricLabel } from "../components/view_parts";
+import { emptyStateNote, metricLabel, sectionHead } from "../components/view_parts";
+import { singleWorkerState } from "../lib/empty_states";
 import { injectViewStyles } from "../components/view_styles";
 import { createVirtualTable } from "../components/virtual_table";
 import { DISTRIBUTED_DEFINITIONS as DEF } from "../lib/analysis_definitions";
 import { parseSpanIndex, spanIndexCount, stragglerSentence } from "../lib/distributed_model";
 import { formatCount } from "../lib/format";
-import { formatSortParam, parseSortParam } from "../lib/table_model";
+import { spanFactsText } from "../lib/span_names";
+import { formatSortParam, parseSortParam, type SortState } from "../lib/table_model";
 import { collectivesTable, rankColumns, stepBars, waitBars } from "./distributed_parts";
 import type { ViewContext, ViewDefinition } from "./types";
 
@@ -48,7 +51,10 @@ function mountDistributed(host: HTMLElement, ctx: ViewContext): void {
   let spanIndex = parseSpanIndex(ctx.param("span_index"), spanCount);
   const spanPicker = el("select", { className: "ps-select", testId: "distributed-span-index", attrs: { "aria-label": "Span index" } });
   for (let index = 0; index < Math.max(spanCount, 1); index += 1) {
-    spanPicker.appendChild(new Option(`span ${index + 1} of ${Math.max(spanCount, 1)}`, String(index)));
+    // The first worker's span at this index tells when it ran (every worker's span of one index is one window).
+    const first = run.workers.find((worker) => index < worker.spans.length);
+    const facts = spanFactsText(first?.spanFacts?.[index]);
+    spanPicker.appendChild(new Option(`span ${index + 1} of ${Math.max(spanCount, 1)}${facts !== null ? ` · ${facts}` : ""}`, String(index)));
   }
   spanPicker.value = String(spanIndex);
   spanPicker.disabled = spanCount < 2;
@@ -73,7 +79,7 @@ function mountDistributed(host: HTMLElement, ctx: ViewContext): void {
       replaceChildren(
         body,
         failedNote(data),
-        emptyNote("distributed-unavailable", "Nothing distributed to show", data.hint ?? "This run has fewer than two workers with this span."),
+        emptyStateNote("distributed-unavailable", singleWorkerState(run!.workers.length)),
       );
       return;
     }
@@ -96,12 +102,29 @@ function mountDistributed(host: HTMLElement, ctx: ViewContext): void {
     replaceChildren(
       body,
       failedNote(data),
+      ...data.notes.map((note) => el("p", { className: "ps-note", testId: "distributed-note" }, note)),
       stragglerCallout(data),
       el("div", { className: "ps-row" }, stepBars(data.ranks, stragglerWorker), waitBars(data.ranks, stragglerWorker)),
       data.waitMethod !== null ? el("p", { className: "ps-note" }, `Wait: collectives ${data.waitMethod}.`) : null,
-      el("section", {}, el("h3", {}, "Ranks (mean per step)"), table.root),
-      el("section", {}, el("h3", {}, "Collectives (over the span, every rank)"), collectivesTable(data.collectives)),
+      el("section", {}, sectionHead("Ranks (mean per step)", csv("ranks", () => table.sortState())), table.root),
+      el(
+        "section",
+        {},
+        sectionHead("Collectives (over the span, every rank)", csv("collectives", () => null)),
+        collectivesTable(data.collectives),
+      ),
     );
+  }
+
+  function csv(table: "ranks" | "collectives", sort: () => SortState | null): HTMLElement {
+    return csvDownloadLink({
+      api: ctx.api,
+      route: "distributed",
+      params: () => ({ run: run!.name, span_index: spanIndex }),
+      state: () => ({ table, sort: sort(), filter: "" }),
+      testId: `distributed-${table}-csv`,
+      what: `the ${table}`,
+    });
   }
 
   function load(): void {

@@ -1,13 +1,17 @@
-// Kernel: which GPU kernels cost most, their occupancy, and how much kernel time runs on
-// Tensor Cores. URL parameters: kernel.group_by, kernel.sort, kernel.filter.
+// Kernel: which device kernels cost most, their occupancy, and how much kernel time runs on
+// Tensor Cores (NVIDIA GPUs only: elsewhere kernel names cannot tell). The title names the device
+// ("GPU kernels", "Ascend kernels"). URL parameters: kernel.group_by, kernel.sort, kernel.filter.
 import { fetchKernels, isKernelGrouping, type KernelGrouping, type KernelRow, type KernelsData } from "../api/kernels";
 import { createBarList, createShareBar } from "../components/bars";
+import { csvDownloadLink } from "../components/csv_download";
 import { el, replaceChildren } from "../components/dom";
 import { createHostLoader } from "../components/loader";
 import { injectViewStyles } from "../components/view_styles";
-import { createTableControls, emptyNote, spanRefOf } from "../components/view_parts";
+import { createTableControls, emptyStateNote, spanRefOf } from "../components/view_parts";
+import { noKernelsState } from "../lib/empty_states";
 import { createVirtualTable, type TableColumn, type VirtualTable } from "../components/virtual_table";
 import { shares, topN } from "../lib/chart_data";
+import { kernelsTitle } from "../lib/devices";
 import { formatCount, formatPercent } from "../lib/format";
 import { formatFixed, formatMicrosNumber, formatTime, shortKernelName } from "../lib/metric_format";
 import { METRIC_DEFINITIONS as DEF } from "../lib/metrics";
@@ -28,7 +32,8 @@ function micros(id: string, label: string, tipText: string, value: (row: KernelR
   return { id, label, unit: "µs", tip: tipText, width: 92, align: "right", sortValue: value, text: (row) => formatMicrosNumber(value(row)) };
 }
 
-export function kernelColumns(groupBy: KernelGrouping): TableColumn<KernelRow>[] {
+/** The table's columns; the Tensor Core column only where kernel names can tell Tensor Core use. */
+export function kernelColumns(groupBy: KernelGrouping, tensorCoresKnown = true): TableColumn<KernelRow>[] {
   const columns: TableColumn<KernelRow>[] = [
     {
       id: "name",
@@ -79,7 +84,9 @@ export function kernelColumns(groupBy: KernelGrouping): TableColumn<KernelRow>[]
       sortValue: (row) => row.achievedOccupancy,
       text: (row) => (row.achievedOccupancy === null ? "—" : formatPercent(row.achievedOccupancy)),
     },
-    {
+  );
+  if (tensorCoresKnown) {
+    columns.push({
       id: "tensor_cores",
       label: "TC used",
       tip: DEF.tensorCores,
@@ -87,8 +94,8 @@ export function kernelColumns(groupBy: KernelGrouping): TableColumn<KernelRow>[]
       align: "center",
       sortValue: (row) => row.tensorCores,
       text: (row) => (row.tensorCores ? "yes" : "no"),
-    },
-  );
+    });
+  }
   return columns;
 }
 
@@ -96,36 +103,56 @@ export function kernelRowKey(row: KernelRow): string {
   return `${row.op ?? ""}\u0000${row.name}`;
 }
 
-function charts(data: KernelsData): HTMLElement {
-  const top = topN(data.rows, (row) => row.total, TOP_COUNT);
+/** Kernel time and its Tensor Core share over the rows the filter keeps (the span's figures without a filter). */
+export function filteredKernelTotals(
+  data: KernelsData,
+  rows: readonly KernelRow[],
+  filtered: boolean,
+): { total: number; tensorCoreShare: number | null } {
+  if (!filtered || !data.tensorCoresKnown || data.tensorCoreShare === null) {
+    const total = filtered ? rows.reduce((sum, row) => sum + row.total, 0) : data.total;
+    return { total, tensorCoreShare: data.tensorCoresKnown ? data.tensorCoreShare : null };
+  }
+  const total = rows.reduce((sum, row) => sum + row.total, 0);
+  const tensorCores = rows.reduce((sum, row) => sum + (row.tensorCores ? row.total : 0), 0);
+  return { total, tensorCoreShare: total > 0 ? tensorCores / total : 0 };
+}
+
+function charts(data: KernelsData, rows: readonly KernelRow[], filter: string): HTMLElement {
+  const filtered = filter.trim() !== "";
+  const matching = filtered ? ` matching “${filter.trim()}”` : "";
+  const { total, tensorCoreShare } = filteredKernelTotals(data, rows, filtered);
+  const top = topN(rows, (row) => row.total, TOP_COUNT);
   const fullName = (row: KernelRow): string => (data.groupBy === "op_and_name" && row.op !== null ? `${row.op} → ${row.name}` : row.name);
   const label = (row: KernelRow): string =>
     data.groupBy === "op_and_name" && row.op !== null ? `${row.op} → ${shortKernelName(row.name)}` : shortKernelName(row.name);
-  const [tcShare = 0, otherShare = 0] = shares([data.tensorCoreShare, 1 - data.tensorCoreShare]);
+  const topKernels = createBarList(
+    top.map((row) => ({
+      label: label(row),
+      value: row.total,
+      valueText: formatTime(row.total),
+      tip: `${fullName(row)}\n${formatTime(row.total)} in ${formatCount(row.calls)} calls (${formatPercent(data.total > 0 ? row.total / data.total : Number.NaN)} of kernel time)`,
+    })),
+    {
+      title: `Top ${TOP_COUNT} kernels by total time${matching}`,
+      titleTip: DEF.kernelTotal,
+      testId: "top-kernels",
+      color: KERNEL_COLOR,
+      emptyText: filtered ? "No kernel matches the filter." : "No kernel time recorded.",
+    },
+  );
+  if (tensorCoreShare === null) return el("div", { className: "ps-row" }, topKernels);
+  const [tcShare = 0, otherShare = 0] = shares([tensorCoreShare, 1 - tensorCoreShare]);
   return el(
     "div",
     { className: "ps-row" },
-    createBarList(
-      top.map((row) => ({
-        label: label(row),
-        value: row.total,
-        valueText: formatTime(row.total),
-        tip: `${fullName(row)}\n${formatTime(row.total)} in ${formatCount(row.calls)} calls (${formatPercent(data.total > 0 ? row.total / data.total : Number.NaN)} of kernel time)`,
-      })),
-      {
-        title: `Top ${TOP_COUNT} kernels by total time`,
-        titleTip: DEF.kernelTotal,
-        testId: "top-kernels",
-        color: KERNEL_COLOR,
-        emptyText: "No kernel time recorded.",
-      },
-    ),
+    topKernels,
     createShareBar(
       [
-        { label: "Tensor Core kernels", share: tcShare, valueText: `${formatPercent(tcShare)} · ${formatTime(data.total * tcShare)}`, color: TENSOR_CORE_COLOR },
-        { label: "Other kernels", share: otherShare, valueText: `${formatPercent(otherShare)} · ${formatTime(data.total * otherShare)}`, color: OTHER_COLOR },
+        { label: "Tensor Core kernels", share: tcShare, valueText: `${formatPercent(tcShare)} · ${formatTime(total * tcShare)}`, color: TENSOR_CORE_COLOR },
+        { label: "Other kernels", share: otherShare, valueText: `${formatPercent(otherShare)} · ${formatTime(total * otherShare)}`, color: OTHER_COLOR },
       ],
-      `Tensor Core share of ${formatTime(data.total)} kernel time`,
+      `Tensor Core share of ${formatTime(total)} kernel time${matching}`,
       `${DEF.tensorCoreShare} ${DEF.allKernelTime}`,
       "tensor-core-share",
     ),
@@ -144,6 +171,7 @@ function mountKernel(host: HTMLElement, ctx: ViewContext): void {
   let filter = ctx.param("filter") ?? "";
   let table: VirtualTable<KernelRow> | null = null;
   let total = 0;
+  let data: KernelsData | null = null;
   const loader = createHostLoader(ctx.signal);
 
   const chartsHost = el("div", {});
@@ -164,28 +192,48 @@ function mountKernel(host: HTMLElement, ctx: ViewContext): void {
       ctx.setParams({ filter: query === "" ? null : query });
       table?.setFilter(query);
       if (table !== null) controls.setCount(table.visibleRows().length, total);
+      drawCharts();
     },
   });
-  page.append(el("h2", {}, "GPU kernels"), controls.root, chartsHost, tableHost);
+  controls.root.appendChild(
+    csvDownloadLink({
+      api: ctx.api,
+      route: "kernels",
+      params: () => ({ run: ref!.run, worker: ref!.worker, span: ref!.span, group_by: groupBy }),
+      state: () => ({ sort: table?.sortState() ?? null, filter }),
+      testId: "kernel-csv",
+      what: "the kernels",
+    }),
+  );
 
-  function show(data: KernelsData, signal: AbortSignal): void {
-    if (data.rows.length === 0) {
+  function drawCharts(): void {
+    if (table === null || data === null) return;
+    replaceChildren(chartsHost, charts(data, table.visibleRows(), filter));
+  }
+
+  function openOperators(): HTMLElement {
+    const button = el("button", { className: "ps-button", testId: "kernel-empty-operators", attrs: { type: "button" } }, "Open the Operator view");
+    button.addEventListener("click", () => ctx.navigate("operator", {}));
+    return button;
+  }
+  const title = el("h2", { testId: "kernel-title" }, "Kernels");
+  page.append(title, controls.root, chartsHost, tableHost);
+
+  function show(loaded: KernelsData, signal: AbortSignal): void {
+    data = loaded;
+    title.textContent = loaded.rows.length > 0 ? kernelsTitle(loaded.deviceKind) : "Kernels";
+    if (loaded.rows.length === 0) {
       controls.root.hidden = true;
       replaceChildren(chartsHost);
       replaceChildren(
         tableHost,
-        emptyNote(
-          "kernel-empty",
-          "This span has no GPU kernels",
-          "The trace records no kernel events: it is a CPU-only run, or the profiler did not record CUDA activity " +
-            "(ProfilerActivity.CUDA).",
-        ),
+        emptyStateNote("kernel-empty", noKernelsState(ctx.selection.run?.framework), openOperators()),
       );
       return;
     }
     controls.root.hidden = false;
-    total = data.rows.length;
-    const columns = kernelColumns(data.groupBy);
+    total = loaded.rows.length;
+    const columns = kernelColumns(loaded.groupBy, loaded.tensorCoresKnown);
     const sort = parseSortParam(ctx.param("sort"), columns.map((column) => column.id), { column: "total", direction: "desc" });
     const created = createVirtualTable({
       columns,
@@ -194,21 +242,22 @@ function mountKernel(host: HTMLElement, ctx: ViewContext): void {
       sort,
       onSortChange: (next) => ctx.setParams({ sort: formatSortParam(next) }),
       onActivate: (row) => created.setSelected(kernelRowKey(row)),
-      label: "GPU kernels",
+      label: kernelsTitle(data.deviceKind),
       testId: "kernel-table",
       emptyText: "No kernel matches the filter.",
       signal,
     });
     table = created;
-    created.setRows(data.rows);
+    created.setRows(loaded.rows);
     created.setFilter(filter);
-    replaceChildren(chartsHost, charts(data));
+    drawCharts();
     replaceChildren(tableHost, created.root);
     controls.setCount(created.visibleRows().length, total);
   }
 
   function load(): void {
     table = null;
+    data = null;
     replaceChildren(chartsHost);
     void loader.load({
       host: tableHost,

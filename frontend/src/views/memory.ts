@@ -3,11 +3,12 @@
 // URL parameters: memory.device, memory.start / memory.end (µs, the trace's time base),
 // memory.min_bytes, memory.name (allocations by operator name), memory.op_filter,
 // memory.alloc_sort, memory.op_sort.
-import { fetchMemory, type AllocationRow, type MemoryData, type MemoryQuery, type OperatorMemoryRow } from "../api/memory";
+import { fetchMemory, memoryParams, type AllocationRow, type MemoryData, type MemoryQuery, type OperatorMemoryRow } from "../api/memory";
 import { fetchSpanSummary } from "../api/summary";
 import type { ApiResult, SpanRef } from "../api/types";
 import { injectAnalysisStyles } from "../components/analysis_styles";
 import { el, replaceChildren } from "../components/dom";
+import { csvDownloadLink } from "../components/csv_download";
 import { createHostLoader, createSignalSlot, loadInto } from "../components/loader";
 import { emptyNote, spanRefOf } from "../components/view_parts";
 import { injectViewStyles } from "../components/view_styles";
@@ -241,7 +242,40 @@ function mountMemory(host: HTMLElement, ctx: ViewContext): void {
       ctx.setParams({ op_filter: opFilter === "" ? null : opFilter });
       opTable.setFilter(opFilter);
       updateOpCount();
+      drawPeakBars();
     });
+    const routeParams = () => ({ run: ref!.run, worker: ref!.worker, span: ref!.span, ...memoryParams(query()) });
+    const allocCsv = csvDownloadLink({
+      api: ctx.api,
+      route: "memory",
+      params: routeParams,
+      state: () => ({ table: "events", sort: allocTable.sortState(), filter: "" }),
+      testId: "memory-alloc-csv",
+      what: "the allocations",
+    });
+    const opCsv = csvDownloadLink({
+      api: ctx.api,
+      route: "memory",
+      params: routeParams,
+      state: () => ({ table: "operators", sort: opTable.sortState(), filter: opFilter }),
+      testId: "memory-operator-csv",
+      what: "the memory per operator",
+    });
+    let lastTables: MemoryData | null = null;
+    function drawPeakBars(): void {
+      if (lastTables === null) return;
+      const shownDevices = memory.devices.filter((candidate) => device === "" || candidate.id === device);
+      const onlyDevice = shownDevices.length === 1 ? shownDevices[0] : undefined;
+      replaceChildren(
+        peakBars,
+        peakHolders(
+          opTable.visibleRows(),
+          onlyDevice !== undefined ? (memory.peaks.get(onlyDevice.id)?.allocated ?? null) : null,
+          range !== null,
+          opFilter,
+        ),
+      );
+    }
     opTable.setFilter(opFilter);
 
     const peakBars = el("div", {});
@@ -261,6 +295,7 @@ function mountMemory(host: HTMLElement, ctx: ViewContext): void {
           el("label", {}, "Size", sizePicker),
           el("label", {}, "Operator", nameInput),
           allocCount,
+          allocCsv,
         ),
       ),
       allocTable.root,
@@ -269,7 +304,7 @@ function mountMemory(host: HTMLElement, ctx: ViewContext): void {
         "div",
         {},
         el("h3", {}, "Memory by operator"),
-        el("div", { className: "ps-controls" }, el("label", {}, "Filter", opInput), opCount),
+        el("div", { className: "ps-controls" }, el("label", {}, "Filter", opInput), opCount, opCsv),
       ),
       opTable.root,
     );
@@ -277,15 +312,14 @@ function mountMemory(host: HTMLElement, ctx: ViewContext): void {
     function renderTables(data: MemoryData): void {
       replaceChildren(tablesStatus);
       tables.dataset["state"] = "ready";
-      const shownDevices = memory.devices.filter((candidate) => device === "" || candidate.id === device);
-      const onlyDevice = shownDevices.length === 1 ? shownDevices[0] : undefined;
-      replaceChildren(peakBars, peakHolders(data.byOperator, onlyDevice !== undefined ? (memory.peaks.get(onlyDevice.id)?.allocated ?? null) : null, range !== null));
+      lastTables = data;
       allocTable.setRows(data.allocations);
       allocCount.textContent = allocationCountText(data.allocations.length, data.allocations.length, ALLOCATION_LIMIT);
       allocEmpty.hidden = data.allocations.length > 0;
       operatorTotal = data.byOperator.length;
       opTable.setRows(data.byOperator);
       updateOpCount();
+      drawPeakBars();
     }
 
     const tablesLoader = createHostLoader(ctx.signal);

@@ -9,6 +9,7 @@ import { formatBytes, formatCount } from "../lib/format";
 import type { TimeRange } from "../lib/memory_model";
 import { seriesMax } from "../lib/memory_model";
 import { formatAxisDuration, formatTime } from "../lib/metric_format";
+import { byteTicks, formatAxisBytes } from "../lib/chart_ticks";
 
 export const ALLOCATED_COLOR = "#4e79a7";
 export const RESERVED_COLOR = "#f28e2b";
@@ -70,32 +71,52 @@ export function deviceChart(options: DeviceChartOptions): DeviceChart {
     { label: "Allocated", color: ALLOCATED_COLOR, values: curve.allocated, fill: "rgba(78, 121, 167, 0.12)" },
     ...(hasReserved ? [{ label: "Reserved", color: RESERVED_COLOR, values: curve.reserved }] : []),
   ];
-  const chart: TimeChart = createTimeChart({
-    time: curve.time,
-    origin,
-    series,
-    markers: peak !== null ? [{ x: peak.time - origin, y: peak.allocated, label: `peak ${formatBytes(peak.allocated)}`, color: PEAK_COLOR }] : [],
-    lines: device.capacity !== null && device.capacity > 0 ? [{ y: device.capacity, label: `capacity ${formatBytes(device.capacity)}`, color: CAPACITY_COLOR }] : [],
-    xFormat: formatAxisDuration,
-    yFormat: (value) => (value === 0 ? "0" : formatBytes(value)),
-    xLabel: "time since the start of the span",
-    yLabel: "bytes",
-    ariaLabel: `Memory of ${device.name} over time` + (peak !== null ? `; peak ${formatBytes(peak.allocated)} allocated at ${formatTime(peak.time - origin)}` : ""),
-    testId: "memory-chart",
-    selection: options.selection,
-    onBrush: options.onBrush,
-    onHover: (index) => {
-      if (index === null) {
-        replaceChildren(hover);
-        return;
-      }
-      const time = curve.time[index];
-      if (time === undefined) return;
-      const parts = [`at ${formatTime(time - origin)}`, `allocated ${formatBytes(curve.allocated[index] ?? Number.NaN)}`];
-      if (hasReserved) parts.push(`reserved ${formatBytes(curve.reserved[index] ?? Number.NaN)}`);
-      replaceChildren(hover, parts.join(" · "));
-    },
-    signal: options.signal,
+  const capacity = device.capacity !== null && device.capacity > 0 ? device.capacity : null;
+  let selection = options.selection;
+  // The curve is scaled to the data; the capacity (80 GB against a 97 MB peak) is named at the top
+  // unless the person asks to scale to it.
+  const build = (toCapacity: boolean): TimeChart =>
+    createTimeChart({
+      time: curve.time,
+      origin,
+      series,
+      markers: peak !== null ? [{ x: peak.time - origin, y: peak.allocated, label: `peak ${formatBytes(peak.allocated)}`, color: PEAK_COLOR }] : [],
+      lines: capacity !== null ? [{ y: capacity, label: `capacity ${formatBytes(capacity)}`, color: CAPACITY_COLOR, inScale: toCapacity }] : [],
+      xFormat: formatAxisDuration,
+      yFormat: formatAxisBytes,
+      yTicks: (max) => byteTicks(max),
+      xLabel: "time since the start of the span",
+      yLabel: "bytes",
+      ariaLabel: `Memory of ${device.name} over time` + (peak !== null ? `; peak ${formatBytes(peak.allocated)} allocated at ${formatTime(peak.time - origin)}` : ""),
+      testId: "memory-chart",
+      selection,
+      onBrush: (range) => {
+        selection = range;
+        options.onBrush(range);
+      },
+      onHover: (index) => {
+        if (index === null) {
+          replaceChildren(hover);
+          return;
+        }
+        const time = curve.time[index];
+        if (time === undefined) return;
+        const parts = [`at ${formatTime(time - origin)}`, `allocated ${formatBytes(curve.allocated[index] ?? Number.NaN)}`];
+        if (hasReserved) parts.push(`reserved ${formatBytes(curve.reserved[index] ?? Number.NaN)}`);
+        replaceChildren(hover, parts.join(" · "));
+      },
+      signal: options.signal,
+    });
+  let chart = build(false);
+  const chartHost = el("div", {}, chart.root);
+  const capacityToggle =
+    capacity !== null
+      ? el("input", { testId: "memory-capacity-scale", attrs: { type: "checkbox", "aria-label": "Scale the chart to the device's capacity" } })
+      : null;
+  capacityToggle?.addEventListener("change", () => {
+    chart = build(capacityToggle.checked);
+    chart.root.dataset["device"] = device.id;
+    replaceChildren(chartHost, chart.root);
   });
   chart.root.dataset["device"] = device.id;
   const legend = el(
@@ -114,10 +135,17 @@ export function deviceChart(options: DeviceChartOptions): DeviceChart {
       { className: "ps-chart-head" },
       el("h3", {}, `${device.name}: memory over time`),
       el("span", { className: "ps-note" }, "Drag across the chart to select a time range for the tables below."),
+      capacityToggle !== null ? el("label", { className: "ps-note ps-chart-option" }, capacityToggle, "Scale to capacity") : null,
     ),
-    chart.root,
+    chartHost,
     hover,
     legend,
   );
-  return { root, setSelection: (range) => chart.setSelection(range) };
+  return {
+    root,
+    setSelection: (range) => {
+      selection = range;
+      chart.setSelection(range);
+    },
+  };
 }

@@ -124,7 +124,8 @@ export function operatorMemoryColumns(): TableColumn<OperatorMemoryRow>[] {
  * allocated bytes when the tables are about one device (the title then says how much of it
  * operators account for; the rest was allocated outside any operator or before the span).
  */
-export function peakHolders(rows: readonly OperatorMemoryRow[], peak: number | null, inRange: boolean): HTMLElement {
+export function peakHolders(rows: readonly OperatorMemoryRow[], peak: number | null, inRange: boolean, filter = ""): HTMLElement {
+  const matching = filter.trim() !== "" ? ` matching “${filter.trim()}”` : "";
   const holders = topN(
     rows.filter((row) => row.selfPeakBytes > 0),
     (row) => row.selfPeakBytes,
@@ -141,15 +142,15 @@ export function peakHolders(rows: readonly OperatorMemoryRow[], peak: number | n
     })),
     {
       title:
-        `Who holds the peak: top ${TOP_COUNT} operators by their own allocations live at the peak` +
+        `Who holds the peak: top ${TOP_COUNT} operators${matching} by their own allocations live at the peak` +
         (inRange ? ", allocated in the selected range" : "") +
         (peak !== null && peak > 0
-          ? ` (operators hold ${formatBytes(held)} of the ${formatBytes(peak)} peak)`
+          ? ` (${matching !== "" ? "these operators" : "operators"} hold ${formatBytes(held)} of the ${formatBytes(peak)} peak)`
           : ` (${formatBytes(held)} in all)`),
       titleTip: DEF.selfPeakBytes,
       testId: "memory-peak-operators",
       color: PEAK_BAR_COLOR,
-      emptyText: "No allocation in the selection is live at the peak.",
+      emptyText: matching !== "" ? "No operator matching the filter holds memory at the peak." : "No allocation in the selection is live at the peak.",
     },
   );
 }

@@ -12,10 +12,12 @@ import {
 import { fetchSpanSummary, type SpanSummary } from "../api/summary";
 import type { SpanRef } from "../api/types";
 import { createBarList } from "../components/bars";
+import { csvDownloadLink } from "../components/csv_download";
 import { el, replaceChildren } from "../components/dom";
 import { createHostLoader, createSignalSlot } from "../components/loader";
 import { injectViewStyles } from "../components/view_styles";
-import { createTableControls, emptyNote, spanRefOf } from "../components/view_parts";
+import { createTableControls, emptyStateNote, spanRefOf } from "../components/view_parts";
+import { noOperatorsState } from "../lib/empty_states";
 import { createVirtualTable, type VirtualTable } from "../components/virtual_table";
 import { topN } from "../lib/chart_data";
 import { formatTime } from "../lib/metric_format";
@@ -41,9 +43,11 @@ function rowLabel(row: OperatorRow, groupBy: OperatorGrouping): string {
   return row.name;
 }
 
-function topCharts(data: OperatorsData, onSelect: (row: OperatorRow) => void): HTMLElement {
+/** The top-10 charts of the rows the filter keeps (all rows without a filter). */
+function topCharts(data: OperatorsData, rows: readonly OperatorRow[], filter: string, onSelect: (row: OperatorRow) => void): HTMLElement {
+  const matching = filter.trim() !== "" ? ` matching “${filter.trim()}”` : "";
   const chart = (title: string, tipText: string, testId: string, color: string, value: (row: OperatorRow) => number) => {
-    const top = topN(data.rows, value, TOP_COUNT);
+    const top = topN(rows, value, TOP_COUNT);
     return createBarList(
       top.map((row) => ({
         label: rowLabel(row, data.groupBy),
@@ -52,11 +56,11 @@ function topCharts(data: OperatorsData, onSelect: (row: OperatorRow) => void): H
         tip: `${rowLabel(row, data.groupBy)}\n${formatTime(value(row))} in ${row.calls} calls`,
       })),
       {
-        title,
+        title: `${title}${matching}`,
         titleTip: tipText,
         testId,
         color,
-        emptyText: "No operator time recorded.",
+        emptyText: matching !== "" ? "No operator matches the filter." : "No operator time recorded.",
         onSelect: (index) => {
           const row = top[index];
           if (row !== undefined) onSelect(row);
@@ -114,9 +118,25 @@ function mountOperator(host: HTMLElement, ctx: ViewContext): void {
       ctx.setParams({ filter: query === "" ? null : query });
       table?.setFilter(query);
       updateCount();
+      drawCharts();
     },
   });
+  controls.root.appendChild(
+    csvDownloadLink({
+      api: ctx.api,
+      route: "operators",
+      params: () => ({ run: ref!.run, worker: ref!.worker, span: ref!.span, group_by: groupBy }),
+      state: () => ({ sort: table?.sortState() ?? null, filter }),
+      testId: "operator-csv",
+      what: "the operators",
+    }),
+  );
   page.append(el("h2", {}, "Operators"), controls.root, chartsHost, tableHost, detailHost);
+
+  function drawCharts(): void {
+    if (table === null || data === null) return;
+    replaceChildren(chartsHost, topCharts(data, table.visibleRows(), filter, (row) => openDetail(row, true)));
+  }
 
   function updateCount(): void {
     if (table !== null && data !== null) controls.setCount(table.visibleRows().length, data.rows.length);
@@ -169,7 +189,7 @@ function mountOperator(host: HTMLElement, ctx: ViewContext): void {
     data = loaded;
     if (loaded.rows.length === 0) {
       replaceChildren(chartsHost);
-      replaceChildren(tableHost, emptyNote("operator-empty", "No operators in this span", "The trace records no framework operators (cpu_op events)."));
+      replaceChildren(tableHost, emptyStateNote("operator-empty", noOperatorsState(ctx.selection.run?.framework)));
       controls.setCount(0, 0);
       return;
     }
@@ -190,7 +210,7 @@ function mountOperator(host: HTMLElement, ctx: ViewContext): void {
     table.setRows(loaded.rows);
     table.setFilter(filter);
     replaceChildren(tableHost, table.root);
-    replaceChildren(chartsHost, topCharts(loaded, (row) => openDetail(row, true)));
+    drawCharts();
     updateCount();
 
     const wanted = ctx.param("op");

@@ -54,7 +54,7 @@ function stacksTable(stacks: readonly OperatorStackRow[], hasDevice: boolean): H
 }
 
 function kernelsTable(kernels: readonly KernelRow[]): HTMLElement {
-  if (kernels.length === 0) return el("p", { className: "ps-muted" }, "It launched no GPU kernels.");
+  if (kernels.length === 0) return el("p", { className: "ps-muted" }, "It launched no device kernels.");
   const columns: SimpleColumn<KernelRow>[] = [
     { label: "Kernel", cell: (row) => row.name },
     { label: "Calls", tip: DEF.calls, numeric: true, cell: (row) => formatCount(row.calls) },

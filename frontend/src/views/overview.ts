@@ -2,12 +2,17 @@
 // figures and recommendations. The step marker (a record_function name that marks user steps) lives
 // in the URL as `overview.step_marker` and reloads the page's data in place.
 import { fetchOverview, type OverviewData } from "../api/overview";
+import { csvDownloadLink } from "../components/csv_download";
+import { emptyStateNote } from "../components/view_parts";
+import { noGpuState } from "../lib/empty_states";
 import type { SpanRef } from "../api/types";
 import { el, replaceChildren } from "../components/dom";
 import { createHostLoader } from "../components/loader";
 import { injectViewStyles } from "../components/view_styles";
 import { keyValueList, metricLabel, spanRefOf } from "../components/view_parts";
-import { formatCount, spanLabel } from "../lib/format";
+import { passiveTip } from "../components/tooltip";
+import { formatCount } from "../lib/format";
+import { spanOptionLabel, spanOptionTitle } from "../lib/span_names";
 import { formatTime } from "../lib/metric_format";
 import { METRIC_DEFINITIONS as DEF, STEP_SOURCE_TEXT } from "../lib/metrics";
 import type { ViewContext, ViewDefinition } from "./types";
@@ -21,6 +26,11 @@ import {
 } from "./overview_sections";
 
 const MARKER_PARAM = "step_marker";
+
+/** Where the GPU summary would be: why there is none and how to record it (a span with device work has cards). */
+function noGpuNote(data: OverviewData, framework: string | undefined): HTMLElement | null {
+  return data.hasDevice ? null : emptyStateNote("gpu-summary-unavailable", noGpuState(framework));
+}
 
 function markerForm(current: string, onApply: (marker: string) => void): HTMLElement {
   const input = el("input", {
@@ -56,12 +66,13 @@ function configurationSection(
   onMarker: (marker: string) => void,
 ): HTMLElement {
   const { worker, spanIndex } = ctx.selection;
-  const spanText = worker !== null ? spanLabel(spanIndex, worker.spans.length, ref.span) : ref.span;
+  const facts = worker?.spanFacts?.[spanIndex];
+  const spanText = worker !== null ? spanOptionLabel(spanIndex, worker.spans.length, ref.span, facts) : ref.span;
   const devices =
     data.devices.length > 0
       ? data.devices.map((device) => device.name).join(", ")
       : data.hasDevice
-        ? "GPU activity without device properties"
+        ? "Device activity without device properties"
         : "CPU only";
   const markerMissed =
     marker !== "" && data.stepSource !== "user"
@@ -82,7 +93,7 @@ function configurationSection(
         [
           { label: "Run", value: ref.run },
           { label: "Worker", value: ref.worker },
-          { label: "Span", value: spanText },
+          { label: "Span", value: passiveTip(el("span", { testId: "overview-span" }, spanText), spanOptionTitle(ref.span, facts)) },
           { label: "Devices", value: devices },
         ],
         "overview-selection",
@@ -123,9 +134,20 @@ function mountOverview(host: HTMLElement, ctx: ViewContext): void {
             ctx.setParams({ [MARKER_PARAM]: next === "" ? null : next });
             load();
           }),
-          gpuSummarySection(data),
+          gpuSummarySection(data) ?? noGpuNote(data, ctx.selection.run?.framework),
           hostCpuSection(data, signal),
-          breakdownChartSection(data, signal),
+          breakdownChartSection(
+            data,
+            signal,
+            csvDownloadLink({
+              api: ctx.api,
+              route: "overview",
+              params: () => ({ run: ref!.run, worker: ref!.worker, span: ref!.span, step_marker: marker === "" ? undefined : marker }),
+              state: () => ({ table: "steps", sort: null, filter: "" }),
+              testId: "breakdown-csv",
+              what: "each step's time by category",
+            }),
+          ),
           el("div", { className: "ps-row" }, averagesSection(data), benchmarkSection(data)),
           recommendationsSection(data),
         ),

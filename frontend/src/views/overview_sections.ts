@@ -2,10 +2,12 @@
 import type { DeviceSummary, HostCpu, OverviewData, Recommendation, UtilizationFigures } from "../api/overview";
 import { isGpu, summaryTitle } from "../lib/devices";
 import { createStackedColumnChart } from "../components/chart";
-import { el, replaceChildren } from "../components/dom";
+import { fewSamplesText } from "../lib/host_cpu";
+import { el, replaceChildren, type Child } from "../components/dom";
+import { tip } from "../components/tooltip";
 import { createTimeChart } from "../components/time_chart";
 import { keyValueList, metricLabel } from "../components/view_parts";
-import { stepAxisLabels } from "../lib/chart_data";
+import { stepAxisLabels, stepAxisTitle } from "../lib/chart_data";
 import { formatBytes, formatCount, formatPercent } from "../lib/format";
 import {
   evidenceLabel,
@@ -22,6 +24,15 @@ function percentOrDash(value: number | null): string {
   return orDash(value, (share) => formatPercent(share));
 }
 
+/** A device figure: its value, or "n/a" with the reason the trace cannot support it (as a tooltip). */
+function deviceFigure(device: DeviceSummary, field: string, value: number | null): Child {
+  const reason = device.unavailable[field];
+  if (value === null && reason !== undefined) {
+    return tip(el("span", { className: "ps-has-tip ps-muted", testId: `unavailable-${field}` }, "n/a"), `Not available: ${reason}.`);
+  }
+  return percentOrDash(value);
+}
+
 function deviceCard(device: DeviceSummary): HTMLElement {
   return el(
     "article",
@@ -32,10 +43,23 @@ function deviceCard(device: DeviceSummary): HTMLElement {
       { label: "Memory", tip: DEF.deviceMemory, value: orDash(device.memory, formatBytes) },
       { label: "Compute capability", tip: DEF.computeCapability, value: device.computeCapability ?? "—" },
       { label: "SMs", tip: DEF.numSms, value: orDash(device.numSms, formatCount) },
-      { label: isGpu(device) ? "GPU utilization" : "Utilization", tip: DEF.utilization, value: percentOrDash(device.utilization), testId: "gpu-utilization" },
-      { label: "Est. SM efficiency", tip: DEF.smEfficiency, value: percentOrDash(device.smEfficiency) },
-      { label: "Est. achieved occupancy", tip: DEF.achievedOccupancy, value: percentOrDash(device.achievedOccupancy) },
-      { label: "Tensor Core share", tip: DEF.tensorCoreShare, value: percentOrDash(device.tensorCoreShare) },
+      {
+        label: isGpu(device) ? "GPU utilization" : "Utilization",
+        tip: isGpu(device) ? DEF.utilization : DEF.deviceUtilization,
+        value: percentOrDash(device.utilization),
+        testId: "gpu-utilization",
+      },
+      { label: "Est. SM efficiency", tip: DEF.smEfficiency, value: deviceFigure(device, "sm_efficiency", device.smEfficiency) },
+      {
+        label: "Est. achieved occupancy",
+        tip: DEF.achievedOccupancy,
+        value: deviceFigure(device, "achieved_occupancy", device.achievedOccupancy),
+      },
+      {
+        label: "Tensor Core share",
+        tip: DEF.tensorCoreShare,
+        value: deviceFigure(device, "tensor_core_share", device.tensorCoreShare),
+      },
       { label: "Kernel time", tip: DEF.kernelTime, value: orDash(device.kernelTime, formatTime) },
     ]),
   );
@@ -52,7 +76,7 @@ export function gpuSummarySection(data: OverviewData): HTMLElement | null {
 }
 
 /** The stacked column chart of the steps, with a legend that reads out the hovered step. */
-export function breakdownChartSection(data: OverviewData, signal: AbortSignal): HTMLElement {
+export function breakdownChartSection(data: OverviewData, signal: AbortSignal, download: HTMLElement | null = null): HTMLElement {
   const legendTitle = el("p", { className: "ps-legend-title", testId: "breakdown-hover" });
   const valueCells = new Map<string, HTMLElement>();
   const legend = el(
@@ -91,7 +115,7 @@ export function breakdownChartSection(data: OverviewData, signal: AbortSignal): 
             values: data.steps.map((step) => step.breakdown[category] ?? 0),
           })),
           valueFormat: formatAxisDuration,
-          xLabel: data.stepSource === "ProfilerStep" ? "ProfilerStep #" : "Step",
+          xLabel: stepAxisTitle(data.steps.map((step) => step.name)),
           yLabel: "Step time",
           ariaLabel: `Step time breakdown of ${data.steps.length} steps, stacked by category`,
           testId: "breakdown-chart",
@@ -102,7 +126,7 @@ export function breakdownChartSection(data: OverviewData, signal: AbortSignal): 
   return el(
     "section",
     { className: "ps-section ps-panel", testId: "breakdown-section" },
-    el("h2", {}, metricLabel("Step time breakdown", DEF.stepTime)),
+    el("div", { className: "ps-section-head" }, el("h2", {}, metricLabel("Step time breakdown", DEF.stepTime)), download),
     chart,
     legendTitle,
     legend,
@@ -263,6 +287,8 @@ function hostCpuChart(cpu: HostCpu, signal: AbortSignal): HTMLElement | null {
     ariaLabel: `Host CPU utilization over ${formatTime(cpu.duration)} of the span`,
     testId: "host-cpu-chart",
     height: 180,
+    // Few readings: dots, so a single one reads as one reading, not a flat line over the span.
+    points: samples.time.length <= POINTS_UP_TO,
     selection: null,
     onHover: (index) => {
       // The closing point at the end reads as the last interval.
@@ -289,7 +315,15 @@ function hostCpuChart(cpu: HostCpu, signal: AbortSignal): HTMLElement | null {
     legendItem(PROCESS_COLOR, "CPU (process)", HOST_CPU_DEFINITIONS.process),
     samples.system !== null ? legendItem(SYSTEM_COLOR, "CPU (system)", HOST_CPU_DEFINITIONS.system) : null,
   );
-  return el("div", {}, chart.root, hover, legend);
+  return el("div", {}, chart.root, hover, legend, fewSamplesNote(cpu));
+}
+
+/** Charts with at most this many readings show each as a dot. */
+const POINTS_UP_TO = 30;
+
+function fewSamplesNote(cpu: HostCpu): HTMLElement | null {
+  const text = fewSamplesText(cpu);
+  return text === null ? null : el("p", { className: "ps-note", testId: "host-cpu-few-samples" }, text);
 }
 
 /** Like the CPU rows of Paddle's "Device Summary": the process's and the whole system's CPU use. */

@@ -5,6 +5,7 @@
 import { fetchRunTable, type RunTableData, type RunTableRow } from "../api/compare";
 import type { ApiClient } from "../api/client";
 import { BREAKDOWN_CATEGORIES, type BreakdownCategory } from "../api/overview";
+import { csvDownloadLink } from "../components/csv_download";
 import { el, replaceChildren } from "../components/dom";
 import { loadInto } from "../components/loader";
 import { metricLabel } from "../components/view_parts";
@@ -143,6 +144,9 @@ function runTableColumns(rows: readonly RunTableRow[], picks: () => readonly Spa
   }
   columns.push(number("batch_size", "Batch", DEF.batchSize, (row) => row.batchSize, formatCount, undefined, 64));
   columns.push(
+    number("samples_per_second", "Samples/s", DEF.samplesPerSecond, (row) => row.samplesPerSecond, (v) => formatCount(Math.round(v)), undefined, 92),
+  );
+  columns.push(
     {
       id: "framework",
       label: "Framework",
@@ -204,7 +208,22 @@ export function createRunTableSection(options: RunTableSectionOptions): RunTable
     "details",
     { className: "ps-section ps-panel ps-cmp-details", testId: "runs-table-section", attrs: { open: "" } },
     summary,
-    el("div", { className: "ps-cmp-picks" }, el("label", {}, filter), pickText, compareButton, clearButton),
+    el(
+      "div",
+      { className: "ps-cmp-picks" },
+      el("label", {}, filter),
+      pickText,
+      compareButton,
+      clearButton,
+      csvDownloadLink({
+        api: options.api,
+        route: "runs/table",
+        params: () => ({}),
+        state: () => ({ sort: table?.sortState() ?? null, filter: filter.value }),
+        testId: "runs-table-csv",
+        what: "every span's numbers",
+      }),
+    ),
     tableHost,
   );
 
@@ -262,6 +281,7 @@ export function createRunTableSection(options: RunTableSectionOptions): RunTable
       testId: "runs-table",
       emptyText: "No span matches the filter.",
       maxHeight: 300,
+      stickyColumns: 2,
       signal: options.signal,
     });
     table.setRows(rows);

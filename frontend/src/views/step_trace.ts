@@ -3,15 +3,17 @@
 // and end backward, overriding the trace's markers) live in the URL as `steps.fp_point` and
 // `steps.bp_point`; applying them reloads the page's data in place. URL: steps.sort.
 import { fetchStepTrace, type StepTraceData, type StepTraceRow } from "../api/step_trace";
+import type { QueryParams } from "../api/client";
 import type { SpanRef } from "../api/types";
 import { injectAnalysisStyles } from "../components/analysis_styles";
 import { createStackedColumnChart } from "../components/chart";
+import { csvDownloadLink } from "../components/csv_download";
 import { el, replaceChildren } from "../components/dom";
 import { createHostLoader } from "../components/loader";
-import { keyValueList, metricLabel, spanRefOf } from "../components/view_parts";
+import { keyValueList, metricLabel, sectionHead, spanRefOf } from "../components/view_parts";
 import { injectViewStyles } from "../components/view_styles";
 import { createVirtualTable, type TableColumn } from "../components/virtual_table";
-import { stepAxisLabels } from "../lib/chart_data";
+import { stepAxisLabels, stepAxisTitle } from "../lib/chart_data";
 import { formatPercent } from "../lib/format";
 import { formatAxisDuration, formatMicrosNumber, formatTime } from "../lib/metric_format";
 import {
@@ -131,7 +133,7 @@ function chartSection(data: StepTraceData, layers: readonly StepLayer[], signal:
           columnLabels: stepAxisLabels(data.steps.map((step) => step.name)),
           layers: chartLayers(data, layers),
           valueFormat: formatAxisDuration,
-          xLabel: "Step",
+          xLabel: stepAxisTitle(data.steps.map((step) => step.name)),
           yLabel: "Step time",
           ariaLabel: `Step trace of ${data.steps.length} steps, stacked by phase`,
           testId: "step-trace-chart",
@@ -203,7 +205,7 @@ function stepColumns(data: StepTraceData, layers: readonly StepLayer[]): TableCo
   return columns;
 }
 
-function tableSection(ctx: ViewContext, data: StepTraceData, layers: readonly StepLayer[], signal: AbortSignal): HTMLElement {
+function tableSection(ctx: ViewContext, data: StepTraceData, layers: readonly StepLayer[], routeParams: QueryParams, signal: AbortSignal): HTMLElement {
   const columns = stepColumns(data, layers);
   const table = createVirtualTable<IndexedStep>({
     columns,
@@ -219,7 +221,15 @@ function tableSection(ctx: ViewContext, data: StepTraceData, layers: readonly St
     signal,
   });
   table.setRows(data.steps.map((step, index) => ({ index, step })));
-  return el("section", { className: "ps-section" }, el("h3", {}, "Steps"), table.root);
+  const csv = csvDownloadLink({
+    api: ctx.api,
+    route: "steptrace",
+    params: () => routeParams,
+    state: () => ({ sort: table.sortState(), filter: "" }),
+    testId: "step-trace-csv",
+    what: "the steps",
+  });
+  return el("section", { className: "ps-section" }, sectionHead("Steps", csv), table.root);
 }
 
 function mountStepTrace(host: HTMLElement, ctx: ViewContext): void {
@@ -256,7 +266,7 @@ function mountStepTrace(host: HTMLElement, ctx: ViewContext): void {
           el("h2", {}, "Step trace"),
           summarySection(data, form),
           chartSection(data, layers, signal),
-          tableSection(ctx, data, layers, signal),
+          tableSection(ctx, data, layers, { run: ref!.run, worker: ref!.worker, span: ref!.span, fp_point: fpPoint.trim() || undefined, bp_point: bpPoint.trim() || undefined }, signal),
         );
       },
     });

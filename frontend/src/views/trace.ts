@@ -1,13 +1,14 @@
 // Trace: the timeline of CPU threads, GPU streams and counters of one span (src/trace/).
 // URL parameters (absolute trace-time µs, so a link reopens the same window and selection,
 // and other views can open the trace at an operator's or kernel's occurrence):
-//   trace.start, trace.end — the visible window; trace.select — the selected event id.
+//   trace.start, trace.end — the visible window; trace.select — the selected event id;
+//   trace.pinned — the tracks pinned to the top (a JSON list of track ids).
 import { fetchTracks } from "../api/trace";
 import { el, replaceChildren } from "../components/dom";
 import { loadInto, type LoadStage } from "../components/loader";
 import { spanRefOf } from "../components/view_parts";
 import { injectTraceStyles } from "../trace/styles";
-import { PARAM_END, PARAM_SELECT, PARAM_START, TraceViewer } from "../trace/viewer";
+import { PARAM_END, PARAM_PINNED, PARAM_SELECT, PARAM_START, TraceViewer } from "../trace/viewer";
 import type { ViewContext, ViewDefinition } from "./types";
 
 /** A number from a URL parameter, or null when absent or not a finite number. */
@@ -59,6 +60,7 @@ function mount(host: HTMLElement, ctx: ViewContext): void {
           initialStart: numberParam(ctx.param(PARAM_START)),
           initialEnd: numberParam(ctx.param(PARAM_END)),
           initialSelect: eventIdParam(ctx.param(PARAM_SELECT)),
+          initialPinned: ctx.param(PARAM_PINNED),
           setParams: (patch) => ctx.setParams(patch),
         });
         signal.addEventListener("abort", () => viewer.destroy(), { once: true });

@@ -4,6 +4,8 @@
 //   drag: pan (and scroll) · shift+drag or drag on the time axis: measure a range
 //   click: select a slice (a busy block: zoom into it) · click a group header: collapse it
 //   W/S: zoom in/out · A/D: pan · F or Z: zoom to the range or the selected slice · Esc: clear
+//   drag the label column's edge: resize it · click a track name: pin it to the top
+//   / : search · N / Shift+N (or Enter / Shift+Enter): next / previous match
 import { panBy, TimeScale, zoomAround, type Viewport } from "../time_scale";
 import type { Hit } from "./hit_test";
 import { isDrag, keyMotion, motionKeyOf, wheelActions, type MotionKey } from "./navigation";
@@ -29,12 +31,26 @@ export interface InteractionHost {
   toggleGroup(group: string): void;
   setRange(range: Viewport | null): void;
   range(): Viewport | null;
+  /** A range drag moved over canvas y (CSS px) from `y0` to `y1`; null: from the time axis (every track). */
+  setRangeRows(y0: number | null, y1: number | null): void;
+  /** A range drag ended with a range: summarise what lies in it. */
+  rangeDone(): void;
+  /** The label column's width follows a drag of its edge (canvas x, CSS px). */
+  setHeaderWidth(px: number): void;
+  /** The pointer is over the label column's edge (a resize cursor). */
+  gripHover(on: boolean): void;
+  /** Step through the matches of the search box (1: next, -1: previous); focus the search box. */
+  searchStep(direction: 1 | -1): void;
+  focusSearch(): void;
   zoomToSelection(): void;
   clearSelection(): void;
   requestFrame(): void;
 }
 
-type DragMode = "pan" | "range";
+type DragMode = "pan" | "range" | "resize";
+
+/** How close to the label column's edge a press resizes it, px. */
+const RESIZE_GRIP_PX = 4;
 
 interface DragState {
   readonly mode: DragMode;
@@ -142,18 +158,29 @@ export class InteractionController {
     this.host.setView(view);
   }
 
+  private onResizeGrip(x: number): boolean {
+    return Math.abs(x - this.host.headerWidth()) <= RESIZE_GRIP_PX;
+  }
+
   private onMouseDown(event: MouseEvent): void {
     if (event.button !== 0) return;
     const { x, y } = this.local(event);
     this.host.canvas.focus({ preventScroll: true });
+    if (this.onResizeGrip(x)) {
+      event.preventDefault();
+      this.drag = { mode: "resize", startX: x, startY: y, lastX: x, lastY: y, anchorTime: 0, moved: false };
+      return;
+    }
     if (x < this.host.headerWidth()) {
       const hit = this.host.hitAt(x, y);
       if (hit?.kind === "group") this.host.toggleGroup(hit.group);
+      else if (hit?.kind === "label") this.host.click(hit);
       return;
     }
     event.preventDefault(); // no text selection while dragging
     const onAxis = y < this.host.axisHeight();
     const mode: DragMode = event.shiftKey || onAxis ? "range" : "pan";
+    if (mode === "range") this.host.setRangeRows(onAxis ? null : y, onAxis ? null : y);
     const anchorTime = this.scale().pxToTime(x - this.host.headerWidth());
     this.drag = { mode, startX: x, startY: y, lastX: x, lastY: y, anchorTime, moved: false };
     this.host.hover(null, 0, 0);
@@ -165,7 +192,9 @@ export class InteractionController {
     const { x, y } = this.local(event);
     if (!drag.moved && !isDrag(x - drag.startX, y - drag.startY)) return;
     drag.moved = true;
-    if (drag.mode === "pan") {
+    if (drag.mode === "resize") {
+      this.host.setHeaderWidth(x);
+    } else if (drag.mode === "pan") {
       const dx = x - drag.lastX;
       const dy = y - drag.lastY;
       if (dx !== 0) this.host.setView(panBy(this.host.view(), -this.scale().pxToDuration(dx), this.host.spanDuration()));
@@ -173,6 +202,7 @@ export class InteractionController {
     } else {
       const time = this.scale().pxToTime(Math.max(0, Math.min(this.host.timelineWidth(), x - this.host.headerWidth())));
       this.host.setRange({ start: Math.min(drag.anchorTime, time), end: Math.max(drag.anchorTime, time) });
+      if (drag.startY >= this.host.axisHeight()) this.host.setRangeRows(drag.startY, Math.max(this.host.axisHeight(), y));
     }
     drag.lastX = x;
     drag.lastY = y;
@@ -182,7 +212,11 @@ export class InteractionController {
     const drag = this.drag;
     if (drag === null) return;
     this.drag = null;
-    if (drag.moved) return;
+    if (drag.moved) {
+      if (drag.mode === "range" && this.host.range() !== null) this.host.rangeDone();
+      return;
+    }
+    if (drag.mode === "resize") return;
     const { x, y } = this.local(event);
     if (drag.mode === "range") {
       this.host.setRange(null); // a click on the axis (or shift-click) clears the measurement
@@ -195,6 +229,12 @@ export class InteractionController {
     const position = this.local(event);
     this.pointer = position;
     if (this.drag !== null) return;
+    if (this.onResizeGrip(position.x)) {
+      this.host.hover(null, 0, 0);
+      this.host.gripHover(true);
+      return;
+    }
+    this.host.gripHover(false);
     const hit = position.y >= this.host.axisHeight() ? this.host.hitAt(position.x, position.y) : null;
     this.host.hover(hit, event.clientX, event.clientY);
   }
@@ -211,6 +251,18 @@ export class InteractionController {
       return;
     }
     switch (event.key) {
+      case "/":
+        event.preventDefault();
+        this.host.focusSearch();
+        break;
+      case "n":
+      case "N":
+      case "Enter":
+        // Only on the timeline itself: Enter on a button or a table row keeps its own meaning.
+        if (event.target !== this.host.canvas) return;
+        event.preventDefault();
+        this.host.searchStep(event.shiftKey ? -1 : 1);
+        break;
       case "f":
       case "F":
       case "z":

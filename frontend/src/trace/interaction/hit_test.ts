@@ -36,7 +36,13 @@ export interface GroupHit {
   readonly group: string;
 }
 
-export type Hit = SliceHit | BlockHit | CounterHit | GroupHit;
+/** A track's name in the label column (hover: the whole name; click: pin or unpin). */
+export interface LabelHit {
+  readonly kind: "label";
+  readonly trackId: string;
+}
+
+export type Hit = SliceHit | BlockHit | CounterHit | GroupHit | LabelHit;
 
 /**
  * Index of the slice at `depth` containing `time`, else the nearest one within

@@ -103,8 +103,10 @@ export interface FrameInput {
   readonly hovered: SlicePlace | null;
   readonly match: SlicePlace | null;
   readonly flows: readonly FlowArrow[];
-  /** Shift-drag measurement, offset µs. */
+  /** Shift-drag measurement (an area selection), offset µs. */
   readonly range: Viewport | null;
+  /** The area selection's tracks (shaded), or null/absent: the range spans every track. */
+  readonly rangeTracks?: ReadonlySet<string> | null;
   readonly loading: boolean;
   readonly theme: Theme;
 }
@@ -510,7 +512,16 @@ function drawRange(ctx: Canvas2D, input: FrameInput, scale: TimeScale, range: Vi
   const x0 = input.headerWidth + scale.timeToPx(range.start);
   const x1 = input.headerWidth + scale.timeToPx(range.end);
   ctx.fillStyle = input.theme.rangeFill;
-  ctx.fillRect(x0, input.axisHeight, Math.max(1, x1 - x0), input.height - input.axisHeight);
+  const tracks = input.rangeTracks ?? null;
+  if (tracks === null) {
+    ctx.fillRect(x0, input.axisHeight, Math.max(1, x1 - x0), input.height - input.axisHeight);
+  } else {
+    // An area: shade the selected tracks' rows only.
+    for (const id of tracks) {
+      const row = input.layout.tracks.get(id);
+      if (row !== undefined) ctx.fillRect(x0, screenY(input, row.y), Math.max(1, x1 - x0), row.height);
+    }
+  }
   ctx.strokeStyle = input.theme.accent;
   ctx.beginPath();
   ctx.moveTo(Math.round(x0) + 0.5, input.axisHeight);
@@ -541,14 +552,16 @@ function drawHeaders(ctx: Canvas2D, input: FrameInput, firstRow: number, bottom:
       ctx.font = theme.groupFont;
       const marker = row.collapsed ? "▸" : "▾";
       ctx.fillText(marker, GROUP_INDENT_PX - 2, top + row.height / 2);
-      const label = `${row.group || "(no group)"} (${row.trackCount})`;
+      const label = `${row.label || "(no group)"} (${row.trackCount})`;
       ctx.font = theme.headerFont;
       const text = resources.headerText.fit(label, headerWidth - GROUP_INDENT_PX - 16);
       if (text !== null) ctx.fillText(text, GROUP_INDENT_PX + 12, top + row.height / 2);
     } else {
-      ctx.fillStyle = theme.mutedText;
+      ctx.fillStyle = row.pinned ? theme.text : theme.mutedText;
       ctx.font = theme.headerFont;
-      const text = resources.headerText.fit(row.track.name, headerWidth - TRACK_INDENT_PX - 6);
+      // A pinned track says where it comes from: its group is the "Pinned" header now.
+      const name = row.pinned ? `${row.track.group} · ${row.track.name}` : row.track.name;
+      const text = resources.headerText.fit(name, headerWidth - TRACK_INDENT_PX - 6);
       const rowHeight = input.layout.metrics.sliceRowHeight;
       if (text !== null) ctx.fillText(text, TRACK_INDENT_PX, top + Math.min(row.height, rowHeight + 6) / 2);
     }

@@ -1,0 +1,103 @@
+import assert from "node:assert/strict";
+import { beforeEach, describe, test } from "node:test";
+import { parseRunsResponse } from "../src/api/parse";
+import { noRunsState, skipReasonText } from "../src/components/empty_state";
+import { workerLabel } from "../src/components/run_list";
+import { installFakeDocument, type FakeElement } from "./fake_dom";
+
+beforeEach(installFakeDocument);
+
+// What the backend answers for a logdir holding only an event file and two non-trace JSON files.
+const EMPTY_LOGDIR_ANSWER = {
+  runs: [],
+  scanned: true,
+  pending_files: 0,
+  skipped: {
+    count: 3,
+    reasons: { not_a_chrome_trace: 2, tensorboard_event_file: 1 },
+    examples: { not_a_chrome_trace: ["exp/config.json", "exp/<b>x</b>.json"], tensorboard_event_file: ["exp/events.out.tfevents.1"] },
+  },
+  looked_for: [
+    { pattern: "<run>/<worker>.<timestamp>.pt.trace.json[.gz]", written_by: "torch.profiler.tensorboard_trace_handler" },
+    { pattern: "<run>/[rank<N>/]<any name>.json[.gz]", written_by: "any file that starts like a Chrome trace: torch's export_chrome_trace (trace.json)" },
+  ],
+};
+
+function rendered(answer: unknown): FakeElement {
+  const parsed = parseRunsResponse(answer);
+  return noRunsState({ skipped: parsed.skipped, lookedFor: parsed.lookedFor }) as unknown as FakeElement;
+}
+
+describe("the empty page of a logdir without runs", () => {
+  test("says how many files were skipped, why, and which", () => {
+    const page = rendered(EMPTY_LOGDIR_ANSWER);
+    assert.match(page.textContent, /3 files were looked at and skipped/);
+    const list = page.findByTestId("skipped-files");
+    assert.ok(list !== null);
+    assert.deepEqual(
+      list.children.map((item) => [item.getAttribute("data-reason"), item.textContent]),
+      [
+        ["not_a_chrome_trace", "2 JSON files that do not start like a Chrome trace (exp/config.json, exp/<b>x</b>.json)"],
+        ["tensorboard_event_file", "1 TensorBoard event file (exp/events.out.tfevents.1)"],
+      ],
+    );
+  });
+
+  test("lists the layouts looked for and the import command", () => {
+    const page = rendered(EMPTY_LOGDIR_ANSWER);
+    const layouts = page.findByTestId("layouts-looked-for");
+    assert.ok(layouts !== null);
+    assert.deepEqual(
+      layouts.children.map((item) => item.textContent),
+      [
+        "<run>/<worker>.<timestamp>.pt.trace.json[.gz] — torch.profiler.tensorboard_trace_handler",
+        "<run>/[rank<N>/]<any name>.json[.gz] — any file that starts like a Chrome trace: torch's export_chrome_trace (trace.json)",
+      ],
+    );
+    assert.match(page.findByTestId("import-command")?.textContent ?? "", /^profscope import path\/to\/\*\.json\.gz --logdir <logdir>/);
+  });
+
+  test("without those fields (an older backend) it still explains how to write and import runs", () => {
+    const page = rendered({ runs: [] });
+    assert.equal(page.findByTestId("skipped-files"), null);
+    assert.equal(page.findByTestId("layouts-looked-for"), null);
+    assert.ok(page.findByTestId("import-command") !== null);
+    assert.match(page.textContent, /on_trace_ready/);
+  });
+
+  test("nothing skipped: no skipped list", () => {
+    const page = rendered({ ...EMPTY_LOGDIR_ANSWER, skipped: { count: 0, reasons: {}, examples: {} } });
+    assert.equal(page.findByTestId("skipped-files"), null);
+    assert.ok(page.findByTestId("layouts-looked-for") !== null);
+  });
+});
+
+describe("skipped files and ranks in the runs answer", () => {
+  test("counts by reason are kept, malformed ones dropped", () => {
+    const parsed = parseRunsResponse({
+      runs: [],
+      skipped: { count: 4, reasons: { empty: 1, unreadable: 3, bad: -1, worse: "2" }, examples: { empty: ["a.json", 3] } },
+      looked_for: [{ pattern: "p", written_by: "w" }, { pattern: 1 }, "junk"],
+    });
+    assert.deepEqual(parsed.skipped, { count: 4, reasons: { empty: 1, unreadable: 3 }, examples: { empty: ["a.json"] } });
+    assert.deepEqual(parsed.lookedFor, [{ pattern: "p", writtenBy: "w" }]);
+    assert.equal("skipped" in parseRunsResponse({ runs: [], skipped: { reasons: {} } }), false);
+  });
+
+  test("a worker's rank from its traces is kept and shown when its name does not say it", () => {
+    const parsed = parseRunsResponse({
+      runs: [{ name: "job", status: "ready", workers: [
+        { name: "rank0", spans: ["a"], rank: 34 }, { name: "rank1", spans: ["b"], rank: 1 }, { name: "trace", spans: ["c"], rank: 1.5 },
+      ] }],
+    });
+    const workers = parsed.runs[0]!.workers;
+    assert.deepEqual(workers.map((worker) => worker.rank), [34, 1, undefined]);
+    assert.deepEqual(workers.map(workerLabel), ["rank0 · rank 34", "rank1", "trace"]);
+  });
+
+  test("reason texts: singular, plural, and an unknown reason by its id", () => {
+    assert.equal(skipReasonText("empty", 1), "1 empty file");
+    assert.equal(skipReasonText("not_json", 5), "5 files that are not .json or .json.gz");
+    assert.equal(skipReasonText("something_new", 2), "2 × something_new");
+  });
+});
