@@ -215,7 +215,9 @@ def scan(logdir: str, storage: Optional[Storage] = None, cache: Optional[Content
             elif layout.is_json_candidate(name):
                 st = storage.stat(path)
                 if st is None:
-                    continue  # removed while scanning
+                    if storage.refused(path):
+                        skipped.add(SKIP_UNREADABLE, storage.relative(path))
+                    continue  # refused, or removed while scanning
                 if not layout.is_trace_by_name(name):
                     read_locations.add(path)
                     reason = cache.trace_verdict(storage, path, st)
@@ -229,7 +231,9 @@ def scan(logdir: str, storage: Optional[Storage] = None, cache: Optional[Content
                 continue
             st = st or storage.stat(path)
             if st is None:
-                continue  # removed while scanning
+                if storage.refused(path):
+                    skipped.add(SKIP_UNREADABLE, storage.relative(path))
+                continue  # refused, or removed while scanning
             manifest = None
             if parsed.layout == "writer":
                 manifest_location = storage.join(folder, layout.writer_manifest_name(parsed.worker, parsed.span))

@@ -229,7 +229,12 @@ class Storage(ABC):
 
     @abstractmethod
     def stat(self, location: str) -> Optional[FileStat]:
-        """Size and modification time (and tag) of a file; None when it is gone."""
+        """Size and modification time (and tag) of a file; None when it is gone or refused."""
+
+    def refused(self, location: str) -> bool:
+        """Whether ``stat`` answered None because the file is there but never read (not a regular file,
+        or a link out of the logdir), rather than gone."""
+        return False
 
     @abstractmethod
     def read_head(self, location: str, limit: int) -> Optional[bytes]:
@@ -271,6 +276,7 @@ class LocalStorage(Storage):
         # Real path of each folder the last walk yielded: a file in it that is no link needs no resolving.
         self._real_folders: dict[str, str] = {}
         self._reported: set[tuple[str, str]] = set()
+        self._refused: set[str] = set()
 
     def walk(self) -> Iterator[tuple[str, list[str]]]:
         visited: set[str] = set()
@@ -317,12 +323,18 @@ class LocalStorage(Storage):
             return None  # removed while scanning, or a dangling link
         if not stat_mode.S_ISREG(st.st_mode):
             self._report(location, "it is not a regular file")
+            self._refused.add(location)
             return None
         real = self._real_path(location)
         if not is_inside(real, self.roots):
             self._report(location, f"it links outside the logdir (to {real}); see {LINK_ROOTS_ENV}")
+            self._refused.add(location)
             return None
+        self._refused.discard(location)
         return FileStat(st.st_size, st.st_mtime_ns)
+
+    def refused(self, location: str) -> bool:
+        return location in self._refused
 
     def _real_path(self, location: str) -> str:
         folder = self._real_folders.get(os.path.dirname(location))

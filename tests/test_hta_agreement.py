@@ -117,7 +117,9 @@ def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 # Outside the views: MTIA's device events are not yet read as kernels (device handling, model/categories.py).
-KNOWN = {"mtia": "MTIA device events are not classified as kernels yet (device handling)"}
+# Open differences, as strict xfails (a fix shows up as an unexpected pass).
+KNOWN = {"mtia": "MTIA: HTA's computation time is 1.4% above Profscope's kernel time over the same steps "
+                 "(318,904 vs 314,577 µs); not explained by counting dma_request or event_record as computation"}
 
 
 @pytest.mark.parametrize("name", [pytest.param(n, marks=[pytest.mark.xfail(strict=True, reason=KNOWN[n])] if n in KNOWN

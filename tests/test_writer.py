@@ -352,7 +352,9 @@ def test_the_sampler_thread_reads_until_stopped() -> None:
     sampler = CpuSampler(interval=0.02)
     sampler.start()
     began = time.perf_counter_ns()
-    while time.perf_counter_ns() - began < 300 * MS:  # keep this process busy
+    # Keep this process busy until the sampler has read a few times (a loaded machine may delay its thread).
+    while (time.perf_counter_ns() - began < 300 * MS or len(sampler.readings()) < 6) \
+            and time.perf_counter_ns() - began < 20_000 * MS:
         sum(range(1000))
     summary = sampler.summarise(began, time.perf_counter_ns())
     sampler.stop()

@@ -3,7 +3,7 @@ import { describe, test } from "node:test";
 import { parseKernels } from "../src/api/kernels";
 import { parseOverview, type DeviceSummary } from "../src/api/overview";
 import { kernelsTitle, summaryTitle } from "../src/lib/devices";
-import { kernelColumns } from "../src/views/kernel";
+import { filteredKernelTotals, inStepsNote, kernelColumns } from "../src/views/kernel";
 import { readFixture } from "./fixtures";
 
 function device(id: number, label: string, kind: string): DeviceSummary {
@@ -63,5 +63,24 @@ describe("device summary", () => {
     const ids = (known: boolean) => kernelColumns("name", known).map((column) => column.id);
     assert.ok(ids(true).includes("tensor_cores"));
     assert.ok(!ids(false).includes("tensor_cores"));
+  });
+
+  test("the kernel view says what of its kernel time lies within the Overview's steps, only when it differs", () => {
+    const base = { group_by: "name", rows: [], total: 1000, device_kind: "GPU", tensor_cores_known: true, tensor_core_share: 0.5 };
+    const outside = parseKernels({ ...base, in_steps: { total: 600, tensor_core_share: 0.25 } });
+    assert.equal(outside.inStepsTotal, 600);
+    assert.match(inStepsNote(outside) ?? "", /within the steps/);
+    assert.equal(inStepsNote(parseKernels({ ...base, in_steps: { total: 999, tensor_core_share: 0.5 } })), null);
+    assert.equal(inStepsNote(parseKernels({ ...base, in_steps: null })), null);
+  });
+
+  test("filtered totals keep an unknown Tensor Core share unknown", () => {
+    const ascend = parseKernels({
+      group_by: "name", total: 10, device_kind: "Ascend", tensor_cores_known: false, tensor_core_share: null,
+      rows: [{ name: "Conv2D", op: null, calls: 1, total: 10, mean: 10, min: 10, max: 10, blocks_per_sm: null,
+               achieved_occupancy: null, tensor_cores: false }],
+    });
+    assert.deepEqual(filteredKernelTotals(ascend, ascend.rows, true), { total: 10, tensorCoreShare: null });
+    assert.deepEqual(filteredKernelTotals(ascend, ascend.rows, false), { total: 10, tensorCoreShare: null });
   });
 });

@@ -110,6 +110,38 @@ def computation_intervals(model: TraceModel) -> intervals.Intervals:
     return model.memo("accounting.computation", compute)
 
 
+@dataclass(frozen=True)
+class KernelsInSteps:
+    """Kernels cut to the steps' window (first step start to last step end): the window of every device
+    figure (utilization, SM efficiency, occupancy, Tensor Core share, kernel time) in the overview, and the
+    kernel view's "within the steps" figures."""
+
+    rows: np.ndarray  # kernel rows with some time inside the window
+    start: np.ndarray  # ns, clipped to the window
+    end: np.ndarray
+    window: tuple[int, int]
+
+    @property
+    def time(self) -> float:
+        """Summed kernel time inside the window, ns (concurrent kernels each count)."""
+        return float((self.end - self.start).sum())
+
+    def tensor_core_time(self, model: TraceModel) -> float:
+        return float((self.end - self.start)[SliceKinds(model).tensor_core_kernel[self.rows]].sum())
+
+
+def kernels_in_steps(model: TraceModel, steps: Steps, rows: np.ndarray) -> Optional[KernelsInSteps]:
+    """The given kernel rows cut to the steps' window; None without steps."""
+    if not len(steps):
+        return None
+    lo, hi = int(steps.start[0]), int(steps.end[-1])
+    s = model.slices
+    starts = np.clip(s.start[rows], lo, hi)
+    ends = np.clip(s.end[rows], lo, hi)
+    inside = ends > starts
+    return KernelsInSteps(rows[inside], starts[inside], ends[inside], (lo, hi))
+
+
 def device_intervals(model: TraceModel) -> intervals.Intervals:
     """Union of every device activity that is work: kernels (collectives included), copies, memsets."""
     return model.memo("accounting.device", lambda: _merge_rows(model, SliceKinds(model).device_work))

@@ -6,14 +6,16 @@ over the kernels that report them.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Optional
 
 import numpy as np
 
 from ..model.categories import SliceKinds, kernel_group_name
 from ..model.float32 import slice_column_as_written
 from ..model.trace_model import TraceModel
+from . import accounting
 from .devices import device, devices_noun, devices_of_rows
+from .steps import find_steps
 
 GROUP_BY = ("name", "op_and_name")
 NS_PER_US = 1000.0
@@ -96,4 +98,19 @@ def kernels(model: TraceModel, group_by: str = "name") -> dict[str, Any]:
         "tensor_cores_known": tensor_cores_known,
         "tensor_core_share": (tc_total / total if total > 0 else 0.0) if tensor_cores_known else None,
         "tensor_core_time": tc_total / NS_PER_US if tensor_cores_known else None,
+        "in_steps": _in_steps(model, rows, tensor_cores_known),
+    }
+
+
+def _in_steps(model: TraceModel, rows: np.ndarray, tensor_cores_known: bool) -> Optional[dict[str, Any]]:
+    """Kernel time and Tensor Core share within the steps: the overview's device figures (one definition,
+    accounting.kernels_in_steps), beside this view's whole-span figures."""
+    inside = accounting.kernels_in_steps(model, find_steps(model), rows)
+    if inside is None:
+        return None
+    total = inside.time
+    return {
+        "total": total / NS_PER_US,
+        "tensor_core_share": (inside.tensor_core_time(model) / total if total > 0 else 0.0)
+        if tensor_cores_known else None,
     }

@@ -126,10 +126,9 @@ def device_summaries(model: TraceModel, steps: Steps) -> list[dict[str, Any]]:
     for device_id in device_ids:
         described = device(model, device_id)
         rows = kernel_rows[s.device[kernel_rows] == device_id] if (s.device[kernel_rows] >= 0).any() else kernel_rows
-        starts = np.clip(s.start[rows], lo, hi)
-        ends = np.clip(s.end[rows], lo, hi)
-        inside = ends > starts
-        rows, starts, ends = rows[inside], starts[inside], ends[inside]
+        inside = accounting.kernels_in_steps(model, steps, rows)
+        assert inside is not None
+        rows, starts, ends = inside.rows, inside.start, inside.end
         busy = intervals.total_length((starts, ends))
         segments = intervals.Segments.of((starts, ends), (np.array([lo]), np.array([hi])))
         blocks = np.nan_to_num(blocks_written[rows], nan=0.0)
@@ -137,8 +136,8 @@ def device_summaries(model: TraceModel, steps: Steps) -> list[dict[str, Any]]:
         dur = (ends - starts).astype(np.float64)
         occupancy = occupancy_written[rows]
         has_occ = np.isfinite(occupancy)
-        kernel_time = float(dur.sum())
-        tc_time = float(dur[kinds.tensor_core_kernel[rows]].sum())
+        kernel_time = inside.time
+        tc_time = inside.tensor_core_time(model)
         p = described.properties
         major, minor = p.get("computeMajor"), p.get("computeMinor")
         unavailable: dict[str, str] = {}

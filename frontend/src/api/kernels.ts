@@ -47,6 +47,8 @@ export interface KernelsData {
   readonly tensorCoreShare: number | null;
   /** All kernel time, µs. */
   readonly total: number;
+  /** Kernel time cut to the steps (the window of the Overview's device figures), µs; null without steps. */
+  readonly inStepsTotal: number | null;
 }
 
 export function parseKernelRow(value: unknown): KernelRow | null {
@@ -78,6 +80,7 @@ export function parseKernels(json: unknown): KernelsData {
     tensorCoresKnown: json["tensor_cores_known"] === undefined ? true : booleanField(json, "tensor_cores_known"),
     tensorCoreShare: nullableNumberField(json, "tensor_core_share"),
     total: Number.isFinite(total) ? total : rows.reduce((sum, row) => sum + (Number.isFinite(row.total) ? row.total : 0), 0),
+    inStepsTotal: isObject(json["in_steps"]) ? nullableNumberField(json["in_steps"], "total") : null,
   };
 }
 

@@ -118,7 +118,21 @@ export function filteredKernelTotals(
   return { total, tensorCoreShare: total > 0 ? tensorCores / total : 0 };
 }
 
+/** What of the span's kernel time lies within the steps, when some lies outside: the Overview's device
+ *  figures (kernel time, utilization, Tensor Core share) are over the steps only. */
+export function inStepsNote(data: KernelsData): string | null {
+  const inside = data.inStepsTotal;
+  if (inside === null || !(data.total > 0) || Math.abs(data.total - inside) <= 0.005 * data.total) return null;
+  return `${formatTime(inside)} of the ${formatTime(data.total)} kernel time lies within the steps, the window of the Overview's device figures.`;
+}
+
 function charts(data: KernelsData, rows: readonly KernelRow[], filter: string): HTMLElement {
+  const row = chartRow(data, rows, filter);
+  const note = filter.trim() === "" ? inStepsNote(data) : null;
+  return note === null ? row : el("div", {}, row, el("p", { className: "ps-note", testId: "kernel-in-steps" }, note));
+}
+
+function chartRow(data: KernelsData, rows: readonly KernelRow[], filter: string): HTMLElement {
   const filtered = filter.trim() !== "";
   const matching = filtered ? ` matching “${filter.trim()}”` : "";
   const { total, tensorCoreShare } = filteredKernelTotals(data, rows, filtered);
