@@ -542,7 +542,12 @@ class RunManager:
             if state is None:
                 raise UnknownSpan(f"unknown span {span!r} of worker {worker!r} in run {run!r}")
             if state.status == "ready" and state.model is not None:
-                return state.model
+                if not state.model.damage:
+                    return state.model
+                # A cached column failed its checksum (cache.read_model removed the entry): parsed again.
+                logger.warning("profscope: the cached model of %s is damaged (%s); parsing the trace again",
+                               state.source.path, state.model.damage.get("reason"))
+                state.status, state.model = "queued", None
             if state.status == "error":
                 raise SpanFailed(state.error or "the trace could not be loaded")
             progress = self._progress_of(state)

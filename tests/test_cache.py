@@ -184,3 +184,60 @@ def test_the_run_manager_keeps_the_cache_bounded_but_never_drops_live_spans(tmp_
         assert not old.exists()
     finally:
         manager.stop()
+
+
+def _flip_a_byte_of_every_column(model_path: str, table: str) -> list[str]:
+    """Flip one byte in the middle of each non-empty column of ``table`` in a cached model file (in place)."""
+    import msgspec
+
+    from profscope.tb_plugin import cache as cache_module
+
+    with open(model_path, "rb") as f:
+        f.seek(len(cache_module._MAGIC))
+        header_len, _crc = cache_module._PREAMBLE.unpack(f.read(cache_module._PREAMBLE.size))
+        header = msgspec.json.decode(f.read(header_len))
+    data_start = cache_module._data_start(header_len)
+    flipped = []
+    with open(model_path, "r+b") as f:
+        for name, info in header["arrays"].items():
+            size = int(np.prod(info["shape"])) * np.dtype(info["dtype"]).itemsize
+            if name.startswith(table + ".") and size:
+                f.seek(data_start + info["offset"] + size // 2)
+                byte = f.read(1)[0]
+                f.seek(-1, os.SEEK_CUR)
+                f.write(bytes([byte ^ 0x10]))
+                flipped.append(name)
+    return flipped
+
+
+def test_a_damaged_cache_entry_is_parsed_again_never_a_500(tmp_path: Path, make_client) -> None:
+    from conftest import PluginClient, wait_for
+
+    trace = copy_trace(real_trace(RESNET), tmp_path / "logdir" / "run")
+    span = {"run": "run", "worker": "worker0", "span": trace.name.split(".")[1]}
+    first = make_client(tmp_path / "logdir")
+    first.settle()
+    status, expected = first.get("summary", **span)
+    assert status == 200, expected
+    entries = [p for p in (tmp_path / "cache0").iterdir() if p.name.endswith(".model")]
+    assert len(entries) == 1
+    first.close()
+    assert _flip_a_byte_of_every_column(str(entries[0]), "slices")
+
+    # A second server on the same cache: the entry's header is intact, so the span is ready at once;
+    # the first route that reads a damaged column finds the mismatch, and the trace is parsed again.
+    second = PluginClient(tmp_path / "logdir", tmp_path / "cache0")
+    try:
+        seen = []
+
+        def answered() -> bool:
+            status, body = second.get("summary", **span)
+            seen.append(status)
+            return status == 200 and body == expected
+
+        wait_for(answered, 120, "the summary of the span parsed again")
+        assert 500 not in seen and 202 in seen, seen
+        status, body = second.get("trace/tracks", **span)
+        assert status == 200, body
+    finally:
+        second.close()
