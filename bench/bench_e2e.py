@@ -146,9 +146,10 @@ def _free_port() -> int:
 class Server:
     """One ``tensorboard`` process on ``logdir`` with Profscope's cache in ``cache_dir``."""
 
-    def __init__(self, logdir: Path, cache_dir: Path, log: Path, sample_interval: float) -> None:
+    def __init__(self, logdir: Path, cache_dir: Path, log: Path, sample_interval: float, trace: Path) -> None:
         self.port = _free_port()
-        env = {**os.environ, "PROFSCOPE_CACHE_DIR": str(cache_dir)}
+        # The logdir links to the trace: links out of the logdir are read only into the folders named here.
+        env = {**os.environ, "PROFSCOPE_CACHE_DIR": str(cache_dir), "PROFSCOPE_LINK_ROOTS": str(trace.resolve().parent)}
         self._log = open(log, "ab")
         self.started = time.perf_counter()
         self.process = subprocess.Popen(
@@ -211,10 +212,10 @@ def _wait_for_run(server: Server, deadline: float) -> None:
     raise RuntimeError("the run never appeared in the runs list")
 
 
-def measure_server(logdir: Path, cache_dir: Path, work: Path, windows: int, sample_interval: float,
+def measure_server(logdir: Path, trace: Path, cache_dir: Path, work: Path, windows: int, sample_interval: float,
                    timeout: float) -> dict[str, Any]:
     """Start a tensorboard, time the page's first answers, sample memory; stop it."""
-    server = Server(logdir, cache_dir, work / "tensorboard.log", sample_interval)
+    server = Server(logdir, cache_dir, work / "tensorboard.log", sample_interval, trace)
     deadline = time.perf_counter() + timeout
     out: dict[str, Any] = {}
     try:
@@ -393,7 +394,7 @@ def main(argv: Optional[list[str]] = None) -> int:
                 events = results.floor[-1].get("events")
             cache = work / f"cache{i}"
             for kind, rows in (("cold", results.cold), ("warm", results.warm)):
-                row = measure_server(logdir, cache, work, args.windows, args.sample_ms / 1000, args.timeout)
+                row = measure_server(logdir, trace, cache, work, args.windows, args.sample_ms / 1000, args.timeout)
                 rows.append(row)
                 print(f"run {i + 1} {kind}: overview at {row['overview_s']:.2f} s, operators "
                       f"{row['first_operators_s'] * 1000:.0f} ms, slices {row['first_slices_s'] * 1000:.0f} ms, "
