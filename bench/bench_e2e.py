@@ -346,7 +346,8 @@ def report(results: Results, trace: Path, events: Optional[int]) -> None:
         ("trace/slices afterwards: max", max(windows) if windows else None, "s", ""),
     ]
     size = trace.stat().st_size / 1e6
-    print(f"\n== {trace.name}: {size:,.0f} MB on disk, {events or 0:,} events; medians of {len(results.cold)} "
+    counted = f"{events:,} events" if events else "events not counted (no floor run)"
+    print(f"\n== {trace.name}: {size:,.0f} MB on disk, {counted}; medians of {len(results.cold)} "
           f"(cold, warm) and {len(results.floor)} (floor) runs ==")
     print(f"machine: {machine()}")
     print(f"  {'row':<56} {'value':>10}   target")
