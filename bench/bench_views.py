@@ -4,13 +4,15 @@ Prints, for a generated trace of about ``--size-mb`` MB (steps of a real sample,
 ``tracegen.py``): cold parse + cache, then in a FRESH process (like a TensorBoard restart,
 the model memory-mapped from the cache) the first and repeated latency of each route the
 pages call. Then, for ``--ranks`` ranks generated from a real Gloo rank, the time to load
-all ranks and the time until the distributed view answers.
+all ranks and the time until the distributed view answers; then the rank × step matrix at
+``--matrix-ranks`` ranks (aggregation and JSON; ``--matrix-only`` for just that).
 
     python bench/bench_views.py --size-mb 1000 --ranks 64      # by hand
     python bench/bench_views.py --size-mb 20 --ranks 4         # CI smoke run
 
 Targets (from the issues; printed next to the figures, not asserted): overview,
-operators and kernels under 300 ms and memory under 500 ms on a cached 1 GB trace;
+operators and kernels under 300 ms and memory under 500 ms on a cached 1 GB trace; the critical path of a
+step under 300 ms;
 the distributed view of a 64-rank run within 2x the time of loading the ranks.
 """
 
@@ -40,6 +42,8 @@ ROUTES = [
     ("gpu", "operators", {"group_by": "name"}),
     ("gpu", "operators", {"group_by": "input_shape"}),
     ("gpu", "kernels", {"group_by": "name"}),
+    ("gpu", "critical_path", {}),  # the first step: precomputed by the parser pool
+    ("gpu", "critical_path", {"step": "3"}),  # another step: computed on the request (first ms)
     ("gpu", "trace/tracks", {}),
     ("gpu", "trace/slices", {"width": "2000"}),
     ("mem", "memory", {}),
@@ -105,6 +109,35 @@ print(json.dumps({"load_s": loaded, "view_s": view, "ranks": len(body["ranks"])}
 """
 
 
+CRITICAL_PATH_CHILD = r"""
+import json, statistics, sys, time
+from tensorboard.plugins import base_plugin
+from profscope.tb_plugin.plugin import ProfscopePlugin
+from profscope.tb_plugin.views.critical_path import _roles, critical_path, path_of_window
+from profscope.tb_plugin.views.steps import find_steps
+logdir, cache, target = sys.argv[1], sys.argv[2], int(sys.argv[3])
+plugin = ProfscopePlugin(base_plugin.TBContext(logdir=logdir), cache_dir=cache, refresh_seconds=0.5)
+assert plugin.manager.wait_until_settled(600)
+model = plugin.manager.resolve("gpu", "worker0", None)
+t = time.perf_counter(); steps = find_steps(model); steps_s = time.perf_counter() - t
+t = time.perf_counter(); _roles(model); roles_s = time.perf_counter() - t
+per_step = []
+for index in range(1, min(len(steps), 6)):
+    t = time.perf_counter(); answer = critical_path(model, index); per_step.append(time.perf_counter() - t)
+# A window of consecutive steps holding about `target` slices: a step of a bigger job.
+k = max(1, -(-target // answer["graph"]["slices"]))
+lo, hi = int(steps.host_start[1]), int(steps.host_end[min(len(steps) - 1, k)])
+times = []
+for _ in range(3):
+    t = time.perf_counter(); wide = path_of_window(model, lo, hi); times.append(time.perf_counter() - t)
+plugin.manager.stop()
+print(json.dumps({"events": int(model.num_events), "steps_s": steps_s, "roles_s": roles_s,
+                  "step_slices": answer["graph"]["slices"], "step_ms": statistics.median(per_step) * 1000,
+                  "wide_steps": k, "wide_slices": wide["graph"]["slices"], "wide_edges": wide["graph"]["edges"],
+                  "wide_path": len(wide["path"]["time"]), "wide_ms": statistics.median(times) * 1000}))
+"""
+
+
 def _run_child(code: str, *args: str) -> dict:
     out = subprocess.run([sys.executable, "-c", code, *args], check=True, capture_output=True, text=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -136,6 +169,16 @@ def bench_routes(work: Path, size_mb: float, repeat: int) -> None:
               f"{runs[0]['routes'][i]['bytes'] / 1024:>8.0f}")
 
 
+def bench_critical_path(work: Path) -> None:
+    """The critical path of a step computed on the request (not the precomputed first step), on the cached gpu
+    trace of ``bench_routes``; and of a window of consecutive steps with about 10^5 slices (a big job's step)."""
+    r = _run_child(CRITICAL_PATH_CHILD, str(work / "logdir"), str(work / "cache"), "100000")
+    print(f"critical path on {r['events']:,} events: once per model: steps {r['steps_s'] * 1000:.0f} ms, slice roles "
+          f"{r['roles_s'] * 1000:.0f} ms; per step ({r['step_slices']:,} slices): median {r['step_ms']:.0f} ms; "
+          f"{r['wide_steps']} steps as one ({r['wide_slices']:,} slices, {r['wide_edges']:,} edges, "
+          f"{r['wide_path']:,} path entries): median {r['wide_ms']:.0f} ms (target < 300 ms per step)")
+
+
 def bench_distributed(work: Path, ranks: int) -> None:
     tracegen = _tracegen()
     logdir = work / "dist"
@@ -148,19 +191,69 @@ def bench_distributed(work: Path, ranks: int) -> None:
           f"{result['view_s'] * 1000:.0f} ms; ready within {ratio:.2f}x the load time (target <= 2x)")
 
 
+def bench_matrix(ranks: int, steps: int, repeat: int = 7) -> None:
+    """The rank × step matrix (``distributed/matrix``) at ``ranks`` ranks: the aggregation over every rank's
+    steps (synthetic per-rank arrays, as ``rank_steps.rank_steps`` gives them) and its JSON, and the per-rank
+    cost of reading a real Gloo rank's steps from its model (``accounting.step_times``, memoised per model:
+    after the Distributed view has answered it is already computed)."""
+    import time
+
+    import msgspec
+    import numpy as np
+
+    from profscope.tb_plugin.ingest import load_trace
+    from profscope.tb_plugin.views.rank_steps import RankSteps, rank_steps, step_matrix
+
+    rng = np.random.default_rng(0)
+    rows = []
+    for r in range(ranks):
+        duration = rng.integers(90_000_000, 110_000_000, steps)
+        start = np.concatenate([[0], np.cumsum(duration)[:-1]])
+        rows.append(RankSteps(worker=f"rank{r}", rank=r, span="1", names=[f"ProfilerStep#{i}" for i in range(steps)],
+                              start=start, duration=duration, communication=duration // 3,
+                              exposed_communication=duration // 7))
+    aggregate, encode, size = [], [], 0
+    for _ in range(repeat):
+        t = time.perf_counter()
+        answer = step_matrix(rows)
+        aggregate.append(time.perf_counter() - t)
+        t = time.perf_counter()
+        size = len(msgspec.json.encode(answer))
+        encode.append(time.perf_counter() - t)
+    first, memoised = [], []
+    for _ in range(repeat):
+        model = load_trace(str(GLOO_SEED))  # a fresh model: nothing memoised
+        t = time.perf_counter()
+        rank_steps("rank0", 0, "1", model)
+        first.append(time.perf_counter() - t)
+        t = time.perf_counter()
+        rank_steps("rank0", 0, "1", model)
+        memoised.append(time.perf_counter() - t)
+    print(f"matrix: {ranks} ranks x {steps} steps: aggregation {statistics.median(aggregate) * 1000:.1f} ms, JSON "
+          f"{size / 1024:.0f} KB in {statistics.median(encode) * 1000:.1f} ms (medians of {repeat}); per rank, "
+          f"steps of a Gloo rank {statistics.median(first) * 1000:.2f} ms first, "
+          f"{statistics.median(memoised) * 1e6:.0f} us memoised")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--size-mb", type=float, default=1000)
     parser.add_argument("--ranks", type=int, default=64)
     parser.add_argument("--repeat", type=int, default=3, help="fresh processes per route measurement")
+    parser.add_argument("--matrix-ranks", type=int, default=1000, help="ranks of the rank x step matrix")
+    parser.add_argument("--matrix-steps", type=int, default=10)
+    parser.add_argument("--matrix-only", action="store_true", help="only the rank x step matrix")
     args = parser.parse_args()
     if not RESNET_SEED.exists():
         print(f"bench_views: {SHARED} is missing; nothing to measure")
         return 1
     work = Path(tempfile.mkdtemp(prefix="bench-views-", dir=HERE / "out" if (HERE / "out").exists() else None))
     try:
-        bench_routes(work, args.size_mb, args.repeat)
-        bench_distributed(work, args.ranks)
+        if not args.matrix_only:
+            bench_routes(work, args.size_mb, args.repeat)
+            bench_critical_path(work)
+            bench_distributed(work, args.ranks)
+        bench_matrix(args.matrix_ranks, args.matrix_steps)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return 0

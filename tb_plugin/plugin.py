@@ -21,11 +21,12 @@ from .export_route import table_route  # format=csv on the table routes
 from .runs import RunManager
 from .runs import SpanFailed, SpanLoading
 from .runs import UnknownSpan
-from .views import distributed, kernels, memory, modules, operators, overview, precomputed, stacks, summary, trace
+from .views import distributed, kernels, rank_steps, memory, modules, operators, overview, precomputed, stacks, summary, trace
 from .views import compare, run_table
 from .views.run_table import manifest_batch_size
 from .views import data_pipeline
 from .views import step_trace
+from .views import critical_path
 from .views import range_summary
 from .ingest import mindspore_step_trace
 from .ingest import minddata
@@ -131,8 +132,10 @@ class ProfscopePlugin(base_plugin.TBPlugin):
             "/modules": json_route(self._modules_route),
             "/memory": table_route(self._memory_route, "memory"),
             "/distributed": table_route(self._distributed_route, "distributed"),
+            "/distributed/matrix": table_route(self._distributed_matrix_route, "distributed/matrix"),
             "/datapipeline": json_route(self._data_pipeline_route),
             "/steptrace": table_route(self._step_trace_route, "steptrace"),
+            "/critical_path": json_route(self._critical_path_route),
             "/compare": table_route(self._compare_route, "compare"),
             "/runs/table": table_route(self._runs_table_route, "runs/table"),
             "/trace/tracks": json_route(self._trace_tracks_route),
@@ -142,6 +145,7 @@ class ProfscopePlugin(base_plugin.TBPlugin):
             "/trace/flows": json_route(self._trace_flows_route),
             "/trace/search": json_route(self._trace_search_route),
             "/trace/range": table_route(self._trace_range_route, "trace/range"),
+            "/trace/ranks": json_route(self._trace_ranks_route),
             "/trace/download": self._trace_download_route,
         }
 
@@ -245,7 +249,7 @@ class ProfscopePlugin(base_plugin.TBPlugin):
             return precomputed.answer(model, ("memory",), lambda: memory.memory(model))
         return memory.memory(model, **params)
 
-    def _distributed_route(self, request: wrappers.Request) -> dict[str, Any]:
+    def _run_ranks(self, request: wrappers.Request) -> tuple[str, int, list[tuple[str, Any]], list[dict[str, str]]]:
         """Run level: one span of every worker (the span at ``span_index`` in each worker's time order)."""
         run = arg(request, "run", required=True) or ""
         index = self._int(request, "span_index", 0, 0, 1 << 20)
@@ -264,11 +268,45 @@ class ProfscopePlugin(base_plugin.TBPlugin):
             raise SpanLoading(float(sum(loading) + len(ranks)) / (len(loading) + len(ranks)))
         if not ranks and failed:
             raise SpanFailed("; ".join(f"{f['worker']}: {f['error']}" for f in failed))
+        return run, index, ranks, failed
+
+    def _distributed_route(self, request: wrappers.Request) -> dict[str, Any]:
+        run, index, ranks, failed = self._run_ranks(request)
         # Keyed by the models themselves: a reloaded span is a new model, so a stale answer is never reused.
         key = (run, index, tuple((w, id(m)) for w, m in ranks))
         if key not in self._distributed_cache:
             self._distributed_cache = {key: (distributed.distributed(ranks), ranks)}  # keep one: runs are big
         payload = dict(self._distributed_cache[key][0])
+        payload["span_index"] = index
+        payload["failed"] = failed
+        return payload
+
+    def _rank_steps(self, request: wrappers.Request) -> tuple[int, list[tuple[rank_steps.RankSteps, Any]],
+                                                                list[dict[str, str]]]:
+        """Every worker's span at ``span_index`` with its steps, ordered by rank."""
+        run, index, ranks, failed = self._run_ranks(request)
+        spans = self.manager.workers_of(run)
+        out = [(rank_steps.rank_steps(worker, distributed.rank_of(model, worker, i), spans[worker][index], model),
+                model) for i, (worker, model) in enumerate(ranks)]
+        out.sort(key=lambda item: (item[0].rank, item[0].worker))
+        return index, out, failed
+
+    def _distributed_matrix_route(self, request: wrappers.Request) -> dict[str, Any]:
+        """Rank × step: step time, communication and exposed communication (µs) of every worker's span."""
+        index, ranks, failed = self._rank_steps(request)
+        payload = rank_steps.step_matrix([r for r, _ in ranks])
+        payload["span_index"] = index
+        payload["failed"] = failed
+        return payload
+
+    def _trace_ranks_route(self, request: wrappers.Request) -> dict[str, Any]:
+        """The same step of every worker on one time axis: each worker's step and the shift (µs) that places it."""
+        index, ranks, failed = self._rank_steps(request)
+        try:
+            payload = rank_steps.rank_alignment(ranks, choice(request, "align", rank_steps.ALIGNMENTS, "step"),
+                                                arg(request, "step") or None)
+        except ValueError as exc:
+            raise HttpError(400, str(exc)) from None
         payload["span_index"] = index
         payload["failed"] = failed
         return payload
@@ -309,6 +347,17 @@ class ProfscopePlugin(base_plugin.TBPlugin):
             except mindspore_step_trace.StepTraceFileError as exc:
                 table_error = str(exc)
         return step_trace.step_trace(model, fp_point, bp_point, table=table, table_error=table_error)
+
+    def _critical_path_route(self, request: wrappers.Request) -> dict[str, Any]:
+        """The chain of host operators, launches, device work and syncs that decides one step's length."""
+        model = self._resolve(request)
+        marker = arg(request, "step_marker") or None
+        step = self._int(request, "step", 0)
+        try:
+            return precomputed.answer(model, ("critical_path", marker, step),
+                                      lambda: critical_path.critical_path(model, step, marker))
+        except critical_path.StepNotFound as exc:
+            raise HttpError(400, str(exc)) from None
 
     # Compare and the run table ----------------------------------------------------------
 

@@ -58,3 +58,19 @@ def gpu_step_trace() -> dict[str, Any]:
     return trace(events, deviceProperties=[{"id": 0, "name": "Test GPU", "totalGlobalMem": 1 << 34,
                                             "computeMajor": 8, "computeMinor": 0, "numSms": 108}],
                  distributedInfo={"rank": 0, "world_size": 1, "backend": "nccl"}, baseTimeNanoseconds=0)
+
+
+def rank_job_trace(rank: int, world_size: int, steps: list[tuple[int, float, float, float]],
+                   base_time_ns: int = 0) -> dict[str, Any]:
+    """A CPU-only rank of a Gloo job: per step (number, length, all_reduce start within the step, all_reduce
+    length), step N starting at N x 1000 µs, with an operator on the main thread and the all_reduce on a second."""
+    events: list[dict[str, Any]] = []
+    for number, length, comm_start, comm_dur in steps:
+        t = number * 1000.0
+        events += [
+            x(f"ProfilerStep#{number}", t, length, cat="user_annotation"),
+            x("aten::mm", t + 10, 100),
+            x("gloo:all_reduce", t + comm_start, comm_dur, tid=2),
+        ]
+    return trace(events, distributedInfo={"rank": rank, "world_size": world_size, "backend": "gloo"},
+                 baseTimeNanoseconds=base_time_ns)

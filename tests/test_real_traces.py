@@ -44,7 +44,7 @@ SPAN_ROUTES: list[tuple[str, dict[str, Any]]] = [
     ("operators", {"group_by": "stack"}), ("operators/detail", {}), ("kernels", {}),
     ("kernels", {"group_by": "op_and_name"}), ("flamegraph", {}), ("flamegraph", {"weight": "device"}),
     ("stacks/folded", {}), ("modules", {}), ("memory", {}), ("memory", {"start": 0, "end": 1e18, "min_bytes": 1}),
-    ("datapipeline", {}), ("steptrace", {}), ("trace/tracks", {}), ("trace/slices", {"width": 800}),
+    ("datapipeline", {}), ("steptrace", {}), ("critical_path", {}), ("trace/tracks", {}), ("trace/slices", {"width": 800}),
     ("trace/search", {"q": "a"}), ("trace/download", {}),
 ]
 # Schema of each route's 200 answer and the 4xx it documents, from the OpenAPI document.

@@ -122,6 +122,8 @@ function answerFor(route, query, run) {
       return fixture("modules_transformer.json");
     case "distributed":
       return fixture("distributed_ddp_gloo.json");
+    case "distributed/matrix":
+      return thousandRankMatrix();
     case "runs/table":
       return fixture("runs_table.json");
     case "summary":
@@ -152,4 +154,25 @@ export function analysisRoute(route, query, run) {
     return [202, { status: "loading", progress: 0.5 }];
   }
   return [200, body];
+}
+
+/** A generated rank × step matrix of 1,000 ranks and 12 steps (rank 637 the straggler of step 5), to see the heat map at scale. */
+function thousandRankMatrix() {
+  const ranks = 1000;
+  const steps = 12;
+  const names = Array.from({ length: steps }, (_, i) => `ProfilerStep#${i + 10}`);
+  const cell = (r, s) => (r === 637 && s === 5 ? 150_000 : 95_000 + ((r * 7919 + s * 104729) % 10_000));
+  const rows = (f) => Array.from({ length: ranks }, (_, r) => Array.from({ length: steps }, (_, s) => f(r, s)));
+  return {
+    ranks: Array.from({ length: ranks }, (_, r) => ({ worker: `rank${r}`, rank: r, span: "1795303450949782497" })),
+    steps: names,
+    step_time: rows(cell),
+    communication: rows((r, s) => cell(r, s) / 3),
+    exposed_communication: rows((r, s) => cell(r, s) / 8),
+    step_start: rows((r, s) => 4446416051270 + s * 110_000),
+    step_median: names.map(() => 100_000),
+    slowest_rank: names.map((_, s) => (s === 5 ? 637 : 0)),
+    span_index: 0,
+    failed: [],
+  };
 }

@@ -307,7 +307,7 @@ export class ProfscopeApp {
         this.state = { ...this.state, params };
         if (this.runs !== null) this.urlSync.write(this.state);
       },
-      navigate: (target, params = {}) => {
+      navigate: (target, params = {}, span) => {
         if (signal.aborted) return;
         const merged: Record<string, string> = { ...this.state.params };
         for (const [name, value] of Object.entries(params)) {
@@ -315,7 +315,8 @@ export class ProfscopeApp {
           else merged[`${target}.${name}`] = value;
         }
         this.externalRevision += 1;
-        this.update({ ...this.state, view: target, params: merged });
+        const where = span !== undefined ? { worker: span.worker, span: span.span } : {};
+        this.update({ ...this.state, ...where, view: target, params: merged });
       },
     };
   }

@@ -293,6 +293,19 @@ def distributed_table(answer: Mapping[str, Any], which: Optional[str] = None) ->
     raise ExportError("table must be ranks or collectives")
 
 
+def distributed_matrix_table(answer: Mapping[str, Any], which: Optional[str] = None) -> Table:
+    if which not in (None, "matrix"):
+        raise ExportError("table must be matrix")
+    from .rank_steps import matrix_rows
+
+    columns = [
+        _col("rank", "Rank"), _col("worker", "Worker"), _col("step", "Step"), _us("step_time", "Step time"),
+        _us("communication", "Communication"), _us("exposed_communication", "Exposed communication"),
+    ]
+    return Table("distributed-matrix", columns, matrix_rows(dict(answer)), lambda row: f"{row['worker']} {row['step']}",
+                 None)
+
+
 def _side(which: str, field: str) -> Callable[[Row], Cell]:
     return lambda row: row[which][field] if row.get(which) is not None else None
 
@@ -463,6 +476,7 @@ TABLES: dict[str, Callable[[Mapping[str, Any], Optional[str]], Table]] = {
     "kernels": kernels_table,
     "memory": memory_table,
     "distributed": distributed_table,
+    "distributed/matrix": distributed_matrix_table,
     "compare": compare_table,
     "runs/table": run_table_table,
     "steptrace": step_trace_table,

@@ -92,7 +92,7 @@ def precompute(model: TraceModel, views: dict[tuple[Any, ...], Callable[[], Any]
 
 def default_views(model: TraceModel, batch_size: Optional[int]) -> dict[tuple[Any, ...], Callable[[], Any]]:
     """The answers a page asks first, by the key its route looks up (``answer``)."""
-    from . import kernels, memory, operators, overview, stacks, trace
+    from . import critical_path, kernels, memory, operators, overview, stacks, trace
 
     return {
         ("overview", None, batch_size): lambda: overview.overview(model, batch_size=batch_size),
@@ -103,6 +103,7 @@ def default_views(model: TraceModel, batch_size: Optional[int]) -> dict[tuple[An
         ("kernels", "op_and_name"): lambda: kernels.kernels(model, "op_and_name"),
         ("memory",): lambda: memory.memory(model),
         ("flamegraph", "host"): lambda: stacks.flamegraph(model, "host"),
+        ("critical_path", None, 0): lambda: critical_path.critical_path(model, 0),
         trace.TRACKS_KEY: lambda: trace.compute_tracks(model),
     }
 

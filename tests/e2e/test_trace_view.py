@@ -74,6 +74,19 @@ def _host_hash_params(driver: "WebDriver") -> dict[str, str]:
     return {urllib.parse.unquote(key): urllib.parse.unquote(value) for key, value in pairs}
 
 
+def open_trace(driver: "WebDriver", server: TensorBoardServer) -> tuple[float, float]:
+    """Opens the Trace tab of the ResNet span and waits for its timeline (the run is parsed and its first tile has
+    arrived); the window it shows."""
+    driver.get(_trace_url(server))
+    _enter_plugin_frame(driver)
+    _wait(driver).until(lambda d: d.find_element(*_css("tab-trace")).get_attribute("aria-selected") == "true")
+    _wait(driver, RUN_LOAD_TIMEOUT_S).until(
+        lambda d: d.find_elements(*_css("trace-viewer"))
+        and d.find_element(*_css("trace-viewer")).get_attribute("data-ready") == "true"
+    )
+    return _view_window(driver)
+
+
 def test_search_a_kernel_and_see_its_launching_operator(
     tensorboard_server: TensorBoardServer,
     browser: "WebDriver",
@@ -83,16 +96,7 @@ def test_search_a_kernel_and_see_its_launching_operator(
     from selenium.webdriver.common.keys import Keys
 
     driver = browser
-    driver.get(_trace_url(tensorboard_server))
-    _enter_plugin_frame(driver)
-    _wait(driver).until(lambda d: d.find_element(*_css("tab-trace")).get_attribute("aria-selected") == "true")
-
-    # The timeline appears once the run is parsed and its first tile has arrived.
-    _wait(driver, RUN_LOAD_TIMEOUT_S).until(
-        lambda d: d.find_elements(*_css("trace-viewer"))
-        and d.find_element(*_css("trace-viewer")).get_attribute("data-ready") == "true"
-    )
-    whole_start, whole_end = _view_window(driver)
+    whole_start, whole_end = open_trace(driver, tensorboard_server)
     assert whole_start == 0.0 and whole_end > 1e6, "a ResNet span is over a second long"
     screenshot("whole-span")
     _enter_plugin_frame(driver)

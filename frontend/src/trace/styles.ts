@@ -57,6 +57,8 @@ const CSS = `
 .ps-trace-link:hover { background: var(--ps-bg-hover); border-color: var(--ps-border); }
 .ps-trace-link-name { color: var(--ps-accent); }
 .ps-trace-args { border-collapse: collapse; width: 100%; }
+.ps-trace-critical-bar { width: 30%; padding-left: 6px; }
+.ps-trace-critical-fill { display: block; height: 8px; border-radius: 2px; min-width: 1px; }
 .ps-trace-args th { text-align: left; font-weight: 400; color: var(--ps-fg-muted); padding: 1px 8px 1px 0; vertical-align: top; white-space: nowrap; }
 .ps-trace-args td { font-family: var(--ps-mono); overflow-wrap: anywhere; padding: 1px 0; }
 .ps-trace-stack { margin: 0; padding-left: 22px; font-family: var(--ps-mono); overflow-wrap: anywhere; }

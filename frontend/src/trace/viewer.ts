@@ -5,9 +5,11 @@
 import type { ApiClient, QueryParams } from "../api/client";
 import { fetchEventDetail, fetchSearch, traceDownloadUrl, type EventBrief, type EventDetail, type TracksData } from "../api/trace";
 import { fetchRangeSummary, rangeParams } from "../api/trace_range";
+import { fetchCriticalPath, type CriticalPathData, type PathEntry } from "../api/critical_path";
 import type { SpanRef } from "../api/types";
 import { el, replaceChildren } from "../components/dom";
 import { formatDuration } from "../lib/format";
+import { pathMarks, stepAt } from "./critical_path";
 import { TileStore } from "./data/tile_store";
 import { counterTileFetcher, sliceTileFetcher, type CounterTileData, type SliceTileData } from "./data/tiles";
 import { InteractionController, type InteractionHost } from "./interaction/controller";
@@ -25,10 +27,11 @@ import {
   visibleSliceTracks,
   type TrackLayout,
 } from "./layout";
+import { CriticalPathPanel } from "./panel/critical_path";
 import { DetailsPanel } from "./panel/details";
 import { RangePanel } from "./panel/range";
 import { ColorCache } from "./render/colors";
-import { drawFrame, formatCounterValue, type FlowArrow, type RenderResources, type SlicePlace, type Theme } from "./render/renderer";
+import { drawFrame, formatCounterValue, type FlowArrow, type PathMark, type RenderResources, type SlicePlace, type Theme } from "./render/renderer";
 import { TextFitter } from "./render/text_fit";
 import { readTheme } from "./render/theme";
 import { searchCounter, TraceSearch, type SearchState } from "./search";
@@ -130,6 +133,13 @@ export class TraceViewer {
   private rangeRows: [number, number] | null = null;
   private rangeController: AbortController | null = null;
   private readonly rangePanel: RangePanel;
+  /** The critical path shown (its slices highlighted), and the last one loaded (for its list of steps). */
+  private criticalPath: CriticalPathData | null = null;
+  private highlight: ReadonlySet<number> | null = null;
+  private pathMarks: readonly PathMark[] | null = null;
+  private pathController: AbortController | null = null;
+  private readonly pathPanel: CriticalPathPanel;
+  private readonly pathButton: HTMLButtonElement;
   private match: SlicePlace | null = null;
   private flows: FlowArrow[] = [];
   private readonly search: TraceSearch;
@@ -207,6 +217,20 @@ export class TraceViewer {
       this.spanStart,
     );
 
+    this.pathPanel = new CriticalPathPanel(
+      {
+        showStep: (index) => this.showCriticalPath(index),
+        zoomToStep: () => this.zoomToPathStep(),
+        select: (entry) => this.selectPathEntry(entry),
+        close: () => this.hideCriticalPath(),
+      },
+      this.spanStart,
+    );
+    this.pathButton = this.button("Critical path", "trace-critical-path-toggle", "Highlight the critical path of the step in view: what decides its length", () =>
+      this.highlight !== null || this.pathController !== null ? this.hideCriticalPath() : this.showCriticalPath(null),
+    );
+    this.pathButton.setAttribute("aria-pressed", "false");
+
     this.searchInput = el("input", {
       testId: "trace-search-input",
       attrs: { type: "search", placeholder: "Search slices by name", "aria-label": "Search slices by name", autocomplete: "off", spellcheck: "false" },
@@ -241,6 +265,7 @@ export class TraceViewer {
       form,
       this.button("Zoom to selection", "trace-zoom-selection", "Zoom to the measured range or the selected slice (F)", () => this.zoomToSelection()),
       this.button("Whole span", "trace-zoom-reset", "Show the whole span", () => this.setView({ start: 0, end: this.spanDuration })),
+      this.pathButton,
       download,
       this.statusText,
       el(
@@ -253,7 +278,7 @@ export class TraceViewer {
       "div",
       { className: "ps-trace", testId: "trace-viewer" },
       toolbar,
-      el("div", { className: "ps-trace-body" }, this.scroller, this.details.root, this.rangePanel.root),
+      el("div", { className: "ps-trace-body" }, this.scroller, this.details.root, this.rangePanel.root, this.pathPanel.root),
       this.tooltip,
     );
     host.appendChild(this.root);
@@ -301,6 +326,7 @@ export class TraceViewer {
     this.search.dispose();
     this.detailController?.abort();
     this.rangeController?.abort();
+    this.pathController?.abort();
     this.resizeObserver.disconnect();
     this.themeObserver.disconnect();
   }
@@ -364,6 +390,8 @@ export class TraceViewer {
         flows: this.flows,
         range: this.range,
         rangeTracks: this.rangeTracks !== null ? new Set(this.rangeTracks) : null,
+        highlight: this.highlight,
+        pathMarks: this.pathMarks,
         loading: this.sliceStore.loading || this.counterStore.loading,
         theme: this.theme,
       },
@@ -478,6 +506,7 @@ export class TraceViewer {
     this.selection = selection;
     this.flows = [];
     this.rangePanel.root.hidden = true; // the slice's details take the panel's place
+    this.pathPanel.root.hidden = true;
     this.details.showLoading(name);
     this.root.dataset["selected"] = String(id);
     this.requestFrame();
@@ -501,6 +530,81 @@ export class TraceViewer {
     );
   }
 
+  // --- critical path -------------------------------------------------------------------
+
+  /**
+   * Loads and highlights the critical path of step `index`; null: the step in view (its centre),
+   * which needs the list of steps: the first step's answer brings it.
+   */
+  private showCriticalPath(index: number | null): void {
+    this.pathController?.abort();
+    const controller = new AbortController();
+    this.pathController = controller;
+    this.pathButton.setAttribute("aria-pressed", "true");
+    this.pathPanel.showLoading();
+    const centre = this.spanStart + (this.view.start + this.view.end) / 2;
+    const load = (step: number | null): void => {
+      fetchCriticalPath(this.options.api, this.options.ref, step, controller.signal).then(
+        (result) => {
+          if (controller.signal.aborted || this.pathController !== controller) return;
+          if (result.kind !== "ok") {
+            this.pathController = null;
+            this.pathPanel.showError(result.kind === "loading" ? "The trace is still loading; try again in a moment." : result.message);
+            return;
+          }
+          const wanted = step ?? stepAt(result.data.steps, centre);
+          if (index === null && step === null && wanted > 0) {
+            load(wanted); // the first answer told which step is in view
+            return;
+          }
+          this.pathController = null;
+          this.applyCriticalPath(result.data);
+        },
+        () => undefined, // aborted: hidden, or another step asked for
+      );
+    };
+    load(index);
+  }
+
+  private applyCriticalPath(data: CriticalPathData): void {
+    this.criticalPath = data;
+    this.highlight = new Set(data.ids);
+    this.pathMarks = pathMarks(data, this.spanStart);
+    this.root.dataset["criticalPath"] = String(data.index);
+    this.pathPanel.show(data);
+    if (this.selection !== null) this.pathPanel.root.hidden = true; // the slice's details keep the place until they close
+    const step = { start: data.step.start - this.spanStart, end: data.step.end - this.spanStart };
+    const viewDuration = this.view.end - this.view.start;
+    const stepInView = step.end > this.view.start && step.start < this.view.end;
+    if (!stepInView || step.end - step.start < viewDuration / 4) this.zoomToPathStep();
+    this.requestFrame();
+  }
+
+  private hideCriticalPath(): void {
+    this.pathController?.abort();
+    this.pathController = null;
+    this.highlight = null;
+    this.pathMarks = null;
+    this.pathButton.setAttribute("aria-pressed", "false");
+    this.pathPanel.hide();
+    delete this.root.dataset["criticalPath"];
+    this.requestFrame();
+  }
+
+  private zoomToPathStep(): void {
+    const data = this.criticalPath;
+    if (data === null) return;
+    const start = data.step.start - this.spanStart;
+    const end = data.step.end - this.spanStart;
+    const margin = (end - start) * 0.02;
+    this.setView({ start: start - margin, end: end + margin });
+  }
+
+  private selectPathEntry(entry: PathEntry): void {
+    if (entry.id === null) return;
+    this.selectEvent(entry.id, null, entry.name ?? "", true);
+  }
+
   private focusSearch(): void {
     this.searchInput.focus();
     this.searchInput.select();
@@ -513,6 +617,7 @@ export class TraceViewer {
     this.flows = [];
     this.details.hide();
     if (this.range !== null && this.rangePanel.root.dataset["state"] !== "empty") this.rangePanel.root.hidden = false;
+    else if (this.pathPanel.root.dataset["state"] !== undefined && this.pathPanel.root.dataset["state"] !== "empty") this.pathPanel.root.hidden = false;
     delete this.root.dataset["selected"];
     this.requestFrame();
   }

@@ -1,11 +1,11 @@
 // Distributed (run level: one span of every worker): computation, communication and their
 // overlap per rank, waiting vs transfer, the collectives, and which rank is the straggler.
-// URL parameters: distributed.span_index, distributed.sort.
+// URL parameters: distributed.span_index, distributed.sort, distributed.heat (the heat map's figure).
 import { fetchDistributed, type DistributedData, type RankRow } from "../api/distributed";
 import { injectAnalysisStyles } from "../components/analysis_styles";
 import { csvDownloadLink } from "../components/csv_download";
 import { el, replaceChildren } from "../components/dom";
-import { createHostLoader } from "../components/loader";
+import { createHostLoader, loadInto } from "../components/loader";
 import { emptyStateNote, metricLabel, sectionHead } from "../components/view_parts";
 import { singleWorkerState } from "../lib/empty_states";
 import { injectViewStyles } from "../components/view_styles";
@@ -16,6 +16,8 @@ import { formatCount } from "../lib/format";
 import { spanFactsText } from "../lib/span_names";
 import { formatSortParam, parseSortParam, type SortState } from "../lib/table_model";
 import { collectivesTable, rankColumns, stepBars, waitBars } from "./distributed_parts";
+import { fetchStepMatrix } from "../api/rank_steps";
+import { createHeatmap } from "./distributed_heatmap";
 import type { ViewContext, ViewDefinition } from "./types";
 
 function stragglerCallout(data: DistributedData): HTMLElement | null {
@@ -99,6 +101,8 @@ function mountDistributed(host: HTMLElement, ctx: ViewContext): void {
     });
     table.setRows(data.ranks);
     if (stragglerWorker !== null) table.setSelected(stragglerWorker);
+    const heatmapHost = el("div", { testId: "distributed-heatmap-host" });
+    void loadHeatmap(heatmapHost, signal);
     replaceChildren(
       body,
       failedNote(data),
@@ -106,6 +110,7 @@ function mountDistributed(host: HTMLElement, ctx: ViewContext): void {
       stragglerCallout(data),
       el("div", { className: "ps-row" }, stepBars(data.ranks, stragglerWorker), waitBars(data.ranks, stragglerWorker)),
       data.waitMethod !== null ? el("p", { className: "ps-note" }, `Wait: collectives ${data.waitMethod}.`) : null,
+      heatmapHost,
       el("section", {}, sectionHead("Ranks (mean per step)", csv("ranks", () => table.sortState())), table.root),
       el(
         "section",
@@ -113,6 +118,34 @@ function mountDistributed(host: HTMLElement, ctx: ViewContext): void {
         sectionHead("Collectives (over the span, every rank)", csv("collectives", () => null)),
         collectivesTable(data.collectives),
       ),
+    );
+  }
+
+  /** The rank × step heat map, below the per-rank bars (its own route: the matrix of every rank's steps). */
+  function loadHeatmap(host: HTMLElement, signal: AbortSignal): Promise<void> {
+    return loadInto(
+      {
+        host,
+        fetch: (fetchSignal) => fetchStepMatrix(ctx.api, run!.name, spanIndex, fetchSignal),
+        what: "the rank × step heat map",
+        testIdPrefix: "heatmap",
+        errorTitle: "The rank × step heat map could not be computed",
+        render: (matrix, renderSignal) =>
+          replaceChildren(
+            host,
+            createHeatmap(matrix, {
+              api: ctx.api,
+              run: run!.name,
+              spanIndex,
+              metric: ctx.param("heat"),
+              onMetricChange: (metric) => ctx.setParams({ heat: metric === "step_time" ? null : metric }),
+              onOpen: (worker, span, window) =>
+                ctx.navigate("trace", { start: String(window.start), end: String(window.end), select: null }, { worker, span }),
+              signal: renderSignal,
+            }),
+          ),
+      },
+      signal,
     );
   }
 

@@ -2,13 +2,15 @@
 // URL parameters (absolute trace-time µs, so a link reopens the same window and selection,
 // and other views can open the trace at an operator's or kernel's occurrence):
 //   trace.start, trace.end — the visible window; trace.select — the selected event id;
-//   trace.pinned — the tracks pinned to the top (a JSON list of track ids).
+//   trace.pinned — the tracks pinned to the top (a JSON list of track ids);
+//   trace.ranks — step|time: the run's workers side by side instead (src/trace/ranks/), trace.rank_step its step.
 import { fetchTracks } from "../api/trace";
 import { el, replaceChildren } from "../components/dom";
 import { loadInto, type LoadStage } from "../components/loader";
 import { spanRefOf } from "../components/view_parts";
 import { injectTraceStyles } from "../trace/styles";
 import { PARAM_END, PARAM_PINNED, PARAM_SELECT, PARAM_START, TraceViewer } from "../trace/viewer";
+import { mountRanksMode, ranksSwitch } from "../trace/ranks/ranks_mode";
 import type { ViewContext, ViewDefinition } from "./types";
 
 /** A number from a URL parameter, or null when absent or not a finite number. */
@@ -39,6 +41,7 @@ function mount(host: HTMLElement, ctx: ViewContext): void {
   injectTraceStyles(host.ownerDocument);
   const ref = spanRefOf(ctx.selection);
   if (ref === null) return; // the shell mounts span views only with a span
+  if (mountRanksMode(host, ctx)) return;
   void loadInto(
     {
       host,
@@ -48,7 +51,7 @@ function mount(host: HTMLElement, ctx: ViewContext): void {
       errorTitle: "Cannot show the trace",
       note: traceLoadingNote,
       render(tracks, signal) {
-        replaceChildren(host);
+        replaceChildren(host, ranksSwitch(ctx));
         if (tracks.tracks.length === 0) {
           host.appendChild(el("p", { className: "ps-trace-loading", testId: "trace-empty" }, "This span has no slices or counters to show."));
           return;

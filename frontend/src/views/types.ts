@@ -23,8 +23,11 @@ export interface ViewContext {
   param(name: string): string | null;
   /** Sets (or, with null, removes) this view's URL parameters without remounting it. */
   setParams(patch: Readonly<Record<string, string | null>>): void;
-  /** Switches to another view, with that view's parameters (e.g. an operator row opening the trace). */
-  navigate(view: ViewId, params?: Readonly<Record<string, string | null>>): void;
+  /**
+   * Switches to another view, with that view's parameters (e.g. an operator row opening the trace); with `span`,
+   * to another worker's span of the same run too (a cell of the Distributed view's heat map opening that rank).
+   */
+  navigate(view: ViewId, params?: Readonly<Record<string, string | null>>, span?: { readonly worker: string; readonly span: string }): void;
 }
 
 export interface ViewDefinition {

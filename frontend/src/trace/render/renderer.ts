@@ -58,6 +58,8 @@ export interface Theme {
   /** Parts of the view whose data is still loading. */
   readonly placeholderFill: Paint;
   readonly rangeFill: string;
+  /** Slices off the critical path while it is shown. */
+  readonly dimFill: string;
   readonly matchStroke: string;
   readonly flowStroke: string;
   readonly labelFont: string;
@@ -72,6 +74,14 @@ export interface SlicePlace {
   readonly start: number;
   readonly dur: number;
   readonly depth: number;
+}
+
+/** A stretch of the critical path on one slice's row (offset µs). */
+export interface PathMark {
+  readonly trackId: string;
+  readonly depth: number;
+  readonly start: number;
+  readonly end: number;
 }
 
 export interface FlowEnd {
@@ -107,6 +117,10 @@ export interface FrameInput {
   readonly range: Viewport | null;
   /** The area selection's tracks (shaded), or null/absent: the range spans every track. */
   readonly rangeTracks?: ReadonlySet<string> | null;
+  /** Slice ids on the critical path: they keep their colours and labels, the rest are dimmed. */
+  readonly highlight?: ReadonlySet<number> | null;
+  /** The critical path's time on each slice (offset µs), underlined in the accent colour at any zoom. */
+  readonly pathMarks?: readonly PathMark[] | null;
   readonly loading: boolean;
   readonly theme: Theme;
 }
@@ -261,6 +275,7 @@ export function drawFrame(ctx: Canvas2D, input: FrameInput, resources: RenderRes
   }
   ctx.stroke();
 
+  if (input.pathMarks) drawPathMarks(ctx, input, scale, input.pathMarks);
   if (input.match !== null) outlineSlice(ctx, input, scale, input.match, theme.matchStroke, 2, [4, 3]);
   if (input.hovered !== null) outlineSlice(ctx, input, scale, input.hovered, theme.text, 1, []);
   if (input.selected !== null) outlineSlice(ctx, input, scale, input.selected, theme.accent, 2, []);
@@ -308,7 +323,8 @@ function drawSliceTrack(
   const left = headerWidth - 1;
   const right = width + 1;
   const colors = colorsOf(tile.data, resources.colors);
-  const { start, dur, depth, name } = data.slices;
+  const { id, start, dur, depth, name } = data.slices;
+  const highlight = input.highlight ?? null;
   const viewStart = view.start;
   const viewEnd = view.end;
   const k = scale.pxPerUs;
@@ -326,9 +342,10 @@ function drawSliceTrack(
     const level = depth[i] as number;
     const y = innerTop + level * rowHeight;
     const nameIndex = name[i] as number;
-    batch.add(colors[nameIndex] ?? theme.mutedText, x0, y, w, rowHeight - 1);
+    const dimmed = highlight !== null && !highlight.has(id[i] as number);
+    batch.add(dimmed ? theme.dimFill : (colors[nameIndex] ?? theme.mutedText), x0, y, w, rowHeight - 1);
     stats.slices += 1;
-    if (w >= MIN_LABEL_PX) {
+    if (w >= MIN_LABEL_PX && !dimmed) {
       const labelX = Math.max(x0, headerWidth) + LABEL_PADDING_PX;
       const maxWidth = x0 + w - labelX - LABEL_PADDING_PX;
       const text = tile.data.names[nameIndex];
@@ -345,7 +362,7 @@ function drawSliceTrack(
     if (x0 < left) x0 = left;
     if (x1 > right) x1 = right;
     const y = innerTop + (blocks.depth[i] as number) * rowHeight;
-    batch.add(theme.blockFill, x0, y, Math.max(1, x1 - x0), rowHeight - 1);
+    batch.add(highlight !== null ? theme.dimFill : theme.blockFill, x0, y, Math.max(1, x1 - x0), rowHeight - 1);
     stats.blocks += 1;
   }
 }
@@ -453,6 +470,25 @@ function placeRect(input: FrameInput, scale: TimeScale, place: SlicePlace): { x:
   if (x1 < input.headerWidth - 2 || x0 > input.width + 2) return null;
   const y = screenY(input, depthTop(row, place.depth, metrics));
   return { x: x0, y, w: Math.max(2, x1 - x0), h: metrics.sliceRowHeight - 1 };
+}
+
+/** The critical path as a line along the bottom of each slice row it passes (at least a pixel long). */
+function drawPathMarks(ctx: Canvas2D, input: FrameInput, scale: TimeScale, marks: readonly PathMark[]): void {
+  const metrics = input.layout.metrics;
+  const { view, headerWidth } = input;
+  const thickness = 3;
+  ctx.fillStyle = input.theme.accent;
+  ctx.beginPath();
+  for (const mark of marks) {
+    if (mark.end < view.start || mark.start > view.end) continue;
+    const row = input.layout.tracks.get(mark.trackId);
+    if (row === undefined || isCounterTrack(row.track)) continue;
+    const x0 = Math.max(headerWidth - 1, headerWidth + scale.timeToPx(mark.start));
+    const x1 = Math.min(input.width + 1, headerWidth + scale.timeToPx(mark.end));
+    const y = screenY(input, depthTop(row, mark.depth, metrics) + metrics.sliceRowHeight - 1 - thickness);
+    ctx.rect(x0, y, Math.max(1, x1 - x0), thickness);
+  }
+  ctx.fill();
 }
 
 function outlineSlice(

@@ -56,6 +56,7 @@ export function readTheme(doc: Document): Theme {
     blockFill: hatch(doc, dark ? "#5a5a5a" : "#b8b8b8", dark ? "#7a7a7a" : "#8e8e8e", 6),
     placeholderFill: hatch(doc, dark ? "#383838" : "#f3f3f3", dark ? "#444444" : "#e4e4e4", 10),
     rangeFill: dark ? "rgba(255,152,0,0.14)" : "rgba(245,124,0,0.12)",
+    dimFill: dark ? "#3c3c3c" : "#e6e6e6",
     matchStroke: dark ? "#80d8ff" : "#0277bd",
     flowStroke: dark ? "#e0e0e0" : "#37474f",
     labelFont: `11px ${font}`,
