@@ -11,6 +11,11 @@ format version: an edited trace or a new Profscope version re-parses. The logdir
 never written to; the cache lives under the user's cache folder (or PROFSCOPE_CACHE_DIR,
 or the plugin's ``--profscope_cache_dir`` flag).
 
+Every entry carries checksums (CRC-32, computed with ISA-L at about 17 GB/s): one of its
+header, checked when it is opened, and one per array, checked when a view first uses the
+array (``model.trace_model._Table``), so that opening a model still reads nothing but its
+header. A damaged entry is removed and its trace parsed again (``runs.py``).
+
 The cache is bounded (``--profscope_cache_max_gb`` or PROFSCOPE_CACHE_MAX_GB, default
 20 GB): ``evict`` removes the least recently used entries beyond that, never one a live
 server holds. An entry's last use is its model file's modification time, touched on every
@@ -20,6 +25,7 @@ load (access times are unreliable: most disks are mounted relatime or noatime).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import getpass
 import hashlib
 import mmap
@@ -35,11 +41,19 @@ import msgspec
 import numpy as np
 
 from .ingest import load_trace
-from .model.trace_model import TABLE_TYPES, TraceModel, Track
+from .model.trace_model import TABLE_TYPES, DamagedModel, TraceModel, Track
+
+try:  # ISA-L's CRC-32 is ten times zlib's
+    from isal.isal_zlib import crc32 as _crc32
+except ImportError:  # pragma: no cover - isal is a declared dependency
+    from zlib import crc32 as _crc32
 
 # Bump whenever the model's columns or their meaning change: old entries are then ignored.
-MODEL_FORMAT_VERSION = 8  # 8: links checked against nesting, Ascend task types, device sync categories
-_MAGIC = b"PSCOPE01"
+# 7: checksums of the header and of every array; 8: links checked against nesting, Ascend task types,
+# device sync categories; 9: both
+MODEL_FORMAT_VERSION = 9
+_MAGIC = b"PSCOPE02"
+_PREAMBLE = struct.Struct("<QQ")  # header length, header checksum
 MODEL_SUFFIX = ".model"
 DEFAULT_MAX_GB = 20.0
 # A temporary file older than this was left by a writer that died: removed by evict().
@@ -137,8 +151,11 @@ class ModelCache:
             return None
         try:
             model = read_model(path)
-        except (OSError, ValueError, KeyError, TypeError, struct.error, msgspec.DecodeError):
-            return None  # a damaged entry is rebuilt
+        except OSError:
+            return None
+        except (ValueError, KeyError, TypeError, struct.error, msgspec.DecodeError):
+            _remove_if(path, lambda st: True)  # damaged: parsed again
+            return None
         try:
             os.utime(path)  # its last use, for evict()
         except OSError:
@@ -238,9 +255,18 @@ def _track_to_json(track: Track) -> dict[str, Any]:
     return dataclasses.asdict(track)
 
 
-def write_arrays(path: str, header: dict[str, Any], arrays: dict[str, np.ndarray]) -> None:
+def checksum(array: np.ndarray) -> int:
+    """CRC-32 of an array's bytes (C order)."""
+    data = np.ascontiguousarray(array)
+    return int(_crc32(memoryview(data).cast("B"))) if data.nbytes else 0
+
+
+def write_arrays(path: str, header: dict[str, Any], arrays: dict[str, np.ndarray], checksums: bool = True,
+                 publish: bool = True) -> str:
     """Write a JSON header and named arrays (each 64-byte aligned) to ``path`` atomically.
 
+    With ``publish=False`` the file is left under a temporary name in the same folder (returned),
+    for the caller to move into place (``os.replace``) once what goes beside it is written.
     Raises CacheWriteError when the file cannot be written; nothing of it is left behind then.
     """
     ordered = [(name, np.ascontiguousarray(array)) for name, array in arrays.items()]
@@ -249,9 +275,11 @@ def write_arrays(path: str, header: dict[str, Any], arrays: dict[str, np.ndarray
     for name, array in ordered:
         offset = (offset + _ALIGN - 1) // _ALIGN * _ALIGN
         directory[name] = {"dtype": array.dtype.str, "shape": list(array.shape), "offset": offset}
+        if checksums:
+            directory[name]["crc"] = checksum(array)
         offset += array.nbytes
     encoded = msgspec.json.encode({**header, "format": MODEL_FORMAT_VERSION, "arrays": directory})
-    data_start = (len(_MAGIC) + 8 + len(encoded) + _ALIGN - 1) // _ALIGN * _ALIGN
+    data_start = _data_start(len(encoded))
     folder = os.path.dirname(path) or "."
     try:
         fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=folder)
@@ -260,13 +288,14 @@ def write_arrays(path: str, header: dict[str, Any], arrays: dict[str, np.ndarray
     try:
         with os.fdopen(fd, "wb") as out:
             out.write(_MAGIC)
-            out.write(struct.pack("<Q", len(encoded)))
+            out.write(_PREAMBLE.pack(len(encoded), _crc32(encoded)))
             out.write(encoded)
             for name, array in ordered:
                 out.seek(data_start + directory[name]["offset"])
                 out.write(memoryview(array).cast("B") if array.nbytes else b"")
             out.truncate(data_start + offset)
-        os.replace(tmp, path)
+        if publish:
+            os.replace(tmp, path)
     except BaseException as exc:
         try:
             os.unlink(tmp)
@@ -275,22 +304,32 @@ def write_arrays(path: str, header: dict[str, Any], arrays: dict[str, np.ndarray
         if isinstance(exc, OSError) and not isinstance(exc, CacheWriteError):
             raise CacheWriteError(exc.errno, f"cannot write {path}: {exc.strerror or exc}") from exc
         raise
+    return path if publish else tmp
+
+
+def _data_start(header_len: int) -> int:
+    return (len(_MAGIC) + _PREAMBLE.size + header_len + _ALIGN - 1) // _ALIGN * _ALIGN
 
 
 def read_arrays(path: str, in_memory: bool = False) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
     """The header and memory-mapped arrays of a file written by ``write_arrays``.
 
+    The header's checksum is checked here (ValueError when it does not match); each array's, when
+    written, is in ``header["checksums"]`` for the caller to check when it uses the array (``check_array``).
     ``in_memory`` reads the file into one numpy buffer instead: for data used at once and entirely,
     a single read costs less than faulting in a mapping 4 KB page by page (numpy's buffer gets huge pages).
     """
     with open(path, "rb") as f:
         if f.read(len(_MAGIC)) != _MAGIC:
-            raise ValueError("not a Profscope cache file")
-        (header_len,) = struct.unpack("<Q", f.read(8))
+            raise ValueError("not a Profscope cache file of this version")
+        header_len, header_crc = _PREAMBLE.unpack(f.read(_PREAMBLE.size))
         size = os.fstat(f.fileno()).st_size
         if header_len > size:
             raise ValueError("damaged cache file")
-        header = msgspec.json.decode(f.read(header_len))
+        encoded = f.read(header_len)
+        if _crc32(encoded) != header_crc:
+            raise ValueError("damaged cache file: its header does not match its checksum")
+        header = msgspec.json.decode(encoded)
         if header.get("format") != MODEL_FORMAT_VERSION:
             raise ValueError("cache format version mismatch")
         if in_memory:
@@ -300,18 +339,30 @@ def read_arrays(path: str, in_memory: bool = False) -> tuple[dict[str, Any], dic
                 raise ValueError("the file changed while read")
         else:
             mapped = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) if size else b""
-    data_start = (len(_MAGIC) + 8 + header_len + _ALIGN - 1) // _ALIGN * _ALIGN
+    data_start = _data_start(header_len)
     arrays: dict[str, np.ndarray] = {}
+    checksums: dict[str, int] = {}
     for name, info in header.pop("arrays").items():
         dtype = np.dtype(info["dtype"])
         count = int(np.prod(info["shape"])) if info["shape"] else 1
+        if data_start + info["offset"] + count * dtype.itemsize > size:
+            raise ValueError("damaged cache file: it is shorter than its arrays")
         arrays[name] = np.frombuffer(mapped, dtype=dtype, count=count, offset=data_start + info["offset"]).reshape(
             info["shape"])
+        if "crc" in info:
+            checksums[name] = info["crc"]
+    header["checksums"] = checksums
     return header, arrays
 
 
-def write_model(path: str, model: TraceModel) -> None:
-    """Write ``model`` to ``path`` atomically (temp file + rename)."""
+def check_array(array: np.ndarray, expected: Optional[int], what: str) -> None:
+    """Raise DamagedModel when ``array``'s bytes do not match the checksum written with them."""
+    if expected is not None and checksum(array) != expected:
+        raise DamagedModel(f"{what} does not match its checksum")
+
+
+def write_model(path: str, model: TraceModel, publish: bool = True) -> str:
+    """Write ``model`` to ``path`` atomically (temp file + rename); see ``write_arrays`` for ``publish``."""
     arrays = {
         f"{table_name}.{f.name}": getattr(getattr(model, table_name), f.name)
         for table_name in TABLE_TYPES
@@ -327,18 +378,34 @@ def write_model(path: str, model: TraceModel) -> None:
         "start": model.start,
         "end": model.end,
     }
-    write_arrays(path, header, arrays)
+    return write_arrays(path, header, arrays, publish=publish)
 
 
-def read_model(path: str) -> TraceModel:
-    """Memory-map a model written by ``write_model``."""
+def read_model(path: str, cache_path: Optional[str] = None) -> TraceModel:
+    """Memory-map a model written by ``write_model`` (``cache_path``: where it is published, if not at ``path``).
+
+    Each array is checked against its checksum when first used: on a mismatch the entry is removed,
+    the model marked (``TraceModel.damage``) and DamagedModel raised.
+    """
     header, arrays = read_arrays(path)
-    tables = {
-        table_name: table_type(
-            **{f.name: arrays[f"{table_name}.{f.name}"] for f in dataclasses.fields(table_type)}
-        )
-        for table_name, table_type in TABLE_TYPES.items()
-    }
+    checksums = header["checksums"]
+    published = cache_path or path
+    damage: dict[str, str] = {}
+
+    def check(name: str, array: np.ndarray) -> None:
+        try:
+            check_array(array, checksums.get(name), f"the cached column {name}")
+        except DamagedModel as exc:
+            damage.setdefault("reason", str(exc))
+            _remove_if(published, lambda st: True)  # no server opens it again: the trace is parsed anew
+            raise
+
+    tables = {}
+    for table_name, table_type in TABLE_TYPES.items():
+        names = [f.name for f in dataclasses.fields(table_type)]
+        table = table_type(**{name: arrays[f"{table_name}.{name}"] for name in names})
+        table.check_lazily({name: functools.partial(check, f"{table_name}.{name}") for name in names})
+        tables[table_name] = table
     return TraceModel(
         strings=header["strings"],
         tracks=[Track(**t) for t in header["tracks"]],
@@ -348,7 +415,8 @@ def read_model(path: str) -> TraceModel:
         num_events=header["num_events"],
         start=header["start"],
         end=header["end"],
-        cache_path=path,
+        cache_path=published,
+        damage=damage,
         **tables,
     )
 

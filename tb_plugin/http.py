@@ -14,6 +14,7 @@ from typing import Any, Callable, Optional
 import msgspec
 from werkzeug import wrappers
 
+from .model.trace_model import DamagedModel
 from .runs import SpanFailed, SpanLoading, UnknownSpan
 
 logger = logging.getLogger(__name__)
@@ -65,6 +66,8 @@ def _error_response(request: wrappers.Request, exc: Exception) -> wrappers.Respo
         return json_response(request, {"error": str(exc)}, 422)
     if isinstance(exc, SpanLoading):
         return json_response(request, {"status": "loading", "progress": exc.progress}, 202)
+    if isinstance(exc, DamagedModel):  # found while answering: the span is parsed again (RunManager.resolve)
+        return json_response(request, {"status": "loading", "progress": 0.0}, 202)
     logger.exception("profscope: %s failed", request.path)  # a bug in one view must not take TensorBoard down
     return json_response(request, {"error": "internal error; see TensorBoard's log"}, 500)
 

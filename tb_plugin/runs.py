@@ -36,6 +36,8 @@ from .views import span_names
 
 logger = logging.getLogger(__name__)
 
+# Share of a span's progress for the parse; the rest is deriving its first answers.
+_PARSE_SHARE = 0.8
 
 class UnknownSpan(LookupError):
     """No such run, worker or span in the logdir."""
@@ -79,9 +81,10 @@ class ParseOutcome:
 
 def _parse_into_cache(
     path: str, cache_dir: Optional[str], identity: SourceIdentity, slot: int, access: FileAccess,
-    companions: Sequence[str] = (),
+    companions: Sequence[str] = (), batch_size: Optional[int] = None,
 ) -> ParseOutcome:
-    """Parse one trace into the cache (in a worker process of ``parser_pool``).
+    """Parse one trace into the cache (in a worker process of ``parser_pool``), with what its pages ask
+    first derived beside it (views/precomputed.py) before the model is published.
 
     ``path`` is a local path, or a remote file's URL; ``access`` opens it in this process (a local
     file only as ``storage.open_regular`` allows, a remote one through fsspec with the logdir's options).
@@ -90,6 +93,7 @@ def _parse_into_cache(
     from .cache import CacheWriteError, write_model
     from .ingest import TraceLoadError, load_trace_stream, read_companions
     from .storage import LogdirUnreadable, NotReadable
+    from .views.precomputed import derive_and_publish
 
     def report(fraction: float) -> None:
         parser_pool.report_progress(slot, fraction)
@@ -97,7 +101,8 @@ def _parse_into_cache(
     try:
         # parallel forks a decoding helper. This process runs no other threads for a local file; for a
         # remote one, fsspec's I/O thread is idle by then and the helper only decodes the bytes it was given.
-        model = load_trace_stream(lambda: access.open(path), posixpath.basename(path), report, parallel=True,
+        model = load_trace_stream(lambda: access.open(path), posixpath.basename(path),
+                                  lambda fraction: report(_PARSE_SHARE * fraction), parallel=True,
                                   companions=read_companions(access.open, companions))
     except TraceLoadError as exc:
         return ParseOutcome(error=str(exc))
@@ -111,41 +116,30 @@ def _parse_into_cache(
     if target is None:
         return ParseOutcome(model=model, cache_error="no writable cache folder")
     try:
-        write_model(target, model)
+        temporary = write_model(target, model, publish=False)
     except CacheWriteError as exc:
         return ParseOutcome(model=model, cache_error=str(exc))
+    del model  # the derivations read the written model, memory-mapped
+    try:
+        derive_and_publish(temporary, target, batch_size)
+    except OSError as exc:  # the model could not be moved into place: parsed again next time it is asked for
+        return ParseOutcome(error=f"the parsed model could not be stored in the cache ({exc.strerror or exc})")
     return ParseOutcome()
 
 
 def _derived_exists(model: TraceModel) -> bool:
-    from .cache import derived_path
     from .views import precomputed
 
-    path = derived_path(model, precomputed.SUFFIX)
-    return path is None or os.path.exists(path)
+    return precomputed.has_derived(model)
 
 
 def _derive_in_cache(model_path: str, batch_size: Optional[int]) -> None:
-    """Precompute what the pages ask first (default answers of the heavy routes, the trace index)
-    and store it beside the cached model, so that no request has to analyse a large trace."""
+    """What the pages ask first, for a cached model that lacks it (one cached by an earlier version)."""
     from .cache import read_model
-    from .views import critical_path, kernels, memory, operators, overview, precomputed, stacks
-    from .views.trace_index import trace_index
+    from .views import precomputed
 
     try:
-        model = read_model(model_path)
-        precomputed.precompute(model, {
-            ("overview", None, batch_size): lambda: overview.overview(model, batch_size=batch_size),
-            ("operators", "name"): lambda: operators.operators(model, "name"),
-            ("operators", "input_shape"): lambda: operators.operators(model, "input_shape"),
-            ("operators", "stack"): lambda: operators.operators(model, "stack"),
-            ("kernels", "name"): lambda: kernels.kernels(model, "name"),
-            ("kernels", "op_and_name"): lambda: kernels.kernels(model, "op_and_name"),
-            ("memory",): lambda: memory.memory(model),
-            ("flamegraph", "host"): lambda: stacks.flamegraph(model, "host"),
-            ("critical_path", None, 0): lambda: critical_path.critical_path(model, 0),
-        })
-        trace_index(model)
+        precomputed.derive(read_model(model_path), batch_size)
     except Exception:  # noqa: BLE001 - only an optimisation: the views compute on demand otherwise
         logger.debug("profscope: deriving %s failed", model_path, exc_info=True)
 
@@ -376,7 +370,7 @@ class RunManager:
         state.job = pool.submit(
             _parse_into_cache,
             (state.source.path, self.cache.cache_dir, identity, slot, self.storage.access(),
-             [path for path, _, _ in state.source.companions]),
+             [path for path, _, _ in state.source.companions], manifest_batch_size(state.source.manifest)),
             state.estimate if state.estimate is not None else self._parse_estimate(state.source))
         self._in_flight[state.job] = key
         state.job.add_done_callback(lambda f: self._wake.set())
@@ -431,7 +425,6 @@ class RunManager:
                     else:
                         state.status, state.model = "ready", model
                         self._evict_due = True
-                        self._derive_later(model, manifest_batch_size(state.source.manifest))
 
     def _report_cache_write(self, why: Optional[str]) -> None:
         """Say once per server that parsed spans are kept in memory because the cache cannot be written."""
@@ -549,7 +542,12 @@ class RunManager:
             if state is None:
                 raise UnknownSpan(f"unknown span {span!r} of worker {worker!r} in run {run!r}")
             if state.status == "ready" and state.model is not None:
-                return state.model
+                if not state.model.damage:
+                    return state.model
+                # A cached column failed its checksum (cache.read_model removed the entry): parsed again.
+                logger.warning("profscope: the cached model of %s is damaged (%s); parsing the trace again",
+                               state.source.path, state.model.damage.get("reason"))
+                state.status, state.model = "queued", None
             if state.status == "error":
                 raise SpanFailed(state.error or "the trace could not be loaded")
             progress = self._progress_of(state)

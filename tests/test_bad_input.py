@@ -108,3 +108,49 @@ def test_file_still_being_written_waits(tmp_path: Path, make_client) -> None:
     _, body = client.get("runs")
     runs = {r["name"]: r for r in body["runs"]}
     assert runs["live"]["status"] == "ready"
+
+
+def test_a_gzip_bomb_is_stopped_at_the_limit(tmp_path: Path, monkeypatch) -> None:
+    """Inflation stops at the size limit: no call of the inflater produces more than a block, and no more
+    than the limit (plus the one byte that tells it was passed) is ever produced."""
+    import tracemalloc
+    import zlib
+
+    from profscope.tb_plugin.ingest import reader
+
+    packer = zlib.compressobj(9, zlib.DEFLATED, 31)  # one gzip member: 64 MB of white space in ~64 KB
+    bomb = b"".join([packer.compress(b" " * (1 << 20)) for _ in range(64)] + [packer.flush()])
+    assert len(bomb) < 128 << 10
+    path = tmp_path / "w.1.pt.trace.json.gz"
+    path.write_bytes(bomb)
+    produced: list[int] = []
+    real_decompressobj = reader._zlib_impl.decompressobj
+
+    class Counting:
+        def __init__(self, wbits: int) -> None:
+            self.inner = real_decompressobj(wbits)
+
+        def decompress(self, data, max_length=0):
+            out = self.inner.decompress(data, max_length)
+            produced.append(len(out))
+            return out
+
+        def __getattr__(self, name):
+            return getattr(self.inner, name)
+
+    class Inflater:
+        decompressobj = Counting
+        error = reader._zlib_impl.error
+
+    monkeypatch.setattr(reader, "_zlib_impl", Inflater)
+    monkeypatch.setattr(reader, "BLOCK_BYTES", 1 << 20)
+    monkeypatch.setattr(reader, "DEFAULT_MAX_BYTES", 4 << 20)
+    tracemalloc.start()
+    try:
+        with pytest.raises(TraceLoadError, match="larger than the limit"):
+            load_trace(str(path))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert sum(produced) <= (4 << 20) + 1 and max(produced) <= 1 << 20
+    assert peak < 8 << 20  # a few blocks, never the inflated whole (64 MB)

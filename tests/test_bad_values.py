@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from profscope.tb_plugin.ingest import kineto, load_trace, parallel
+from profscope.tb_plugin.ingest import chunks, load_trace, parallel
 from profscope.tb_plugin.ingest.minddata import MindDataFormatError, parse_pipeline_csv
 from profscope.tb_plugin.ingest.mindspore_step_trace import StepTraceFileError, parse_step_trace_csv
 from profscope.tb_plugin.ingest.trace_metadata import checked_metadata
@@ -79,11 +79,14 @@ def test_a_step_number_beyond_64_bits_is_no_step(tmp_path: Path) -> None:
 def test_values_of_the_helper_half_are_counted_too(monkeypatch: pytest.MonkeyPatch) -> None:
     """The forked decode helper (ingest/parallel.py) reports what it dropped or repaired like the parent does."""
     monkeypatch.setattr(parallel, "MIN_PARALLEL_BYTES", 0)
-    monkeypatch.setattr(kineto, "CHUNK_BYTES", 4096)
+    monkeypatch.setattr(chunks, "CHUNK_BYTES", 4096)
+    monkeypatch.setattr(chunks, "RESERVE_BYTES", 4096)
     goods = [json.dumps(x(f"op{i}", i * 10, 5)).encode() for i in range(400)]
     bad = b'{"ph": "X", "name": "late \xff", "ts": 1e400, "dur": 1}'
     data = b'{"traceEvents": [' + b", ".join([*goods, bad, json.dumps(x("last", 1, 1)).encode()]) + b"]}"
-    raw = parallel.read_kineto_parallel(bytearray(data))
+    # Blocks of 1 KiB, so that chunks go to the helper before the input ends.
+    raw = parallel.read_kineto_parallel(
+        lambda: chunks.open_events(iter([data[i : i + 1024] for i in range(0, len(data), 1024)])))
     assert raw.stats["chunking"] == "guessed, two processes"
     assert raw.stats["skipped_phases"] == {"?invalid": 1}
     assert raw.stats["first_problem_byte"] == data.index(bad)

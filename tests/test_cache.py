@@ -81,8 +81,6 @@ def test_read_only_logdir_and_unwritable_cache(tmp_path: Path) -> None:
 
 
 def test_precomputed_answers_are_used_and_versioned(tmp_path: Path, monkeypatch) -> None:
-    import json as _json
-
     from profscope.tb_plugin.runs import _derive_in_cache
     from profscope.tb_plugin.views import overview as overview_module
     from profscope.tb_plugin.views import precomputed
@@ -100,12 +98,20 @@ def test_precomputed_answers_are_used_and_versioned(tmp_path: Path, monkeypatch)
 
     answer = precomputed.answer(fresh, ("overview", None, None), no_compute)
     assert answer["breakdown"] == pytest.approx(expected["breakdown"])
-    # An answer written by another views version is ignored.
-    doc = _json.loads(stored.read_text())
-    doc["version"] = -1
-    stored.write_text(_json.dumps(doc))
+    # Answers written by another views version are ignored.
+    original = stored.read_bytes()
+    stored.write_bytes((precomputed.VIEWS_VERSION + 1).to_bytes(8, "little") + original[8:])
     again = read_model(model.cache_path)
     assert precomputed.answer(again, ("overview", None, None), lambda: "computed") == "computed"
+    # So are damaged ones: one flipped byte of the answers fails their checksum.
+    damaged = bytearray(original)
+    damaged[len(damaged) // 2] ^= 0x01
+    stored.write_bytes(bytes(damaged))
+    again = read_model(model.cache_path)
+    assert precomputed.answer(again, ("overview", None, None), lambda: "computed") == "computed"
+    stored.write_bytes(original)
+    again = read_model(model.cache_path)
+    assert precomputed.answer(again, ("overview", None, None), no_compute)["breakdown"] == answer["breakdown"]
 
 
 def _fake_entry(folder: Path, key_char: str, size: int, age_seconds: float, derived: bool = True) -> Path:
@@ -178,3 +184,60 @@ def test_the_run_manager_keeps_the_cache_bounded_but_never_drops_live_spans(tmp_
         assert not old.exists()
     finally:
         manager.stop()
+
+
+def _flip_a_byte_of_every_column(model_path: str, table: str) -> list[str]:
+    """Flip one byte in the middle of each non-empty column of ``table`` in a cached model file (in place)."""
+    import msgspec
+
+    from profscope.tb_plugin import cache as cache_module
+
+    with open(model_path, "rb") as f:
+        f.seek(len(cache_module._MAGIC))
+        header_len, _crc = cache_module._PREAMBLE.unpack(f.read(cache_module._PREAMBLE.size))
+        header = msgspec.json.decode(f.read(header_len))
+    data_start = cache_module._data_start(header_len)
+    flipped = []
+    with open(model_path, "r+b") as f:
+        for name, info in header["arrays"].items():
+            size = int(np.prod(info["shape"])) * np.dtype(info["dtype"]).itemsize
+            if name.startswith(table + ".") and size:
+                f.seek(data_start + info["offset"] + size // 2)
+                byte = f.read(1)[0]
+                f.seek(-1, os.SEEK_CUR)
+                f.write(bytes([byte ^ 0x10]))
+                flipped.append(name)
+    return flipped
+
+
+def test_a_damaged_cache_entry_is_parsed_again_never_a_500(tmp_path: Path, make_client) -> None:
+    from conftest import PluginClient, wait_for
+
+    trace = copy_trace(real_trace(RESNET), tmp_path / "logdir" / "run")
+    span = {"run": "run", "worker": "worker0", "span": trace.name.split(".")[1]}
+    first = make_client(tmp_path / "logdir")
+    first.settle()
+    status, expected = first.get("summary", **span)
+    assert status == 200, expected
+    entries = [p for p in (tmp_path / "cache0").iterdir() if p.name.endswith(".model")]
+    assert len(entries) == 1
+    first.close()
+    assert _flip_a_byte_of_every_column(str(entries[0]), "slices")
+
+    # A second server on the same cache: the entry's header is intact, so the span is ready at once;
+    # the first route that reads a damaged column finds the mismatch, and the trace is parsed again.
+    second = PluginClient(tmp_path / "logdir", tmp_path / "cache0")
+    try:
+        seen = []
+
+        def answered() -> bool:
+            status, body = second.get("summary", **span)
+            seen.append(status)
+            return status == 200 and body == expected
+
+        wait_for(answered, 120, "the summary of the span parsed again")
+        assert 500 not in seen and 202 in seen, seen
+        status, body = second.get("trace/tracks", **span)
+        assert status == 200, body
+    finally:
+        second.close()

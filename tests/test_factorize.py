@@ -33,3 +33,17 @@ def test_slice_order_equals_lexsort_with_ties() -> None:
     assert np.array_equal(order, np.lexsort((event_id, -dur, start, track)))
     shuffled = rng.permutation(event_id)  # ids not in file order: the plain lexsort path
     assert np.array_equal(build._slice_order(track, start, dur, shuffled), np.lexsort((shuffled, -dur, start, track)))
+
+
+def test_operator_grouping_matches_unique_rows() -> None:
+    from profscope.tb_plugin.views.operators import _group
+
+    rng = np.random.default_rng(7)
+    names = rng.integers(0, 40, 5000).astype(np.int64)
+    shapes = rng.integers(-1, 25, 5000).astype(np.int64)  # -1: no input shape
+    weights = rng.integers(0, 1000, 5000)
+    for keys in (names[:, None], np.stack([names, shapes], axis=1)):
+        unique, counts, (sums,) = _group(keys, weights)
+        expected, inverse, expected_counts = np.unique(keys, axis=0, return_inverse=True, return_counts=True)
+        assert np.array_equal(unique, expected) and np.array_equal(counts, expected_counts)
+        assert np.array_equal(sums, np.bincount(inverse.reshape(-1), weights=weights, minlength=len(expected)))

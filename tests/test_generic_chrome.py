@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from profscope.tb_plugin.ingest import kineto, load_trace
+from profscope.tb_plugin.ingest import chunks, load_trace
 from profscope.tb_plugin.ingest.detect import detect_framework
 from profscope.tb_plugin.model.categories import SliceKinds
 from profscope.tb_plugin.model.trace_model import TraceModel
@@ -88,7 +88,7 @@ def test_pairs_across_decoding_chunks_are_the_same(tmp_path: Path, monkeypatch: 
             events.append({"ph": "E", "pid": 1, "tid": tid, "ts": 100 * i + 50})
     path = write(tmp_path / "many.json", {"traceEvents": events})
     whole = load_trace(str(path))
-    monkeypatch.setattr(kineto, "CHUNK_BYTES", 300)
+    monkeypatch.setattr(chunks, "CHUNK_BYTES", 300)
     chunked = load_trace(str(path))
     assert chunked.stats["chunking"] == "guessed" and _rows(chunked) == _rows(whole)
     assert len(whole.slices) == 240 and whole.stats["begin_end"]["closed_at_end"] == 0
@@ -96,9 +96,11 @@ def test_pairs_across_decoding_chunks_are_the_same(tmp_path: Path, monkeypatch: 
     assert all(row[3] == 1 for row in children)
     assert sorted({row[2] for row in children}) == [11 * NS, 12 * NS]
     # Decoded by two processes (as the parser pool does): pairs straddling the two halves are paired too.
-    from profscope.tb_plugin.ingest import parallel
+    from profscope.tb_plugin.ingest import parallel, reader
 
     monkeypatch.setattr(parallel, "MIN_PARALLEL_BYTES", 0)
+    monkeypatch.setattr(chunks, "RESERVE_BYTES", 100)  # cuts before the input ends: the helper gets chunks
+    monkeypatch.setattr(reader, "BLOCK_BYTES", 500)
     halves = load_trace(str(path), parallel=True)
     assert halves.stats["chunking"] == "guessed, two processes"
     assert _rows(halves) == _rows(whole) and "B" not in halves.stats["skipped_phases"]

@@ -232,96 +232,147 @@ def _same_model(a, b) -> None:
     assert np.array_equal(a.flows.src, b.flows.src) and np.array_equal(a.counters.value, b.counters.value)
 
 
-def test_small_chunks_give_the_same_model(monkeypatch) -> None:
-    from profscope.tb_plugin.ingest import kineto
+RESNET = "kineto_resnet50/resnet50_num_workers_0/worker0.1623143089861.pt.trace.json.gz"
 
-    path = str(real_trace("kineto_resnet50/resnet50_num_workers_0/worker0.1623143089861.pt.trace.json.gz"))
+
+def _small_window(monkeypatch) -> list[int]:
+    """Blocks, chunks and the reserve after a cut made tiny: every trace streams through a moving window.
+
+    Returns a list that receives the window's size after every block read (its high-water mark is checked)."""
+    from profscope.tb_plugin.ingest import chunks, reader
+
+    monkeypatch.setattr(reader, "BLOCK_BYTES", 16 << 10)
+    monkeypatch.setattr(chunks, "CHUNK_BYTES", 32 << 10)
+    monkeypatch.setattr(chunks, "RESERVE_BYTES", 8 << 10)
+    sizes: list[int] = []
+    read_block = chunks.EventChunks._read_block
+
+    def recording(self):
+        more = read_block(self)
+        sizes.append(len(self.buffer))
+        return more
+
+    monkeypatch.setattr(chunks.EventChunks, "_read_block", recording)
+    return sizes
+
+
+def test_small_chunks_give_the_same_model(monkeypatch) -> None:
+    path = str(real_trace(RESNET))
     whole = load_trace(path)
-    monkeypatch.setattr(kineto, "CHUNK_BYTES", 4096)
+    sizes = _small_window(monkeypatch)
     chunked = load_trace(path)
     assert chunked.stats["chunking"] == "guessed"
     _same_model(whole, chunked)
+    assert chunked.metadata == whole.metadata and chunked.metadata["deviceProperties"]
+    # The document (35 MB) was never held: the window stayed within a chunk, the reserve and a few blocks.
+    assert len(gzip.decompress(real_trace(RESNET).read_bytes())) > 30 << 20 and max(sizes) < 96 << 10
 
 
 def test_a_wrong_guess_falls_back_to_exact_chunks(tmp_path: Path, monkeypatch) -> None:
-    from profscope.tb_plugin.ingest import kineto
+    from profscope.tb_plugin.ingest import chunks, reader
 
     # Arguments holding a list of objects look like event boundaries ("},\n{") to the guesser.
     nested = [{"k": i} for i in range(50)]
     events = [x(f"op{i}", i * 10, 5, args={"External id": i, "objs": nested}) for i in range(200)]
     events.append({"ph": "C", "name": "mem", "pid": 1, "tid": 1, "ts": 3, "args": {"used": 7}})
+    # What follows the events also has such lists: the end of the array is found by the structure scan.
+    doc = trace(events, deviceProperties=[{"id": 0}, {"id": 1}], distributedInfo={"rank": 0})
+    doc["after"] = [{"a": [1, {"b": "}, {"}]}, {"c": "\\"}]
     path = tmp_path / "t.json"
-    path.write_text(json.dumps(trace(events), indent=1))
+    path.write_text(json.dumps(doc, indent=1))
     exact = load_trace(str(path))
-    monkeypatch.setattr(kineto, "CHUNK_BYTES", 300)
+    monkeypatch.setattr(chunks, "CHUNK_BYTES", 300)
+    monkeypatch.setattr(chunks, "RESERVE_BYTES", 200)
+    monkeypatch.setattr(reader, "BLOCK_BYTES", 1000)
     guessed = load_trace(str(path))
     assert guessed.stats["chunking"] == "exact"
     _same_model(exact, guessed)
     assert list(guessed.counters.value) == [7.0]
+    assert guessed.metadata["after"] == doc["after"] and guessed.metadata["distributedInfo"] == {"rank": 0}
 
 
-@pytest.mark.parametrize("arrays_via", ["shared file", "pipe"])
+def test_the_structure_scan_reads_strings_and_escapes() -> None:
+    from profscope.tb_plugin.ingest.chunks import scan_structure
+
+    events = [{"name": 'a"}, {"b', "args": {"s": "\\", "t": "q\\\"}]"}}, {"name": "c", "args": {"l": [{"x": 1}]}}]
+    text = bytearray(json.dumps(events).encode())
+    first_comma = len(json.dumps(events[0])) + 1
+    assert scan_structure(text, 1, target=2) == ("separator", first_comma)
+    assert scan_structure(text, 1, target=first_comma + 1) == ("close", len(text) - 1)
+    assert scan_structure(text[:-1], 1, target=first_comma + 1) is None  # not closed yet: more input needed
+
+
+@pytest.mark.parametrize("arrays_via", ["shared files", "pipe"])
 def test_two_process_decode_gives_the_same_model(monkeypatch, tmp_path, arrays_via: str) -> None:
-    from profscope.tb_plugin.ingest import kineto, parallel
+    from profscope.tb_plugin.ingest import chunks, parallel
 
     spill_folder = tmp_path / "spill"
     spill_folder.mkdir()
-    spilled: list[str] = []
-    mapped: list[str] = []
+    prefixes: list[str] = []
+    unspilled: list[str] = []
     unspill = parallel._unspill
 
-    def spill_path():
+    def spill_prefix():
         if arrays_via == "pipe":
             return None  # as when no folder is writable: the child pickles its arrays
-        spilled.append(str(spill_folder / f"columns-{len(spilled)}"))
-        return spilled[-1]
+        prefixes.append(str(spill_folder / f"columns-{len(prefixes)}"))
+        return prefixes[-1]
 
-    for relative in ("kineto_resnet50/resnet50_num_workers_0/worker0.1623143089861.pt.trace.json.gz",
-                     "torch213/transformer_infer/worker0.1795303443272268206.pt.trace.json.gz",
+    for relative in (RESNET, "torch213/transformer_infer/worker0.1795303443272268206.pt.trace.json.gz",
                      "hta/nccl_parser_config/nccl_data.json.gz"):
         path = str(real_trace(relative))
         one = load_trace(path)
         monkeypatch.setattr(parallel, "MIN_PARALLEL_BYTES", 0)
-        monkeypatch.setattr(kineto, "CHUNK_BYTES", 1 << 16)
-        monkeypatch.setattr(parallel, "_spill_path", spill_path)
-        monkeypatch.setattr(parallel, "_unspill", lambda file: mapped.append(file) or unspill(file))
+        monkeypatch.setattr(chunks, "CHUNK_BYTES", 1 << 16)
+        monkeypatch.setattr(parallel, "_spill_prefix", spill_prefix)
+        monkeypatch.setattr(parallel, "_unspill", lambda paths: unspilled.extend(paths) or unspill(paths))
         two = load_trace(path, parallel=True)
         monkeypatch.undo()
-        assert two.stats["chunking"] in ("guessed, two processes", "exact"), relative
+        assert two.stats["chunking"] == one.stats["chunking"] + ", two processes", relative
         _same_model(one, two)
         assert [(t.process_name, t.thread_name) for t in one.tracks] == [(t.process_name, t.thread_name)
                                                                        for t in two.tracks]
         assert np.array_equal(one.links.op, two.links.op) and np.array_equal(one.steps.start, two.steps.start)
-    assert len(spilled) == (3 if arrays_via == "shared file" else 0)
-    if arrays_via == "shared file":  # the arrays really came through the file (when two processes decoded)
-        assert mapped and set(mapped) <= set(spilled)
+        assert np.array_equal(one.instants.event_id, two.instants.event_id) and one.stats == {
+            **two.stats, "chunking": one.stats["chunking"]}
+    assert len(prefixes) == (3 if arrays_via == "shared files" else 0)
+    if arrays_via == "shared files":  # the arrays really came through the files
+        assert unspilled and all(path.startswith(tuple(prefixes)) for path in unspilled)
     assert list(spill_folder.iterdir()) == []  # every shared file is removed once mapped
 
 
-def test_a_mapped_plain_file_gives_the_same_model_and_clean_errors(monkeypatch, tmp_path) -> None:
-    """Large plain files are memory-mapped where the parse may run in its own process (parallel=True)."""
-    import gzip as gzip_module
-    import mmap
+def test_a_wrong_guess_with_two_processes_starts_again_in_one(tmp_path: Path, monkeypatch) -> None:
+    from profscope.tb_plugin.ingest import chunks, load_trace_stream, parallel, reader
 
-    from profscope.tb_plugin.ingest import TraceLoadError, parallel, reader
+    nested = [{"k": i} for i in range(50)]
+    events = [x(f"op{i}", i * 10, 5, args={"External id": i, "objs": nested}) for i in range(400)]
+    path = write(tmp_path / "t.json", trace(events))
+    one = load_trace(str(path))
+    monkeypatch.setattr(parallel, "MIN_PARALLEL_BYTES", 0)
+    monkeypatch.setattr(chunks, "CHUNK_BYTES", 3000)
+    monkeypatch.setattr(chunks, "RESERVE_BYTES", 1000)
+    monkeypatch.setattr(reader, "BLOCK_BYTES", 4000)
+    opened = []
+    two = load_trace_stream(lambda: opened.append(1) or open(path, "rb"), path.name, parallel=True)
+    assert len(opened) == 2 and two.stats["chunking"] == "exact"  # the one-process path, from a fresh stream
+    _same_model(one, two)
+
+
+def test_a_plain_file_streams_with_clean_errors(monkeypatch, tmp_path) -> None:
+    from profscope.tb_plugin.ingest import TraceLoadError, parallel
 
     plain = tmp_path / "worker0.1.pt.trace.json"
-    plain.write_bytes(gzip_module.decompress(real_trace(
-        "kineto_resnet50/resnet50_num_workers_0/worker0.1623143089861.pt.trace.json.gz").read_bytes()))
-    expected = load_trace(str(plain))
-    monkeypatch.setattr(reader, "MAP_MIN_BYTES", 0)
+    plain.write_bytes(gzip.decompress(real_trace(RESNET).read_bytes()))
+    expected = load_trace(str(real_trace(RESNET)))
+    sizes = _small_window(monkeypatch)
     monkeypatch.setattr(parallel, "MIN_PARALLEL_BYTES", 0)
-    with open(plain, "rb") as stream:
-        assert isinstance(reader.read_trace_bytes(lambda: stream, map_plain=True), mmap.mmap)
-    mapped = load_trace(str(plain), parallel=True)
-    _same_model(expected, mapped)
-    # The private mapping's writes (brackets around chunks) never reach the file.
-    assert plain.read_bytes() == gzip_module.decompress(real_trace(
-        "kineto_resnet50/resnet50_num_workers_0/worker0.1623143089861.pt.trace.json.gz").read_bytes())
+    _same_model(expected, load_trace(str(plain)))
+    _same_model(expected, load_trace(str(plain), parallel=True))
+    assert max(sizes) < 96 << 10
 
     truncated = tmp_path / "truncated.pt.trace.json"
     truncated.write_bytes(plain.read_bytes()[: plain.stat().st_size // 2])
-    with pytest.raises(TraceLoadError):
+    with pytest.raises(TraceLoadError, match="truncated"):
         load_trace(str(truncated), parallel=True)
     empty = tmp_path / "empty.pt.trace.json"
     empty.write_bytes(b"")

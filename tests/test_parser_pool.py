@@ -201,6 +201,9 @@ def test_footprint_estimates_from_the_gzip_trailer() -> None:
     # A small file whose ratio is low cannot have wrapped.
     assert footprint.gzip_inflated_size(1 * mb, 3 * mb) == 3 * mb
     assert footprint.estimate_file_parse_bytes(100, gzipped=False) == footprint.BASE_BYTES + 250
+    # Beyond what may be decoded whole, the file is streamed: a byte of JSON costs less.
+    whole = footprint.WHOLE_DOCUMENT_MAX_BYTES
+    assert footprint.estimate_parse_bytes(whole + 1000) == footprint.BASE_BYTES + int(whole * 2.5) + 1000
 
 
 @pytest.fixture

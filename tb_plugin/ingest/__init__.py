@@ -10,22 +10,23 @@ from __future__ import annotations
 
 import os
 import posixpath
-from typing import BinaryIO, Callable, Optional, Sequence
+from typing import BinaryIO, Callable, Iterator, Optional, Sequence
 
 from ..layout import parse_torch_trace_name, parse_writer_trace_name
 from ..model.build import build_model
 from ..model.trace_model import TraceModel
 from . import mindspore, mindspore_memory, paddle
-from .detect import HEAD_BYTES, MINDSPORE, PADDLE, decide_framework, detect_framework, evidence_of
-from .kineto import RawColumns, TraceFormatError, read_kineto
+from .chunks import EventChunks, open_events
+from .detect import MINDSPORE, PADDLE, decide_framework, detect_framework, evidence_of
+from .kineto import RawColumns, TraceFormatError, decode_events
 from .parallel import read_kineto_parallel
+from .reader import TraceReadError, iter_blocks
 from .trace_metadata import checked_metadata
-from .reader import TraceBuffer, TraceReadError, read_trace_bytes
 
 __all__ = ["TraceLoadError", "framework_of_trace", "load_trace", "load_trace_stream", "read_companions"]
 
-# Share of the progress bar for each stage of a load.
-_READ_SHARE, _DECODE_SHARE = 0.15, 0.75
+# Share of the progress bar for reading and decoding (they go together: the file is streamed); the model build is the rest.
+_DECODE_SHARE = 0.9
 
 
 class TraceLoadError(Exception):
@@ -62,13 +63,22 @@ def load_trace_stream(
     opener: Callable[[], BinaryIO], filename: str = "", progress: Optional[Callable[[float], None]] = None,
     parallel: bool = False, companions: Optional[dict[str, bytes]] = None,
 ) -> TraceModel:
+    """Parse the trace ``opener`` opens (called once, or again if a two-process decode has to start over).
+
+    The file is streamed (``reader.iter_blocks`` → ``chunks.EventChunks``): memory follows the model, not the file.
+    """
     report = progress or (lambda fraction: None)
+    opened: list[EventChunks] = []
+
+    def open_chunks() -> EventChunks:
+        chunks = open_events(_blocks(opener, (lambda f: report(_DECODE_SHARE * f)) if not opened else None))
+        opened.append(chunks)
+        return chunks
+
     try:
-        # Mapped only where the parse may run in its own process (see reader.py: SIGBUS on truncation).
-        data = read_trace_bytes(opener, progress=lambda f: report(_READ_SHARE * f), map_plain=parallel)
-        decode_progress = lambda f: report(_READ_SHARE + _DECODE_SHARE * f)  # noqa: E731
-        framework, raw = _decode(data, filename, decode_progress, parallel)
-        del data
+        chunks = open_chunks()
+        framework, raw = _decode(chunks, filename, open_chunks, parallel)
+        del chunks, opened[:]
         if framework == MINDSPORE:
             mindspore.normalise(raw)
             _add_memory_record(raw, companions or {})
@@ -87,6 +97,12 @@ def load_trace_stream(
     return model
 
 
+def _blocks(opener: Callable[[], BinaryIO], progress: Optional[Callable[[float], None]]) -> Iterator[bytes]:
+    """The decompressed blocks of the file ``opener`` opens; the file is closed when they end (or are dropped)."""
+    with opener() as stream:
+        yield from iter_blocks(stream, progress=progress)
+
+
 def _add_memory_record(raw: RawColumns, companions: dict[str, bytes]) -> None:
     """A MindSpore span's memory record as memory events; a bad record is a note, never the span's failure."""
     name = mindspore_memory.record_name_for(list(companions))
@@ -98,26 +114,31 @@ def _add_memory_record(raw: RawColumns, companions: dict[str, bytes]) -> None:
         raw.stats.setdefault("notes", []).append(f"{name} was not used: {exc}")
 
 
-def _decode(data: TraceBuffer, filename: str, progress: Optional[Callable[[float], None]] = None,
+def _decode(chunks: EventChunks, filename: str, reopen: Callable[[], EventChunks],
             parallel: bool = False) -> tuple[str, RawColumns]:
     """The framework and the decoded columns of a document (Paddle's already normalised).
 
     The writer's file name says the framework. Otherwise the first bytes give a guess, which chooses how
     the events are decoded (Paddle keeps its sub-µs starts), and the whole decoded document decides
     (``detect.decide_framework``): a trace whose telling keys or events lie far from its start is
-    read as what it is. A Paddle trace that only its decoded events revealed is decoded once more.
+    read as what it is. A Paddle trace that only its decoded events revealed is decoded once more
+    (``reopen`` streams the file again).
     """
     # "<worker>.<ts>.pt.trace.json" also fits the writer's pattern (framework "pt"): torch's name wins.
     writer = None if parse_torch_trace_name(filename) else parse_writer_trace_name(filename)
     named = writer.framework if writer is not None and writer.framework else None
-    guess = named or detect_framework(memoryview(data)[:HEAD_BYTES].tobytes(), filename)
+    guess = named or detect_framework(chunks.head, filename)
     if guess == PADDLE:
-        raw = read_kineto(data, progress, precise_start=True)
+        raw = decode_events(chunks, precise_start=True)
+    elif parallel:
+        reuse = [chunks]
+        raw = read_kineto_parallel(lambda: reuse.pop() if reuse else reopen())
     else:
-        raw = (read_kineto_parallel if parallel else read_kineto)(data, progress)
+        raw = decode_events(chunks)
     framework = named or decide_framework(guess, evidence_of(raw), filename)
     if framework == PADDLE and guess != PADDLE:
-        raw = read_kineto(data, None, precise_start=True)
+        del raw
+        raw = decode_events(reopen(), precise_start=True)
     if framework == PADDLE:
         paddle.normalise(raw)
     return framework, raw
@@ -126,9 +147,12 @@ def _decode(data: TraceBuffer, filename: str, progress: Optional[Callable[[float
 def framework_of_trace(opener: Callable[[], BinaryIO], filename: str = "") -> str:
     """The framework that wrote a trace file, decided as ``load_trace`` decides it (``profscope import``
     records it in the span's file name, which the loader then trusts)."""
+
+    def reopen() -> EventChunks:
+        return open_events(_blocks(opener, None))
+
     try:
-        data = read_trace_bytes(opener)
-        framework, _raw = _decode(data, filename)
+        framework, _raw = _decode(reopen(), filename, reopen)
     except (TraceReadError, TraceFormatError) as exc:
         raise TraceLoadError(str(exc)) from exc
     except RecursionError as exc:

@@ -4,19 +4,26 @@ The parser pool (``parser_pool.py``) admits parses while the sum of their estima
 memory budget; ``estimate_parse_bytes`` is the one estimate it uses. It errs on the high side: a
 high estimate only makes a parse wait for others to finish, a low one can run a machine out of memory.
 
-Figures behind it: a parse holds the inflated JSON (or maps a plain file) and builds columns and a
-model beside it; a 10-million-event trace (4.7 GB of JSON) peaked at 10.9 GB in one parser process,
-about 2.3x its JSON. Trace JSON compresses 9-30x with gzip (the traces of ``tests/data``).
+Figures behind it: the file is streamed (``reader.iter_blocks`` → ``chunks.EventChunks``), so a parse
+holds the columns being built and the model, about 250 bytes per event, or about 0.5x its JSON (a
+10-million-event trace, 4.7 GB of JSON: 2.6 GB for the whole TensorBoard process tree at its peak,
+``bench/bench_e2e.py``); ``BYTES_PER_JSON_BYTE`` is twice that. A document whose events do not
+start near its beginning is decoded whole, up to ``chunks.WHOLE_DOCUMENT_MAX_BYTES``: that part is
+counted as before streaming (a whole document peaked at about 2.3x its JSON). Trace JSON compresses
+9-30x with gzip (the traces of ``tests/data``).
 """
 
 from __future__ import annotations
 
 from typing import Optional
 
+from .chunks import WHOLE_DOCUMENT_MAX_BYTES
+
 # What a parser process holds besides the trace (interpreter, numpy, msgspec).
 BASE_BYTES = 200 << 20
-# Peak memory of a parse per byte of JSON.
-BYTES_PER_JSON_BYTE = 2.5
+# Peak memory of a streamed parse per byte of JSON, and of a document decoded whole.
+BYTES_PER_JSON_BYTE = 1.0
+WHOLE_BYTES_PER_JSON_BYTE = 2.5
 # Inflated size per gzip byte assumed when the gzip trailer cannot be read.
 ASSUMED_GZIP_RATIO = 20
 # The gzip trailer holds the inflated size modulo 4 GiB; a wrap is counted while the ratio it gives
@@ -38,7 +45,8 @@ def gzip_inflated_size(file_size: int, trailer_size: Optional[int]) -> int:
 
 def estimate_parse_bytes(json_bytes: int) -> int:
     """Peak memory of parsing a trace of ``json_bytes`` bytes of (inflated) JSON, in bytes."""
-    return BASE_BYTES + int(json_bytes * BYTES_PER_JSON_BYTE)
+    whole = min(json_bytes, WHOLE_DOCUMENT_MAX_BYTES)  # what may have to be decoded whole (see the module's doc)
+    return BASE_BYTES + int(whole * WHOLE_BYTES_PER_JSON_BYTE + (json_bytes - whole) * BYTES_PER_JSON_BYTE)
 
 
 def estimate_file_parse_bytes(file_size: int, gzipped: bool, trailer_size: Optional[int] = None) -> int:

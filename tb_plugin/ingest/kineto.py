@@ -11,10 +11,10 @@ than ``traceEvents`` (``deviceProperties``, ``distributedInfo``, ``baseTimeNanos
 ...) are kept as metadata.
 
 How, and why this way: decoding a large trace into Python dicts costs several times the
-file size in memory and most of the load time. Instead a first pass only finds where
-each event's bytes are (``msgspec.Raw``, no copy), then the events are decoded in
-chunks into typed ``msgspec`` structs and turned into numpy columns right away, so at
-most one chunk of Python objects is alive at a time.
+file size in memory and most of the load time. Instead the document is read as a stream and
+cut into chunks of whole events on a moving window (``chunks.py``); each chunk is decoded in
+place into typed ``msgspec`` structs and turned into numpy columns right away, so at most one
+chunk of the document and of its Python objects is alive at a time.
 """
 
 from __future__ import annotations
@@ -31,16 +31,11 @@ import numpy as np
 from msgspec import Raw
 
 from . import begin_end
-from .reader import TraceBuffer
+from .chunks import Chunk, EventChunks, TraceFormatError, open_events
 from .interning import NO_STRING, OptionalStrings, RawJsonStrings, ScalarKeys, StringTable
 
-CHUNK_EVENTS = 50_000
 _EMPTY_RAW = Raw(b"")
 _NAN = math.nan
-
-
-class TraceFormatError(Exception):
-    """The file is JSON but not a trace we can read, or it is not valid JSON."""
 
 
 class _Args(msgspec.Struct, frozen=True, gc=False):
@@ -132,7 +127,6 @@ _LENIENT_EVENT = msgspec.json.Decoder(_LenientEvent)
 # A UTF-16 surrogate escape (JSON text can spell a lone one, which no decoder accepts).
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 _RAW_LIST = msgspec.json.Decoder(list[Raw])
-_RAW_OBJECT = msgspec.json.Decoder(dict[str, Raw])
 
 # Synchronisation on the device (Kineto's CUDA_SYNC; an Ascend task waiting on or recording an event or
 # notify, see ingest/ascend_layers.py): device activity that computes nothing.
@@ -177,11 +171,31 @@ class RawColumns:
     meta_events: list[tuple[str, int, int, Any]] = field(default_factory=list)
     # Flow ids that were strings, by their (negative) number: flow_id = -2 - index.
     flow_id_strings: list[str] = field(default_factory=list)
+    # Per decoded chunk: (number of its first event as numbered here, its number of events). With two
+    # decoding processes each numbers its own chunks; parallel.merge renumbers them in file order.
+    chunk_events: dict[int, tuple[int, int]] = field(default_factory=dict)
+    # Per decoded chunk: how many strings were interned before it (those after, up to the next chunk's, are its own
+    # new strings): the merge interns them in file order, so that string ids come out as one process gives them.
+    chunk_strings: dict[int, int] = field(default_factory=dict)
+    # The chunk each part of a table (one ``add``) and each metadata event came from (file order on merge).
+    part_chunks: dict[str, list[int]] = field(default_factory=dict)
+    meta_chunks: list[int] = field(default_factory=list)
+    chunk: int = 0  # the chunk being decoded
+
+    def begin_chunk(self, index: int, first_event: int, events: int) -> None:
+        self.chunk = index
+        self.chunk_events[index] = (first_event, events)
+        self.chunk_strings[index] = len(self.strings.strings)
 
     def add(self, table: str, **columns: np.ndarray) -> None:
         store = self.parts.setdefault(table, {})
         for key, values in columns.items():
             store.setdefault(key, []).append(values)
+        self.part_chunks.setdefault(table, []).append(self.chunk)
+
+    def add_meta(self, kind: str, pid: int, tid: int, args: Any) -> None:
+        self.meta_events.append((kind, pid, tid, args))
+        self.meta_chunks.append(self.chunk)
 
     def column(self, table: str, key: str, dtype: Any) -> np.ndarray:
         chunks = self.parts.get(table, {}).get(key, [])
@@ -321,139 +335,7 @@ def _address(buffer: Any) -> int:
     return int(np.frombuffer(buffer, dtype=np.uint8).ctypes.data) if len(buffer) else 0
 
 
-def _events_region(data: TraceBuffer, quick: bool = True) -> tuple[int, int, dict[str, Any]]:
-    """Byte range inside the events array (after its '[', up to its ']') and the top-level metadata.
-
-    ``quick`` first tries to find the array without reading through it (see
-    ``_events_region_by_key``); the caller retries with ``quick=False`` if that guess fails.
-    """
-    start = 0
-    while start < len(data) and data[start] in b" \t\r\n\xef\xbb\xbf":
-        start += 1
-    if start >= len(data):
-        raise TraceFormatError("the file is empty")
-    if data[start : start + 1] == b"[":  # a bare array of events
-        end = len(data)
-        while end > start and data[end - 1] in b" \t\r\n":
-            end -= 1
-        if end - start < 2 or data[end - 1 : end] != b"]":
-            raise TraceFormatError("invalid JSON: the array of events is not closed (truncated file?)")
-        return start + 1, end - 1, {}
-    if data[start : start + 1] != b"{":
-        raise TraceFormatError("not a JSON trace: it does not start with '{' or '['")
-    found = _events_region_by_key(data, start) if quick else None
-    if found is not None:
-        return found
-    try:
-        top = _RAW_OBJECT.decode(data)
-    except msgspec.DecodeError as exc:
-        raise TraceFormatError(f"invalid JSON: {exc}") from exc
-    events_raw = top.pop("traceEvents", None)
-    if events_raw is None:
-        raise TraceFormatError("not a trace: the JSON object has no 'traceEvents'")
-    if bytes(memoryview(events_raw)[:1]) != b"[":
-        raise TraceFormatError("not a trace: 'traceEvents' is not a list")
-    metadata: dict[str, Any] = {}
-    for key, raw in top.items():
-        if len(raw) <= 1 << 20:  # keep small top-level values; huge unknown blobs are skipped
-            metadata[key] = msgspec.json.decode(raw)
-    offset = _address(events_raw) - _address(data)
-    return offset + 1, offset + len(events_raw) - 1, metadata
-
-
-_EVENTS_KEY = re.compile(rb'"traceEvents"\s*:\s*\[')
-# How far from the end, and how many closing brackets, the quick path looks for the events'
-# end before leaving it to the exact path (what follows the events is a few small keys).
-_TAIL_BYTES = 1 << 20
-_TAIL_ATTEMPTS = 1000
-
-
-def _events_region_by_key(data: TraceBuffer, start: int) -> Optional[tuple[int, int, dict[str, Any]]]:
-    """Find the events array without reading through it: the ``"traceEvents"`` key, and its
-    closing bracket searched back from the end. Everything around it must decode as the rest
-    of the top-level object, else None (and the caller reads the whole document instead).
-    The array's own content is validated when its chunks are decoded."""
-    head = _EVENTS_KEY.search(data, start, min(len(data), start + (64 << 20)))
-    if head is None:
-        return None
-    before = bytes(memoryview(data)[start : head.start()]).rstrip()
-    events_start = head.end()
-    metadata: dict[str, Any] = {}
-    try:
-        if before != b"{":
-            if not before.endswith(b","):
-                return None
-            metadata.update(msgspec.json.decode(before[:-1] + b"}"))
-        # The array ends at the last ']' whose tail closes the object (other keys may follow):
-        # candidates are tried from the end of the file (a forward scan of the tail cost ~0.5 s per GB).
-        search_from = max(events_start, len(data) - _TAIL_BYTES)
-        found = data.rfind(b"]", search_from)
-        tail_start = found if found >= 0 else None
-        for _attempt in range(_TAIL_ATTEMPTS):
-            if tail_start is None:
-                break
-            tail = bytes(memoryview(data)[tail_start + 1 :]).strip()
-            try:
-                rest = msgspec.json.decode(b"{" + tail[1:]) if tail.startswith(b",") else (
-                    {} if tail == b"}" else None)
-            except msgspec.DecodeError:
-                rest = None
-            if isinstance(rest, dict):
-                metadata.update(rest)
-                return events_start, tail_start, metadata
-            earlier = data.rfind(b"]", search_from, tail_start)
-            tail_start = earlier if earlier >= events_start else None
-    except (msgspec.DecodeError, TypeError, ValueError):
-        return None
-    return None
-
-
-# Between two events: a closing brace, a comma and the next opening brace. Strings cannot hold
-# raw newlines, so a match is either between events or inside a nested value; a chunk cut at the
-# wrong place cannot be balanced JSON, so its decode fails and the exact path takes over.
-_EVENT_SEPARATOR = re.compile(rb"\}\s*,\s*\{")
-CHUNK_BYTES = 8 << 20
-
-
-class _BadSplit(Exception):
-    """A guessed chunk boundary was not between two events."""
-
-
-def _guessed_chunks(data: TraceBuffer, start: int, end: int, chunk_bytes: Optional[int] = None) -> list[tuple[int, int]]:
-    """Chunk byte ranges cut at separators found near every ``chunk_bytes``."""
-    chunk_bytes = chunk_bytes or CHUNK_BYTES
-    chunks: list[tuple[int, int]] = []
-    a = start
-    while a < end:
-        if a + chunk_bytes >= end:
-            chunks.append((a, end))
-            break
-        m = _EVENT_SEPARATOR.search(data, a + chunk_bytes, end)
-        if m is None:
-            chunks.append((a, end))
-            break
-        chunks.append((a, m.start() + 1))
-        a = m.end() - 1
-    return chunks
-
-
-def _exact_chunks(data: TraceBuffer, start: int, end: int) -> list[tuple[int, int]]:
-    """Chunk byte ranges from every event's exact position (a full skim of the events)."""
-    try:
-        raws = _RAW_LIST.decode(memoryview(data)[start - 1 : end + 1])
-    except msgspec.DecodeError as exc:
-        raise TraceFormatError(f"invalid JSON: {exc}") from exc
-    except msgspec.ValidationError as exc:
-        raise TraceFormatError(f"not a trace: 'traceEvents' is not a list ({exc})") from exc
-    base = _address(data)
-    chunks = []
-    for first in range(0, len(raws), CHUNK_EVENTS):
-        last = min(first + CHUNK_EVENTS, len(raws)) - 1
-        chunks.append((_address(raws[first]) - base, _address(raws[last]) - base + len(raws[last])))
-    return chunks
-
-
-def _with_brackets(data: TraceBuffer, a: int, b: int, decode: Callable[[memoryview], Any]) -> Any:
+def _with_brackets(data: bytearray, a: int, b: int, decode: Callable[[memoryview], Any]) -> Any:
     """Decode data[a:b] (events separated by commas) as a JSON array, in place, without a copy.
 
     The byte before ``a`` (a comma, the array's bracket or white space) and the byte at ``b``
@@ -469,16 +351,43 @@ def _with_brackets(data: TraceBuffer, a: int, b: int, decode: Callable[[memoryvi
 
 
 def _decode_events(view: memoryview) -> list[Any]:
+    # Decode errors are copied without their traceback (``_detached``): a traceback holds frames that hold
+    # ``view``, an export of the streaming window, which could then not grow or shrink until the next
+    # garbage collection.
+    failure: Optional[Exception] = None
     try:
         return _STRICT_DECODER.decode(view)
     except msgspec.ValidationError:
         pass
     except (msgspec.DecodeError, UnicodeDecodeError) as exc:
-        return _decode_one_by_one(view, exc)
+        failure = _detached(exc)
+    if failure is None:
+        try:
+            return _lenient_events(_LENIENT_DECODER.decode(view))
+        except (msgspec.DecodeError, UnicodeDecodeError) as exc:  # a ValidationError is a DecodeError
+            failure = _detached(exc)
+    events = _decode_one_by_one(view)
+    if events is None:
+        try:
+            raise failure
+        finally:
+            del failure, view  # no cycle through this frame (failure → traceback → frame → failure)
+    return events
+
+
+def _detached(exc: Exception) -> Exception:
+    """A copy of a decode error without traceback or context."""
+    if isinstance(exc, UnicodeDecodeError):
+        return UnicodeDecodeError(exc.encoding, bytes(exc.object[exc.start : exc.end]), 0, exc.end - exc.start,
+                                  exc.reason)
+    return type(exc)(str(exc))
+
+
+def _raw_events(view: memoryview) -> Optional[list[Raw]]:
     try:
-        return _lenient_events(_LENIENT_DECODER.decode(view))
-    except (msgspec.DecodeError, UnicodeDecodeError) as exc:  # a ValidationError is a DecodeError
-        return _decode_one_by_one(view, exc)
+        return _RAW_LIST.decode(view)
+    except (msgspec.DecodeError, UnicodeDecodeError):
+        return None
 
 
 class _EventsDecodedAlone(list):  # type: ignore[type-arg]
@@ -488,15 +397,14 @@ class _EventsDecodedAlone(list):  # type: ignore[type-arg]
     first_problem: Optional[int] = None  # byte offset in the decoded view
 
 
-def _decode_one_by_one(view: memoryview, error: Exception) -> list[Any]:
+def _decode_one_by_one(view: memoryview) -> Optional[list[Any]]:
     """Last resort for a chunk holding a value no decoder takes (text that is not UTF-8, a lone surrogate
     escape, a number beyond any float): each event on its own. Text is repaired (invalid bytes become
-    U+FFFD); an event still unreadable is dropped (phase ``?invalid``, counted). Raises ``error`` when the
-    chunk is not a list of JSON values at all (a wrong chunk boundary, a truncated file)."""
-    try:
-        raws = _RAW_LIST.decode(view)
-    except (msgspec.DecodeError, UnicodeDecodeError):
-        raise error from None
+    U+FFFD); an event still unreadable is dropped (phase ``?invalid``, counted). None when the chunk is
+    not a list of JSON values at all (a wrong chunk boundary, a truncated file)."""
+    raws = _raw_events(view)
+    if raws is None:
+        return None
     out = _EventsDecodedAlone()
     base = _address(view)
     for raw in raws:
@@ -610,6 +518,9 @@ class _ChunkReader:
         self._category_kind: dict[int, int] = {}
         # Operator names whose slices can carry collective arguments (decided once per name).
         self._collective_name: dict[int, bool] = {}
+        # Events decoded one by one (kineto._decode_one_by_one): texts repaired, the first problem's byte.
+        self.repaired_text = 0
+        self.first_problem: Optional[int] = None
 
     def _kinds_of(self, cats: np.ndarray) -> np.ndarray:
         """Per slice: 0 other, 1 operator (shapes, stacks), 2 Python frame, 3 device activity."""
@@ -691,7 +602,9 @@ class _ChunkReader:
             self._read_flows(_take(events, rows), rows, cats, pids, tids, ts, phase_ids)
         for row in np.flatnonzero(phase_class == _PHASE_META).tolist():
             ev = events[row]
-            self.out.meta_events.append((ev.name, int(pids[row]), int(tids[row]), ev.args))
+            args = ev.args  # only what model.build reads: raw fields would hold the decoder's window
+            self.out.add_meta(ev.name, int(pids[row]), int(tids[row]),
+                              _Args(name=args.name, labels=args.labels, sort_index=args.sort_index))
 
     def _read_slices(self, evs: Sequence[Any], rows: np.ndarray, event_id: np.ndarray, names: np.ndarray,
                      cats: np.ndarray, pids: np.ndarray, tids: np.ndarray, ts: np.ndarray, dur: np.ndarray) -> None:
@@ -836,70 +749,105 @@ def _decode_problem(exc: Exception) -> str:
     return str(exc)
 
 
-def read_kineto(data: TraceBuffer, progress: Optional[Callable[[float], None]] = None,
+def read_kineto(data: Union[bytes, bytearray, memoryview], progress: Optional[Callable[[float], None]] = None,
                 precise_start: bool = False) -> RawColumns:
-    """Decode a Chrome-trace JSON document (already decompressed) into raw columns.
+    """Decode a Chrome-trace JSON document held in memory (already decompressed) into raw columns.
 
     ``precise_start`` also keeps Paddle's ``args.start_time`` of each slice (column ``relative_start_us``).
     """
-    start, end, metadata = _events_region(data)
-    try:
-        raw = _read_chunks(data, _guessed_chunks(data, start, end), metadata, progress, guessed=True,
-                           precise_start=precise_start)
-    except _BadSplit:
-        # A guessed boundary (a chunk cut or the array's end) was wrong: read the document exactly.
-        start, end, metadata = _events_region(data, quick=False)
-        raw = _read_chunks(data, _exact_chunks(data, start, end), metadata, progress, guessed=False,
-                           precise_start=precise_start)
-    begin_end.pair(raw)  # B/E pairs may straddle chunks: paired once the whole document is read
+    raw = decode_events(open_events(iter([data])), precise_start=precise_start)
+    if progress:
+        progress(1.0)
     return raw
 
 
-def _read_chunks(data: TraceBuffer, chunks: list[tuple[int, int]], metadata: dict[str, Any],
-                 progress: Optional[Callable[[float], None]], guessed: bool, precise_start: bool = False) -> RawColumns:
-    out = RawColumns(strings=StringTable(), metadata=metadata, stats={})
+def decode_events(chunks: EventChunks, precise_start: bool = False) -> RawColumns:
+    """Every chunk of a document's events decoded in this process, B/E pairs made (see ``begin_end``).
+
+    A chunk whose guessed cut does not decode is cut again exactly (``EventChunks.exact_chunk``);
+    one that still does not decode is invalid JSON.
+    """
+    out = new_columns()
     reader = _ChunkReader(out, precise_start)
-    total_bytes = max(sum(b - a for a, b in chunks), 1)
-    done_bytes = 0
     first = 0
-    repaired_text, first_problem = 0, None
-    for a, b in chunks:
-        try:
-            events = _with_brackets(data, a, b, _decode_events)
-        except (msgspec.DecodeError, UnicodeDecodeError) as exc:
-            if guessed:
-                raise _BadSplit() from exc
-            raise TraceFormatError(f"invalid event near byte {a} of the JSON: {_decode_problem(exc)}") from exc
-        if isinstance(events, _EventsDecodedAlone):
-            repaired_text += events.repaired_text
-            if events.first_problem is not None and first_problem is None:
-                first_problem = a - 1 + events.first_problem
-        reader.read(events, first)
-        rows = np.flatnonzero(reader.last_phase_class == _PHASE_COUNTER)
-        if len(rows):
-            raw_events = _with_brackets(data, a, b, _RAW_LIST.decode)
-            ts = reader.last_ts
-            pids = reader.scalars.ids(map(_get_pid, events), len(events))
-            names = out.strings.ids(map(_get_name, events), len(events))
-            _read_counters(raw_events, rows, out, ts, pids, names, first)
-        first += len(events)
-        del events
-        done_bytes += b - a
-        if progress:
-            progress(done_bytes / total_bytes)
-    out.num_events = first
+    while (chunk := chunks.next_chunk()) is not None:
+        error = _decode_in_window(reader, chunks, chunk, first)
+        if isinstance(error, (msgspec.DecodeError, UnicodeDecodeError)) and chunk.guessed:
+            # (Only once the failed decode's frames are gone: they hold the window, which must be able to grow.)
+            chunk = chunks.exact_chunk()
+            error = _decode_in_window(reader, chunks, chunk, first)
+        if isinstance(error, Exception):
+            raise format_error(error, chunk.position) from error
+        first += error
+    finish_columns(out, reader, chunks, "exact" if chunks.exact_cuts else "guessed")
+    begin_end.pair(out)  # B/E pairs may straddle chunks: paired once the whole document is read
+    return out
+
+
+def new_columns() -> RawColumns:
+    return RawColumns(strings=StringTable(), metadata={}, stats={})
+
+
+def format_error(error: Exception, position: int) -> TraceFormatError:
+    """The user's message for a chunk, starting at byte ``position`` of the JSON, that does not decode."""
+    if isinstance(error, msgspec.ValidationError):
+        return TraceFormatError(f"invalid event near byte {position} of the JSON: {error}")
+    return TraceFormatError(f"invalid JSON near byte {position}: {_decode_problem(error)}")
+
+
+def _decode_in_window(reader: _ChunkReader, chunks: EventChunks, chunk: Chunk, first: int) -> Union[int, Exception]:
+    """``decode_chunk`` of ``chunk`` in the window, in place; the decode error is returned, not raised, so that
+    no frame of it outlives this call (they reference the window)."""
+    try:
+        return _with_brackets(chunks.buffer, chunk.start, chunk.end,
+                              lambda view: decode_chunk(reader, view, first, chunk.index, chunk.position))
+    except UnicodeDecodeError as exc:
+        return UnicodeDecodeError(exc.encoding, b"", 0, 0, exc.reason)
+    except msgspec.DecodeError as exc:
+        return type(exc)(str(exc))
+
+
+def decode_chunk(reader: _ChunkReader, view: memoryview, first: int, index: int, position: int = 0) -> int:
+    """Decode ``view`` (a JSON array of events: one chunk, numbered ``index``, whose first event is number
+    ``first``, the chunk starting at byte ``position`` of the JSON) into the reader's columns; returns its
+    number of events.
+
+    Raises ``msgspec.DecodeError`` (or ``UnicodeDecodeError``) before changing anything when the bytes are
+    not a JSON array.
+    """
+    events = _decode_events(view)
+    if isinstance(events, _EventsDecodedAlone):
+        reader.repaired_text += events.repaired_text
+        if events.first_problem is not None and reader.first_problem is None:
+            reader.first_problem = position - 1 + events.first_problem  # the view starts with its '['
+    out = reader.out
+    out.begin_chunk(index, first, len(events))
+    reader.read(events, first)
+    rows = np.flatnonzero(reader.last_phase_class == _PHASE_COUNTER)
+    if len(rows):
+        raw_events = _RAW_LIST.decode(view)
+        pids = reader.scalars.ids(map(_get_pid, events), len(events))
+        names = out.strings.ids(map(_get_name, events), len(events))
+        _read_counters(raw_events, rows, out, reader.last_ts, pids, names, first)
+    return len(events)
+
+
+def finish_columns(out: RawColumns, reader: _ChunkReader, chunks: Optional[EventChunks], chunking: str) -> None:
+    """Totals and parse statistics once every chunk of ``reader`` was decoded."""
+    out.num_events = sum(count for _first, count in out.chunk_events.values())
+    if chunks is not None:
+        out.metadata = chunks.metadata
     unknown_categories = {c: n for c, n in reader.category_counts.items() if c and c not in KNOWN_CATEGORIES}
     out.stats = {
-        "events": first,
+        "events": out.num_events,
         "phases": reader.phase_counts,
         "categories": reader.category_counts,
         "unknown_categories": unknown_categories,
         "skipped_phases": {p: n for p, n in reader.phase_counts.items() if p not in _PHASE_CLASS},
-        "chunking": "guessed" if guessed else "exact",
+        "chunking": chunking,
     }
-    if repaired_text:
-        out.stats["repaired_text"] = repaired_text
-    if first_problem is not None:
-        out.stats["first_problem_byte"] = first_problem
+    if reader.repaired_text:
+        out.stats["repaired_text"] = reader.repaired_text
+    if reader.first_problem is not None:
+        out.stats["first_problem_byte"] = reader.first_problem
     out.flow_id_strings = list(reader.string_flow_ids.strings)
-    return out

@@ -63,7 +63,13 @@ class Segments:
     @staticmethod
     def of(*interval_sets: Intervals) -> "Segments":
         parts = [a for s, e in interval_sets for a in (s, e)]
-        bounds = np.unique(np.concatenate(parts).astype(np.int64)) if parts else np.zeros(0, np.int64)
+        if not parts:
+            return Segments(np.zeros(0, np.int64))
+        # A sort and a neighbour comparison, not np.unique: numpy 2.4's hash-based unique of integers takes
+        # seconds once there are millions of distinct values (2 s for 1 M times, 43 s for 12 M; the sort: 0.1 s).
+        bounds = np.sort(np.concatenate(parts).astype(np.int64), kind="stable")
+        if len(bounds) > 1:
+            bounds = bounds[np.r_[True, bounds[1:] != bounds[:-1]]]
         return Segments(bounds)
 
     @property

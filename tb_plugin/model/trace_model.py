@@ -12,12 +12,42 @@ Nothing here keeps a Python object per event.
 from __future__ import annotations
 
 import dataclasses
+import threading
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 import numpy as np
 
 NO_ID = -1
+
+
+class DamagedModel(Exception):
+    """Bytes of a cached model do not match the checksum written with them: the model must be parsed again."""
+
+
+_CHECK_LOCK = threading.Lock()
+
+
+class _Table:
+    """Base of the tables. The arrays of a model read from the cache are memory-mapped; each is
+    checked against its checksum when it is first used (``check_lazily``), so that opening a
+    model reads nothing, and a view never computes on bytes that changed on disk."""
+
+    def __getattribute__(self, name: str) -> Any:
+        value = object.__getattribute__(self, name)
+        if name[0] != "_":
+            unchecked = object.__getattribute__(self, "__dict__").get("_unchecked")
+            if unchecked and name in unchecked:
+                with _CHECK_LOCK:
+                    check = unchecked.get(name)
+                    if check is not None:
+                        check(value)  # raises DamagedModel
+                        del unchecked[name]
+        return value
+
+    def check_lazily(self, checks: dict[str, Callable[[np.ndarray], None]]) -> None:
+        """Run ``checks[name](array)`` before ``name`` is first handed out (it raises DamagedModel on a mismatch)."""
+        object.__setattr__(self, "_unchecked", dict(checks))
 
 
 def _table_len(table: Any) -> int:
@@ -26,7 +56,7 @@ def _table_len(table: Any) -> int:
 
 
 @dataclass(frozen=True)
-class SliceTable:
+class SliceTable(_Table):
     """Complete events (``ph: X``), sorted by (track, start, longest first).
 
     Nesting is per track: ``depth`` 0 is top level and ``parent`` is the row of the
@@ -75,7 +105,7 @@ class SliceTable:
 
 
 @dataclass(frozen=True)
-class InstantTable:
+class InstantTable(_Table):
     """Instant events (``ph: i`` / ``I``), in file order; ``[memory]`` events carry the memory columns."""
 
     event_id: np.ndarray  # int64
@@ -95,7 +125,7 @@ class InstantTable:
 
 
 @dataclass(frozen=True)
-class CounterTable:
+class CounterTable(_Table):
     """Counter samples (``ph: C``), one row per (event, series), in file order."""
 
     event_id: np.ndarray  # int64
@@ -110,7 +140,7 @@ class CounterTable:
 
 
 @dataclass(frozen=True)
-class FlowTable:
+class FlowTable(_Table):
     """Flows resolved to slices: one row per arrow (``ac2g`` launch → kernel, ``fwdbwd``, ...)."""
 
     cat: np.ndarray  # int32 string id
@@ -124,7 +154,7 @@ class FlowTable:
 
 
 @dataclass(frozen=True)
-class LinkTable:
+class LinkTable(_Table):
     """Derived links per slice row: who launched a device activity, and from which operator."""
 
     launcher: np.ndarray  # int32: for a device activity, the runtime/driver call's row (by correlation)
@@ -135,7 +165,7 @@ class LinkTable:
 
 
 @dataclass(frozen=True)
-class StepTable:
+class StepTable(_Table):
     """Training steps from ``ProfilerStep#N`` host ranges (GPU-side copies are not steps)."""
 
     number: np.ndarray  # int64: N
@@ -187,6 +217,8 @@ class TraceModel:
     end: int = 0
     # The cache file this model was read from, when it was: derived structures are kept beside it.
     cache_path: Optional[str] = field(default=None, repr=False, compare=False)
+    # Set by a failed checksum of its cache file (see _Table): the span must be parsed again.
+    damage: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
     _string_ids: dict[str, int] = field(default_factory=dict, repr=False, compare=False)
     _memo: dict[Any, Any] = field(default_factory=dict, repr=False, compare=False)
 

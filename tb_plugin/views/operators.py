@@ -17,6 +17,7 @@ from typing import Any, Optional
 import numpy as np
 
 from ..model import tree
+from ..model.factorize import factorize
 from ..model.categories import TENSOR_CORE_ELIGIBLE_OPS, SliceKinds
 from ..model.trace_model import TraceModel
 
@@ -120,9 +121,26 @@ def stack_text(model: TraceModel, cols: OperatorColumns, chain: int) -> str:
 
 
 def _group(keys: np.ndarray, *values: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[np.ndarray]]:
-    """(unique keys, counts, per-key sums of each value array)."""
-    unique, inverse, counts = np.unique(keys, axis=0, return_inverse=True, return_counts=True)
-    inverse = inverse.reshape(-1)
+    """(unique keys, counts, per-key sums of each value array); keys are rows of 1 or 2 integer columns,
+    the unique keys in ascending order as ``np.unique(keys, axis=0)`` gives them.
+
+    The columns are folded into one integer and factorised (``model/factorize.py``): ``np.unique`` over
+    rows sorts a structured copy, ~0.4 s per million rows.
+    """
+    first = keys[:, 0]
+    if keys.shape[1] == 1:
+        folded, width, low = first, 1, 0
+    else:
+        second = keys[:, 1]
+        low = int(second.min())
+        width = int(second.max()) - low + 1
+        folded = first * width + (second - low)
+    unique_folded, inverse = factorize(folded)
+    counts = np.bincount(inverse, minlength=len(unique_folded))
+    if keys.shape[1] == 1:
+        unique = unique_folded[:, None]
+    else:
+        unique = np.stack([unique_folded // width, unique_folded % width + low], axis=1)
     sums = [np.bincount(inverse, weights=v.astype(np.float64), minlength=len(unique)) for v in values]
     return unique, counts, sums
 

@@ -17,6 +17,7 @@ from ..model import intervals
 from ..model.categories import SliceKinds
 from ..model.float32 import value_as_written
 from ..model.trace_model import TraceModel
+from . import precomputed
 from .devices import device_label, memory_device
 from .queue_length import TRACK_PREFIX as QUEUE_TRACK_PREFIX, queue_series, queue_tracks
 from .trace_index import query, resolution_for, trace_index
@@ -63,19 +64,25 @@ def _counter_tracks(model: TraceModel) -> list[dict[str, Any]]:
     return out
 
 
-def tracks(model: TraceModel) -> dict[str, Any]:
-    def compute() -> dict[str, Any]:
-        ordered = sorted(model.tracks, key=lambda t: (t.kind == "gpu", t.process_sort, t.process_name, t.thread_sort,
-                                                      t.thread_name, t.id))
-        has_slices = np.bincount(model.slices.track, minlength=len(model.tracks)) > 0
-        out = [
-            {"id": f"s{t.id}", "name": t.thread_name, "kind": t.kind, "group": t.process_name,
-             "max_depth": t.max_depth, "pid": t.pid, "tid": t.tid, "device": t.device}
-            for t in ordered if has_slices[t.id]
-        ]
-        return {"start": _us(model.start), "end": _us(model.end), "tracks": out + _counter_tracks(model)}
+# The key of the tracks answer among the precomputed ones (views/precomputed.py).
+TRACKS_KEY = ("trace_tracks",)
 
-    return model.memo("trace_tracks", compute)
+
+def tracks(model: TraceModel) -> dict[str, Any]:
+    """The viewer's rows: slice tracks in display order, then counter tracks (precomputed by the parser)."""
+    return precomputed.answer(model, TRACKS_KEY, lambda: compute_tracks(model))
+
+
+def compute_tracks(model: TraceModel) -> dict[str, Any]:
+    ordered = sorted(model.tracks, key=lambda t: (t.kind == "gpu", t.process_sort, t.process_name, t.thread_sort,
+                                                  t.thread_name, t.id))
+    has_slices = np.bincount(model.slices.track, minlength=len(model.tracks)) > 0
+    out = [
+        {"id": f"s{t.id}", "name": t.thread_name, "kind": t.kind, "group": t.process_name,
+         "max_depth": t.max_depth, "pid": t.pid, "tid": t.tid, "device": t.device}
+        for t in ordered if has_slices[t.id]
+    ]
+    return {"start": _us(model.start), "end": _us(model.end), "tracks": out + _counter_tracks(model)}
 
 
 def _window(model: TraceModel, start_us: Optional[float], end_us: Optional[float]) -> tuple[int, int]:
