@@ -99,12 +99,15 @@ describe("critical path answer", () => {
     assert.deepEqual(marks[3], { trackId: "s3", depth: 0, start: 130, end: 200 });
   });
 
-  test("longest on the path: by slice, time added up, no time on no slice", () => {
+  test("longest on the path: by slice, time added up, no time on no slice, no idle gaps", () => {
     const path = parseCriticalPath(ANSWER).path.map((entry) => ({ ...entry }));
     path.push({ id: 7, name: "ProfilerStep#2", track: "s1", depth: 0, kind: "cpu_op", edge: "return", start: 1190, end: 1200, time: 10 });
+    // An idle gap on the stream next to slice 10: not the slice's own time.
+    path.push({ id: 10, name: "kernel", track: "s3", depth: 0, kind: "idle", edge: "stream", start: 1200, end: 1300, time: 100 });
     const data: CriticalPathData = { ...parseCriticalPath(ANSWER), path };
     const longest = longestOnPath(data, 2);
     assert.deepEqual(longest.map((entry) => [entry.id, entry.time]), [[10, 70], [7, 20]]);
+    assert.ok(longest.every((entry) => entry.kind !== "idle"));
   });
 });
 

@@ -56,7 +56,8 @@ export function kindRows(data: CriticalPathData): KindRow[] {
 export function longestOnPath(data: CriticalPathData, limit: number): PathEntry[] {
   const bySlice = new Map<number, PathEntry>();
   for (const entry of data.path) {
-    if (entry.id === null || !(entry.time > 0)) continue;
+    // Idle stretches are gaps next to a slice, not its time: they are in the breakdown, not in this list.
+    if (entry.id === null || entry.kind === "idle" || !(entry.time > 0)) continue;
     const seen = bySlice.get(entry.id);
     bySlice.set(entry.id, seen === undefined ? entry : { ...seen, time: seen.time + entry.time });
   }
