@@ -1,5 +1,6 @@
 // All of the frontend's CSS, injected as one <style> element (the bundle ships nothing else;
 // TensorBoard's CSP allows inline styles). Colours are variables so both themes share rules.
+import { injectStyleOnce } from "./components/dom";
 
 const STYLE_ELEMENT_ID = "profscope-styles";
 
@@ -128,9 +129,5 @@ body { font: 13px/1.45 var(--ps-font); }
 
 /** Adds the stylesheet once per document. */
 export function injectStyles(doc: Document): void {
-  if (doc.getElementById(STYLE_ELEMENT_ID) !== null) return;
-  const style = doc.createElement("style");
-  style.id = STYLE_ELEMENT_ID;
-  style.textContent = CSS;
-  doc.head.appendChild(style);
+  injectStyleOnce(doc, STYLE_ELEMENT_ID, CSS);
 }

@@ -1,5 +1,6 @@
 // Styles of the Memory, Distributed, Call stacks and Modules views (on top of view_styles.ts
 // and the shell's colour variables), injected once per document.
+import { injectStyleOnce } from "./dom";
 
 const STYLE_ELEMENT_ID = "profscope-analysis-styles";
 
@@ -51,9 +52,5 @@ const CSS = `
 `;
 
 export function injectAnalysisStyles(doc: Document): void {
-  if (doc.getElementById(STYLE_ELEMENT_ID) !== null) return;
-  const style = doc.createElement("style");
-  style.id = STYLE_ELEMENT_ID;
-  style.textContent = CSS;
-  doc.head.appendChild(style);
+  injectStyleOnce(doc, STYLE_ELEMENT_ID, CSS);
 }

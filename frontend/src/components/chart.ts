@@ -4,16 +4,12 @@
 import uPlot from "uplot";
 import uplotCss from "uplot/dist/uPlot.min.css" with { type: "text" };
 import { stackColumns, type ChartLayer } from "../lib/chart_data";
-import { el } from "./dom";
+import { el, injectStyleOnce } from "./dom";
 
 const STYLE_ELEMENT_ID = "profscope-uplot-styles";
 
 export function injectChartStyles(doc: Document): void {
-  if (doc.getElementById(STYLE_ELEMENT_ID) !== null) return;
-  const style = doc.createElement("style");
-  style.id = STYLE_ELEMENT_ID;
-  style.textContent = uplotCss;
-  doc.head.appendChild(style);
+  injectStyleOnce(doc, STYLE_ELEMENT_ID, uplotCss);
 }
 
 /** A theme colour from the shell's CSS variables, read at draw time so theme switches apply. */

@@ -38,3 +38,12 @@ export function replaceChildren(parent: Element, ...children: Child[]): void {
   while (parent.firstChild !== null) parent.removeChild(parent.firstChild);
   append(parent, ...children);
 }
+
+/** Adds a stylesheet to the document once (by its element id); later calls do nothing. */
+export function injectStyleOnce(doc: Document, id: string, css: string): void {
+  if (doc.getElementById(id) !== null) return;
+  const style = doc.createElement("style");
+  style.id = id;
+  style.textContent = css;
+  doc.head.appendChild(style);
+}

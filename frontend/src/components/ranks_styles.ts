@@ -1,5 +1,6 @@
 // Styles of ranks side by side (the Distributed view's heat map and the trace's stacked ranks), injected
 // once per document, on top of the shell's colour variables.
+import { injectStyleOnce } from "./dom";
 
 const STYLE_ELEMENT_ID = "profscope-ranks-styles";
 
@@ -23,9 +24,5 @@ const CSS = `.ps-heatmap { display: flex; flex-direction: column; gap: 6px; }
 `;
 
 export function injectRanksStyles(doc: Document): void {
-  if (doc.getElementById(STYLE_ELEMENT_ID) !== null) return;
-  const style = doc.createElement("style");
-  style.id = STYLE_ELEMENT_ID;
-  style.textContent = CSS;
-  doc.head.appendChild(style);
+  injectStyleOnce(doc, STYLE_ELEMENT_ID, CSS);
 }

@@ -1,5 +1,6 @@
 // Styles of the analysis views and their components (tables, charts, cards, tooltips),
 // injected once next to the shell's stylesheet and built on its colour variables.
+import { injectStyleOnce } from "./dom";
 
 const STYLE_ELEMENT_ID = "profscope-view-styles";
 
@@ -136,9 +137,5 @@ button.ps-bar-row:hover { background: var(--ps-bg-hover); }
 
 /** Adds the stylesheet once per document. */
 export function injectViewStyles(doc: Document): void {
-  if (doc.getElementById(STYLE_ELEMENT_ID) !== null) return;
-  const style = doc.createElement("style");
-  style.id = STYLE_ELEMENT_ID;
-  style.textContent = CSS;
-  doc.head.appendChild(style);
+  injectStyleOnce(doc, STYLE_ELEMENT_ID, CSS);
 }

@@ -1,5 +1,6 @@
 // CSS of the trace viewer, injected once per document next to the shell's stylesheet. It uses
 // the shell's colour variables, so both themes work.
+import { injectStyleOnce } from "../components/dom";
 
 const STYLE_ELEMENT_ID = "profscope-trace-styles";
 
@@ -75,9 +76,5 @@ const CSS = `
 `;
 
 export function injectTraceStyles(doc: Document): void {
-  if (doc.getElementById(STYLE_ELEMENT_ID) !== null) return;
-  const style = doc.createElement("style");
-  style.id = STYLE_ELEMENT_ID;
-  style.textContent = CSS;
-  doc.head.appendChild(style);
+  injectStyleOnce(doc, STYLE_ELEMENT_ID, CSS);
 }

@@ -1,7 +1,7 @@
 // Analyses: the questions that come after the overview, one section each (idle time by cause, kernel
 // launches, queue length, frequent kernel sequences, annotations), all over the Overview's steps. Each
 // section loads its own route, so a slow or failing analysis leaves the others in place.
-import { el } from "../components/dom";
+import { el, injectStyleOnce } from "../components/dom";
 import { injectViewStyles } from "../components/view_styles";
 import { spanRefOf } from "../components/view_parts";
 import { sectionFrame } from "./analyses_section";
@@ -19,11 +19,7 @@ const CSS = `
 
 function injectStyles(doc: Document): void {
   injectViewStyles(doc);
-  if (doc.getElementById(STYLE_ELEMENT_ID) !== null) return;
-  const style = doc.createElement("style");
-  style.id = STYLE_ELEMENT_ID;
-  style.textContent = CSS;
-  doc.head.appendChild(style);
+  injectStyleOnce(doc, STYLE_ELEMENT_ID, CSS);
 }
 
 function mountAnalyses(host: HTMLElement, ctx: ViewContext): void {

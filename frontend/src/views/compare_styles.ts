@@ -1,5 +1,6 @@
 // Styles of the Compare page and its run table (on top of view_styles.ts and the shell's
 // colour variables), injected once per document.
+import { injectStyleOnce } from "../components/dom";
 
 const STYLE_ELEMENT_ID = "profscope-compare-styles";
 
@@ -47,9 +48,5 @@ details.ps-cmp-details > summary { cursor: pointer; font-size: 16px; font-weight
 
 /** Adds the stylesheet once per document. */
 export function injectCompareStyles(doc: Document): void {
-  if (doc.getElementById(STYLE_ELEMENT_ID) !== null) return;
-  const style = doc.createElement("style");
-  style.id = STYLE_ELEMENT_ID;
-  style.textContent = CSS;
-  doc.head.appendChild(style);
+  injectStyleOnce(doc, STYLE_ELEMENT_ID, CSS);
 }

@@ -13,7 +13,7 @@ import {
 } from "../api/data_pipeline";
 import type { Recommendation } from "../api/overview";
 import { createStackedColumnChart } from "../components/chart";
-import { el, replaceChildren } from "../components/dom";
+import { el, injectStyleOnce, replaceChildren } from "../components/dom";
 import { loadInto } from "../components/loader";
 import { passiveTip } from "../components/tooltip";
 import { injectViewStyles } from "../components/view_styles";
@@ -50,11 +50,7 @@ const CSS = `
 
 function injectStyles(doc: Document): void {
   injectViewStyles(doc);
-  if (doc.getElementById(STYLE_ELEMENT_ID) !== null) return;
-  const style = doc.createElement("style");
-  style.id = STYLE_ELEMENT_ID;
-  style.textContent = CSS;
-  doc.head.appendChild(style);
+  injectStyleOnce(doc, STYLE_ELEMENT_ID, CSS);
 }
 
 const HEADLINES: Readonly<Record<VerdictStatus, string>> = {
