@@ -12,7 +12,7 @@ import shutil
 import subprocess
 import sys
 
-from setuptools import setup
+from setuptools import find_packages, setup
 from setuptools.command.build_py import build_py
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -72,13 +72,9 @@ setup(
         "profscope.tb_plugin": "tb_plugin",
         "profscope.writer": "writer",
     },
-    packages=[
-        "profscope.tb_plugin",
-        "profscope.tb_plugin.ingest",
-        "profscope.tb_plugin.model",
-        "profscope.tb_plugin.views",
-        "profscope.writer",
-    ],
+    # Every subpackage of the two folders (tb_plugin/__init__.py lists its layers).
+    packages=["profscope.tb_plugin", "profscope.writer"]
+    + [f"profscope.tb_plugin.{name}" for name in find_packages(os.path.join(HERE, "tb_plugin"))],
     package_data={"profscope.tb_plugin": ["static/*", "static/**/*", "api/*.yaml"]},
     include_package_data=False,
     install_requires=[
@@ -93,7 +89,7 @@ setup(
     extras_require={
         # The CPU build lies on this machine's disk; an unpinned torch pulls a CUDA build.
         "torch": ["torch==2.13.0"],
-        # Remote logdirs (tb_plugin/storage.py), read through fsspec: one extra per kind of store.
+        # Remote logdirs (tb_plugin/store/storage.py), read through fsspec: one extra per kind of store.
         "s3": ["fsspec==2026.9.0", "s3fs==2026.9.0"],
         "gcs": ["fsspec==2026.9.0", "gcsfs==2026.10.1"],
         "azure": ["fsspec==2026.9.0", "adlfs==2026.8.0"],
@@ -123,10 +119,10 @@ setup(
     },
     entry_points={
         "tensorboard_plugins": [
-            "profscope = profscope.tb_plugin.loader:ProfscopeLoader",
+            "profscope = profscope.tb_plugin.server.loader:ProfscopeLoader",
         ],
         "console_scripts": [
-            "profscope = profscope.tb_plugin.cli:main",
+            "profscope = profscope.tb_plugin.exports.cli:main",
         ],
     },
     cmdclass={"build_py": BuildPyWithFrontend},

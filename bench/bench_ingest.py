@@ -8,7 +8,7 @@ Python process (so its peak RSS is that process's own: ``VmHWM``, see
 * floor: read (and gunzip) the file and decode it with msgspec into typed structs
   (``ph, name, cat, ts, dur, pid, tid`` and ``args`` kept raw) -- the least a
   Python ingest must do;
-* cold: ``profscope.tb_plugin.ingest.load_trace(path)``;
+* cold: ``profscope.tb_plugin.ingest.load.load_trace(path)``;
 * cache build: ``ModelCache(dir).load_or_build(path)`` on an empty cache (ingest + cache write);
 * warm: ``ModelCache(dir).load_or_build(path)`` again, in a new process (reads the cache);
 * cold / floor.
@@ -73,7 +73,7 @@ LABELS = {
 
 
 def _read_trace_input(path: str) -> bytes:
-    """The file's JSON bytes, gunzipped with ISA-L like the product's reader (tb_plugin/ingest/reader.py)."""
+    """The file's JSON bytes, gunzipped with ISA-L like the product's reader (tb_plugin/ingest/chrome/reader.py)."""
     with open(path, "rb") as handle:
         data = handle.read()
     if data[:2] == b"\x1f\x8b":
@@ -113,9 +113,9 @@ def _model_events(model: object) -> Optional[int]:
 
 def _cold(path: str, parallel: bool) -> dict[str, Any]:
     try:
-        from profscope.tb_plugin.ingest import load_trace  # type: ignore[import-not-found]
+        from profscope.tb_plugin.ingest.load import load_trace  # type: ignore[import-not-found]
     except ImportError as error:
-        return {"unavailable": f"profscope.tb_plugin.ingest.load_trace: {error}"}
+        return {"unavailable": f"profscope.tb_plugin.ingest.load.load_trace: {error}"}
     started = time.perf_counter()
     model = load_trace(path, parallel=parallel)
     seconds = time.perf_counter() - started
@@ -124,9 +124,9 @@ def _cold(path: str, parallel: bool) -> dict[str, Any]:
 
 def _cached(path: str, cache_dir: str) -> dict[str, Any]:
     try:
-        from profscope.tb_plugin.cache import ModelCache  # type: ignore[import-not-found]
+        from profscope.tb_plugin.store.cache import ModelCache  # type: ignore[import-not-found]
     except ImportError as error:
-        return {"unavailable": f"profscope.tb_plugin.cache.ModelCache: {error}"}
+        return {"unavailable": f"profscope.tb_plugin.store.cache.ModelCache: {error}"}
     started = time.perf_counter()
     model = ModelCache(cache_dir).load_or_build(path, parallel=True)
     seconds = time.perf_counter() - started

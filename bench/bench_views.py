@@ -72,7 +72,7 @@ import json, sys, time
 from tensorboard.plugins import base_plugin
 from tensorboard.backend import application
 from werkzeug.test import Client
-from profscope.tb_plugin.plugin import ProfscopePlugin
+from profscope.tb_plugin.server.plugin import ProfscopePlugin
 logdir, cache, routes = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
 plugin = ProfscopePlugin(base_plugin.TBContext(logdir=logdir), cache_dir=cache, refresh_seconds=0.5)
 client = Client(application.TensorBoardWSGI([plugin]))
@@ -99,7 +99,7 @@ import json, sys, time
 from tensorboard.plugins import base_plugin
 from tensorboard.backend import application
 from werkzeug.test import Client
-from profscope.tb_plugin.plugin import ProfscopePlugin
+from profscope.tb_plugin.server.plugin import ProfscopePlugin
 logdir, cache = sys.argv[1], sys.argv[2]
 plugin = ProfscopePlugin(base_plugin.TBContext(logdir=logdir), cache_dir=cache, refresh_seconds=0.2)
 client = Client(application.TensorBoardWSGI([plugin]))
@@ -119,13 +119,13 @@ print(json.dumps({"load_s": loaded, "view_s": view, "ranks": len(body["ranks"])}
 CRITICAL_PATH_CHILD = r"""
 import json, statistics, sys, time
 from tensorboard.plugins import base_plugin
-from profscope.tb_plugin.plugin import ProfscopePlugin
+from profscope.tb_plugin.server.plugin import ProfscopePlugin
 from profscope.tb_plugin.views.critical_path import _roles, critical_path, path_of_window
-from profscope.tb_plugin.views.steps import find_steps
+from profscope.tb_plugin.model.steps import find_steps
 logdir, cache, target = sys.argv[1], sys.argv[2], int(sys.argv[3])
 plugin = ProfscopePlugin(base_plugin.TBContext(logdir=logdir), cache_dir=cache, refresh_seconds=0.5)
 assert plugin.manager.wait_until_settled(600)
-model = plugin.manager.resolve("gpu", "worker0", None)
+model = plugin.manager.span("gpu", "worker0", None).model
 t = time.perf_counter(); steps = find_steps(model); steps_s = time.perf_counter() - t
 t = time.perf_counter(); _roles(model); roles_s = time.perf_counter() - t
 per_step = []
@@ -208,7 +208,7 @@ def bench_matrix(ranks: int, steps: int, repeat: int = 7) -> None:
     import msgspec
     import numpy as np
 
-    from profscope.tb_plugin.ingest import load_trace
+    from profscope.tb_plugin.ingest.load import load_trace
     from profscope.tb_plugin.views.rank_steps import RankSteps, rank_steps, step_matrix
 
     rng = np.random.default_rng(0)

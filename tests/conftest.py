@@ -39,7 +39,7 @@ class PluginClient:
         from tensorboard.plugins import base_plugin
         from werkzeug import test as werkzeug_test
 
-        from profscope.tb_plugin.plugin import ProfscopePlugin
+        from profscope.tb_plugin.server.plugin import ProfscopePlugin
 
         context = base_plugin.TBContext(logdir=str(logdir))
         self.plugin = ProfscopePlugin(context, cache_dir=str(cache_dir), refresh_seconds=0.5)

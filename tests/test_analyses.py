@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from profscope.tb_plugin.ingest import load_trace
+from profscope.tb_plugin.ingest.load import load_trace
 from profscope.tb_plugin.views import annotations, idle_time, kernel_sequences, launches, queue_length, trace
 
 from conftest import copy_trace

@@ -1,7 +1,7 @@
 """The layers of an Ascend timeline (MindSpore 2.x ``trace_view.json`` on Ascend, msprof's ``msprof_<ts>.json``).
 
 No real Ascend file of this kind is available, so ``ascend_timeline`` below writes one by hand as Huawei's
-documentation lays it out (the sources are listed in ``tb_plugin/ingest/ascend_layers.py``; each field says
+documentation lays it out (the sources are listed in ``tb_plugin/ingest/mindspore/ascend_layers.py``; each field says
 which page it follows). Expected numbers are computed here from the generator's own task table, never copied.
 """
 
@@ -17,8 +17,8 @@ import numpy as np
 import pytest
 
 from profscope.tb_plugin import layout
-from profscope.tb_plugin.discovery import scan_logdir
-from profscope.tb_plugin.ingest import TraceLoadError, load_trace
+from profscope.tb_plugin.store.discovery import scan_logdir
+from profscope.tb_plugin.ingest.load import TraceLoadError, load_trace
 from profscope.tb_plugin.ingest.detect import HEAD_BYTES, detect_framework
 from profscope.tb_plugin.model.categories import SliceKinds
 from profscope.tb_plugin.views import distributed, kernels, overview

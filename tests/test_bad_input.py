@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from profscope.tb_plugin.ingest import TraceLoadError, load_trace
+from profscope.tb_plugin.ingest.load import TraceLoadError, load_trace
 
 from conftest import copy_trace, real_trace
 from handmade import trace, write, x
@@ -116,7 +116,7 @@ def test_a_gzip_bomb_is_stopped_at_the_limit(tmp_path: Path, monkeypatch) -> Non
     import tracemalloc
     import zlib
 
-    from profscope.tb_plugin.ingest import reader
+    from profscope.tb_plugin.ingest.chrome import reader
 
     packer = zlib.compressobj(9, zlib.DEFLATED, 31)  # one gzip member: 64 MB of white space in ~64 KB
     bomb = b"".join([packer.compress(b" " * (1 << 20)) for _ in range(64)] + [packer.flush()])

@@ -8,10 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from profscope.tb_plugin.ingest import chunks, load_trace, parallel
-from profscope.tb_plugin.ingest.minddata import MindDataFormatError, parse_pipeline_csv
-from profscope.tb_plugin.ingest.mindspore_step_trace import StepTraceFileError, parse_step_trace_csv
-from profscope.tb_plugin.ingest.trace_metadata import checked_metadata
+from profscope.tb_plugin.ingest.chrome import chunks, parallel
+from profscope.tb_plugin.ingest.load import load_trace
+from profscope.tb_plugin.ingest.mindspore.minddata import MindDataFormatError, parse_pipeline_csv
+from profscope.tb_plugin.ingest.mindspore.step_trace import StepTraceFileError, parse_step_trace_csv
+from profscope.tb_plugin.ingest.chrome.metadata import checked_metadata
 from profscope.tb_plugin.views.run_table import manifest_batch_size
 from profscope.tb_plugin.views.summary import limitations
 
@@ -77,7 +78,7 @@ def test_a_step_number_beyond_64_bits_is_no_step(tmp_path: Path) -> None:
 
 
 def test_values_of_the_helper_half_are_counted_too(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The forked decode helper (ingest/parallel.py) reports what it dropped or repaired like the parent does."""
+    """The forked decode helper (ingest/chrome/parallel.py) reports what it dropped or repaired like the parent does."""
     monkeypatch.setattr(parallel, "MIN_PARALLEL_BYTES", 0)
     monkeypatch.setattr(chunks, "CHUNK_BYTES", 4096)
     monkeypatch.setattr(chunks, "RESERVE_BYTES", 4096)

@@ -10,8 +10,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from profscope.tb_plugin.cache import ModelCache, local_identity, read_model
-from profscope.tb_plugin.ingest import load_trace
+from profscope.tb_plugin.store.cache import ModelCache, local_identity
+from profscope.tb_plugin.model.array_file import read_model
+from profscope.tb_plugin.ingest.load import load_trace
 
 from conftest import copy_trace, real_trace
 
@@ -35,7 +36,7 @@ def test_round_trip_is_exact_and_second_load_reads_the_cache(tmp_path: Path, mon
     first = cache.load_or_build(str(trace))
     _assert_same(first, load_trace(str(trace)))
     # A second open must not parse: make parsing impossible and load again.
-    import profscope.tb_plugin.cache as cache_module
+    import profscope.tb_plugin.store.cache as cache_module
 
     def no_parse(*args, **kwargs):
         raise AssertionError("parsed again although cached")
@@ -81,14 +82,14 @@ def test_read_only_logdir_and_unwritable_cache(tmp_path: Path) -> None:
 
 
 def test_precomputed_answers_are_used_and_versioned(tmp_path: Path, monkeypatch) -> None:
-    from profscope.tb_plugin.runs import _derive_in_cache
+    from profscope.tb_plugin.store.runs import _derive_in_cache
     from profscope.tb_plugin.views import overview as overview_module
-    from profscope.tb_plugin.views import precomputed
+    from profscope.tb_plugin.model import stored_answers
 
     trace = copy_trace(real_trace(RESNET), tmp_path / "run")
     model = ModelCache(str(tmp_path / "cache")).load_or_build(str(trace))
     _derive_in_cache(model.cache_path, None)
-    stored = Path(model.cache_path + "." + precomputed.SUFFIX)
+    stored = Path(model.cache_path + "." + stored_answers.SUFFIX)
     assert stored.exists()
     fresh = read_model(model.cache_path)
     expected = overview_module.overview(load_trace(str(trace)))
@@ -96,22 +97,22 @@ def test_precomputed_answers_are_used_and_versioned(tmp_path: Path, monkeypatch)
     def no_compute():
         raise AssertionError("computed although precomputed")
 
-    answer = precomputed.answer(fresh, ("overview", None, None), no_compute)
+    answer = stored_answers.answer(fresh, ("overview", None, None), no_compute)
     assert answer["breakdown"] == pytest.approx(expected["breakdown"])
     # Answers written by another views version are ignored.
     original = stored.read_bytes()
-    stored.write_bytes((precomputed.VIEWS_VERSION + 1).to_bytes(8, "little") + original[8:])
+    stored.write_bytes((stored_answers.VIEWS_VERSION + 1).to_bytes(8, "little") + original[8:])
     again = read_model(model.cache_path)
-    assert precomputed.answer(again, ("overview", None, None), lambda: "computed") == "computed"
+    assert stored_answers.answer(again, ("overview", None, None), lambda: "computed") == "computed"
     # So are damaged ones: one flipped byte of the answers fails their checksum.
     damaged = bytearray(original)
     damaged[len(damaged) // 2] ^= 0x01
     stored.write_bytes(bytes(damaged))
     again = read_model(model.cache_path)
-    assert precomputed.answer(again, ("overview", None, None), lambda: "computed") == "computed"
+    assert stored_answers.answer(again, ("overview", None, None), lambda: "computed") == "computed"
     stored.write_bytes(original)
     again = read_model(model.cache_path)
-    assert precomputed.answer(again, ("overview", None, None), no_compute)["breakdown"] == answer["breakdown"]
+    assert stored_answers.answer(again, ("overview", None, None), no_compute)["breakdown"] == answer["breakdown"]
 
 
 def _fake_entry(folder: Path, key_char: str, size: int, age_seconds: float, derived: bool = True) -> Path:
@@ -166,7 +167,7 @@ def test_load_marks_the_entry_as_recently_used(tmp_path: Path) -> None:
 
 
 def test_the_run_manager_keeps_the_cache_bounded_but_never_drops_live_spans(tmp_path: Path) -> None:
-    from profscope.tb_plugin.runs import RunManager
+    from profscope.tb_plugin.store.runs import RunManager
 
     logdir = tmp_path / "logs"
     copy_trace(real_trace(RESNET), logdir / "run_a")
@@ -179,7 +180,7 @@ def test_the_run_manager_keeps_the_cache_bounded_but_never_drops_live_spans(tmp_
     try:
         assert manager.wait_until_settled(120)
         manager.refresh()
-        model = manager.resolve("run_a", "worker0", None)
+        model = manager.span("run_a", "worker0", None).model
         assert model.cache_path and os.path.exists(model.cache_path)  # live: kept although over the bound
         assert not old.exists()
     finally:
@@ -190,7 +191,7 @@ def _flip_a_byte_of_every_column(model_path: str, table: str) -> list[str]:
     """Flip one byte in the middle of each non-empty column of ``table`` in a cached model file (in place)."""
     import msgspec
 
-    from profscope.tb_plugin import cache as cache_module
+    from profscope.tb_plugin.model import array_file as cache_module
 
     with open(model_path, "rb") as f:
         f.seek(len(cache_module._MAGIC))

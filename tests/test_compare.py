@@ -8,7 +8,7 @@ from typing import Any, Optional
 
 import pytest
 
-from profscope.tb_plugin.ingest import load_trace
+from profscope.tb_plugin.ingest.load import load_trace
 from profscope.tb_plugin.model.trace_model import TraceModel
 from profscope.tb_plugin.views.compare import CompareSide, compare
 from profscope.tb_plugin.views.kernels import kernels

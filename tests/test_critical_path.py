@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 
-from profscope.tb_plugin.ingest import load_trace
+from profscope.tb_plugin.ingest.load import load_trace
 from profscope.tb_plugin.views.critical_path import KINDS, StepNotFound, critical_path
-from profscope.tb_plugin.views.steps import find_steps
+from profscope.tb_plugin.model.steps import find_steps
 
-from profscope.tb_plugin.discovery import scan_logdir
+from profscope.tb_plugin.store.discovery import scan_logdir
 
 from conftest import REAL_TRACES, real_trace
 from handmade import trace, write, x

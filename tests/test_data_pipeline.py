@@ -26,7 +26,8 @@ import jsonschema
 import pytest
 import yaml
 
-from profscope.tb_plugin.ingest import load_trace, minddata
+from profscope.tb_plugin.ingest.load import load_trace
+from profscope.tb_plugin.ingest.mindspore import minddata
 from profscope.tb_plugin.views import data_pipeline as view
 
 import handmade

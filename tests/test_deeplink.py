@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 import yaml
 
-from profscope.tb_plugin.ingest import load_trace
+from profscope.tb_plugin.ingest.load import load_trace
 from profscope.tb_plugin.ingest.detect import HEAD_BYTES, detect_framework
 from profscope.tb_plugin.model.categories import SliceKinds
 from profscope.tb_plugin.model.trace_model import TraceModel

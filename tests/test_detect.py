@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from profscope.tb_plugin.ingest import load_trace
+from profscope.tb_plugin.ingest.load import load_trace
 from profscope.tb_plugin.ingest.detect import HEAD_BYTES, detect_framework
-from profscope.tb_plugin.ingest.reader import read_trace_bytes
+from profscope.tb_plugin.ingest.chrome.reader import read_trace_bytes
 
 from conftest import REAL_TRACES, real_trace
 from deeplink_trace import deeplink_trace

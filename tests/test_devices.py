@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from profscope.tb_plugin.ingest import load_trace
+from profscope.tb_plugin.ingest.load import load_trace
 from profscope.tb_plugin.model.categories import SliceKinds
 from profscope.tb_plugin.model.trace_model import TraceModel
 from profscope.tb_plugin.views.kernels import kernels

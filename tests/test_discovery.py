@@ -6,8 +6,8 @@ import os
 import time
 from pathlib import Path
 
-from profscope.tb_plugin.discovery import Discovery, scan_logdir
-from profscope.tb_plugin.storage import open_storage
+from profscope.tb_plugin.store.discovery import Discovery, scan_logdir
+from profscope.tb_plugin.store.storage import open_storage
 from profscope.writer.importer import import_trace_files
 
 from conftest import copy_trace, real_trace

@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Optional
 
 from profscope.tb_plugin import layout
-from profscope.tb_plugin.discovery import Discovery, scan
-from profscope.tb_plugin.storage import LocalStorage
+from profscope.tb_plugin.store.discovery import Discovery, scan
+from profscope.tb_plugin.store.storage import LocalStorage
 
 from conftest import copy_trace, real_trace
 from test_routes import check

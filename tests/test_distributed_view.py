@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from profscope.tb_plugin.ingest import load_trace
+from profscope.tb_plugin.ingest.load import load_trace
 from profscope.tb_plugin.views.distributed import collective_instances, distributed, normalize_collective
 from profscope.tb_plugin.views.overview import overview
 

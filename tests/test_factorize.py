@@ -3,7 +3,6 @@
 import numpy as np
 import pytest
 
-from profscope.tb_plugin import ingest  # noqa: F401 - imported first: model.build and ingest import each other
 from profscope.tb_plugin.model import build
 from profscope.tb_plugin.model.factorize import MAX_DENSE_RANGE, factorize
 

@@ -17,7 +17,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from profscope.tb_plugin.ingest import chunks, load_trace
+from profscope.tb_plugin.ingest.chrome import chunks
+from profscope.tb_plugin.ingest.load import load_trace
 from profscope.tb_plugin.ingest.detect import detect_framework
 from profscope.tb_plugin.model.categories import SliceKinds
 from profscope.tb_plugin.model.trace_model import TraceModel
@@ -96,7 +97,7 @@ def test_pairs_across_decoding_chunks_are_the_same(tmp_path: Path, monkeypatch: 
     assert all(row[3] == 1 for row in children)
     assert sorted({row[2] for row in children}) == [11 * NS, 12 * NS]
     # Decoded by two processes (as the parser pool does): pairs straddling the two halves are paired too.
-    from profscope.tb_plugin.ingest import parallel, reader
+    from profscope.tb_plugin.ingest.chrome import parallel, reader
 
     monkeypatch.setattr(parallel, "MIN_PARALLEL_BYTES", 0)
     monkeypatch.setattr(chunks, "RESERVE_BYTES", 100)  # cuts before the input ends: the helper gets chunks

@@ -36,7 +36,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from profscope.tb_plugin.ingest import load_trace
+from profscope.tb_plugin.ingest.load import load_trace
 from profscope.tb_plugin.model.categories import SliceKinds
 from profscope.tb_plugin.views import accounting
 from profscope.tb_plugin.views.overview import overview

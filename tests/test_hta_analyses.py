@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from profscope.tb_plugin.ingest import load_trace
+from profscope.tb_plugin.ingest.load import load_trace
 from profscope.tb_plugin.views import annotations, idle_time, kernel_sequences, launches, queue_length
 from profscope.tb_plugin.views.stream_work import stream_id
 

@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from profscope.tb_plugin.ingest import load_trace
-from profscope.tb_plugin.ingest.kineto import us_to_ns
+from profscope.tb_plugin.ingest.load import load_trace
+from profscope.tb_plugin.ingest.chrome.decode import us_to_ns
 from profscope.tb_plugin.model.nesting import nesting
 
 from conftest import real_trace
@@ -239,7 +239,7 @@ def _small_window(monkeypatch) -> list[int]:
     """Blocks, chunks and the reserve after a cut made tiny: every trace streams through a moving window.
 
     Returns a list that receives the window's size after every block read (its high-water mark is checked)."""
-    from profscope.tb_plugin.ingest import chunks, reader
+    from profscope.tb_plugin.ingest.chrome import chunks, reader
 
     monkeypatch.setattr(reader, "BLOCK_BYTES", 16 << 10)
     monkeypatch.setattr(chunks, "CHUNK_BYTES", 32 << 10)
@@ -269,7 +269,7 @@ def test_small_chunks_give_the_same_model(monkeypatch) -> None:
 
 
 def test_a_wrong_guess_falls_back_to_exact_chunks(tmp_path: Path, monkeypatch) -> None:
-    from profscope.tb_plugin.ingest import chunks, reader
+    from profscope.tb_plugin.ingest.chrome import chunks, reader
 
     # Arguments holding a list of objects look like event boundaries ("},\n{") to the guesser.
     nested = [{"k": i} for i in range(50)]
@@ -292,7 +292,7 @@ def test_a_wrong_guess_falls_back_to_exact_chunks(tmp_path: Path, monkeypatch) -
 
 
 def test_the_structure_scan_reads_strings_and_escapes() -> None:
-    from profscope.tb_plugin.ingest.chunks import scan_structure
+    from profscope.tb_plugin.ingest.chrome.chunks import scan_structure
 
     events = [{"name": 'a"}, {"b', "args": {"s": "\\", "t": "q\\\"}]"}}, {"name": "c", "args": {"l": [{"x": 1}]}}]
     text = bytearray(json.dumps(events).encode())
@@ -304,7 +304,7 @@ def test_the_structure_scan_reads_strings_and_escapes() -> None:
 
 @pytest.mark.parametrize("arrays_via", ["shared files", "pipe"])
 def test_two_process_decode_gives_the_same_model(monkeypatch, tmp_path, arrays_via: str) -> None:
-    from profscope.tb_plugin.ingest import chunks, parallel
+    from profscope.tb_plugin.ingest.chrome import chunks, parallel
 
     spill_folder = tmp_path / "spill"
     spill_folder.mkdir()
@@ -342,7 +342,8 @@ def test_two_process_decode_gives_the_same_model(monkeypatch, tmp_path, arrays_v
 
 
 def test_a_wrong_guess_with_two_processes_starts_again_in_one(tmp_path: Path, monkeypatch) -> None:
-    from profscope.tb_plugin.ingest import chunks, load_trace_stream, parallel, reader
+    from profscope.tb_plugin.ingest.chrome import chunks, parallel, reader
+    from profscope.tb_plugin.ingest.load import load_trace_stream
 
     nested = [{"k": i} for i in range(50)]
     events = [x(f"op{i}", i * 10, 5, args={"External id": i, "objs": nested}) for i in range(400)]
@@ -359,7 +360,8 @@ def test_a_wrong_guess_with_two_processes_starts_again_in_one(tmp_path: Path, mo
 
 
 def test_a_plain_file_streams_with_clean_errors(monkeypatch, tmp_path) -> None:
-    from profscope.tb_plugin.ingest import TraceLoadError, parallel
+    from profscope.tb_plugin.ingest.load import TraceLoadError
+    from profscope.tb_plugin.ingest.chrome import parallel
 
     plain = tmp_path / "worker0.1.pt.trace.json"
     plain.write_bytes(gzip.decompress(real_trace(RESNET).read_bytes()))

@@ -13,8 +13,8 @@ from typing import Any, Callable, Iterator, Optional
 import pytest
 from werkzeug import test as werkzeug_test
 
-from profscope.tb_plugin.serve import ROUTE_PREFIX, build_app
-from profscope.tb_plugin.storage import LocalStorage, NotReadable, open_regular
+from profscope.tb_plugin.server.serve import ROUTE_PREFIX, build_app
+from profscope.tb_plugin.store.storage import LocalStorage, NotReadable, open_regular
 
 from conftest import PluginClient, copy_trace, real_trace
 from handmade import trace, write, x

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from profscope.tb_plugin.ingest import load_trace
+from profscope.tb_plugin.ingest.load import load_trace
 from profscope.tb_plugin.views.memory import memory
 
 from conftest import REAL_TRACES, copy_trace, real_trace
@@ -122,7 +122,7 @@ def test_memory_response_matches_the_contract(tmp_path: Path, make_client) -> No
 
 def test_curves_run_to_the_end_of_the_span() -> None:
     """After the last memory event the last values hold until the span ends (the chart covers the span)."""
-    from profscope.tb_plugin.ingest import load_trace
+    from profscope.tb_plugin.ingest.load import load_trace
     from profscope.tb_plugin.views.memory import memory
 
     from conftest import real_trace

@@ -18,10 +18,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from profscope.tb_plugin import discovery, layout
-from profscope.tb_plugin.ingest import TraceLoadError, load_trace, load_trace_stream
+from profscope.tb_plugin.store import discovery
+from profscope.tb_plugin import layout
+from profscope.tb_plugin.ingest.load import TraceLoadError, load_trace, load_trace_stream
 from profscope.tb_plugin.ingest.detect import HEAD_BYTES, detect_framework
-from profscope.tb_plugin.ingest.kineto import _times_ns
+from profscope.tb_plugin.ingest.chrome.decode import _times_ns
 from profscope.tb_plugin.model.categories import SliceKinds
 from profscope.tb_plugin.views import operators, overview
 
@@ -279,7 +280,7 @@ def test_memory_record_reaches_the_memory_view(tmp_path: Path, make_client) -> N
     record = next((tmp_path / run / span_folder.name / "FRAMEWORK").glob("cpu_ms_memory_record_*.txt"))
     record.write_text("not,a,memory,record\n1,2,3,4\n")
     broken = discovery.scan_logdir(str(tmp_path))[0]
-    from profscope.tb_plugin.ingest import read_companions
+    from profscope.tb_plugin.ingest.load import read_companions
 
     model = load_trace_stream(lambda: open(broken.path, "rb"), layout.MINDSPORE_TRACE_FILE,
                               companions=read_companions(lambda p: open(p, "rb"), [c[0] for c in broken.companions]))

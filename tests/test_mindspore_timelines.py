@@ -20,17 +20,20 @@ from typing import Any
 import numpy as np
 import pytest
 
-from profscope.tb_plugin import discovery, layout
-from profscope.tb_plugin.ingest import TraceLoadError, load_trace, mindspore
+from profscope.tb_plugin.store import discovery
+from profscope.tb_plugin import layout
+from profscope.tb_plugin.ingest.load import TraceLoadError, load_trace
+from profscope.tb_plugin.ingest.mindspore import normalise
 from profscope.tb_plugin.ingest.detect import HEAD_BYTES, detect_framework
-from profscope.tb_plugin.ingest.kineto import read_kineto
-from profscope.tb_plugin.ingest.mindspore_memory import (
+from profscope.tb_plugin.ingest.chrome.decode import read_kineto
+from profscope.tb_plugin.ingest.mindspore.memory_record import (
     MemoryRecordError,
     add_memory_record,
     read_memory_record,
     record_name_for,
 )
-from profscope.tb_plugin.ingest.mindspore_timeline import OPERATOR_THREAD, operator_type
+from profscope.tb_plugin.ingest.mindspore.timeline import OPERATOR_THREAD
+from profscope.tb_plugin.model.categories import operator_type
 from profscope.tb_plugin.model.build import build_model
 from profscope.tb_plugin.model.categories import SliceKinds
 from profscope.tb_plugin.views import distributed, kernels, memory, operators, overview
@@ -410,7 +413,7 @@ def test_memory_record_gives_curves_and_the_peak() -> None:
         rows = _read_csv(framework / name)
         timeline = folder / layout.MINDSPORE_OUTPUT_FOLDER / layout.MINDSPORE_TRACE_FILE
         raw = read_kineto(bytearray(timeline.read_bytes()))
-        mindspore.normalise(raw)
+        normalise.normalise(raw)
         kept = add_memory_record(raw, read_memory_record((framework / name).read_bytes()))
         model = build_model(raw, framework="mindspore")
         # The record's rows within the span's timeline (its ops' first start to last end).

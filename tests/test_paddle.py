@@ -16,8 +16,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from profscope.tb_plugin import discovery, layout
-from profscope.tb_plugin.ingest import TraceLoadError, load_trace
+from profscope.tb_plugin.store import discovery
+from profscope.tb_plugin import layout
+from profscope.tb_plugin.ingest.load import TraceLoadError, load_trace
 from profscope.tb_plugin.ingest.paddle import device_of_place, strip_duration
 from profscope.tb_plugin.model.trace_model import TraceModel
 from profscope.tb_plugin.views import memory, operators, overview

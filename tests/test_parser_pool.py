@@ -18,10 +18,11 @@ from typing import Any, Iterator
 import psutil
 import pytest
 
-from profscope.tb_plugin import parser_pool
-from profscope.tb_plugin.ingest import footprint, parallel
-from profscope.tb_plugin.parser_pool import JobFailed, ParserPool
-from profscope.tb_plugin.runs import RunManager
+from profscope.tb_plugin.store import parser_pool
+from profscope.tb_plugin.ingest import footprint
+from profscope.tb_plugin.ingest.chrome import parallel
+from profscope.tb_plugin.store.parser_pool import JobFailed, ParserPool
+from profscope.tb_plugin.store.runs import RunManager
 
 from conftest import REPO, copy_trace, real_trace, wait_for
 
@@ -41,7 +42,7 @@ def _tracegen() -> ModuleType:
 
 @pytest.fixture(scope="module")
 def big_trace(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A plain trace just large enough that its parse forks the decode helper (ingest/parallel.py)."""
+    """A plain trace just large enough that its parse forks the decode helper (ingest/chrome/parallel.py)."""
     tracegen = _tracegen()
     seed = tracegen.load_seed(real_trace(SEED))
     target_mb = parallel.MIN_PARALLEL_BYTES / 1e6 * 1.15
@@ -243,13 +244,13 @@ def test_a_cache_that_cannot_be_written_still_serves_every_span(
     logdir = tmp_path / "logdir"
     for run in ("a", "b"):
         copy_trace(real_trace(SMALL), logdir / run)
-    caplog.set_level(logging.WARNING, logger="profscope.tb_plugin.runs")
+    caplog.set_level(logging.WARNING, logger="profscope.tb_plugin.store.runs")
     manager = RunManager(str(logdir), cache_dir=str(cache_dir), settle_seconds=0.0)
     try:
         assert manager.cache.cache_dir == str(cache_dir)  # the folder exists and is writable: only writes fail
         assert manager.wait_until_settled(SETTLE_S)
         for run in ("a", "b"):
-            model = manager.resolve(run, "worker0", None)
+            model = manager.span(run, "worker0", None).model
             assert model.num_events > 0 and model.cache_path is None  # from memory
     finally:
         manager.stop()

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from profscope.tb_plugin.ingest import load_trace
+from profscope.tb_plugin.ingest.load import load_trace
 from profscope.tb_plugin.views.overview import CATEGORIES, overview
 from profscope.tb_plugin.views.range_summary import range_summary
 

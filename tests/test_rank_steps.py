@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from profscope.tb_plugin.ingest import load_trace
+from profscope.tb_plugin.ingest.load import load_trace
 from profscope.tb_plugin.views.distributed import distributed, rank_of
 from profscope.tb_plugin.views.rank_steps import RankSteps, rank_alignment, rank_steps, step_matrix
 

@@ -25,10 +25,10 @@ import numpy as np
 import pytest
 import yaml
 
-from profscope.tb_plugin import cli, span_scalars
-from profscope.tb_plugin.discovery import scan_logdir
+from profscope.tb_plugin.exports import cli, span_scalars
+from profscope.tb_plugin.store.discovery import scan_logdir
 from profscope.tb_plugin.model.categories import SliceKinds
-from profscope.tb_plugin.report import collect_span, communication_line, format_us, report_html
+from profscope.tb_plugin.exports.report import collect_span, communication_line, format_us, report_html
 
 from conftest import REAL_TRACES, REPO, PluginClient
 
@@ -234,7 +234,7 @@ def test_one_number_per_quantity(client: PluginClient, table: dict, ranks: dict,
         if device_share is not None:
             _close(device_share, kernel_share, "Tensor Core share within the steps")
 
-    model = client.plugin.manager.resolve(run, worker, name)
+    model = client.plugin.manager.span(run, worker, name).model
     _kernel_time_within_steps(model, steps)
 
     # The run table shows the overview's numbers.

@@ -21,9 +21,9 @@ pytest.importorskip("s3fs", reason="the s3 test needs the test extra (s3fs, boto
 boto3 = pytest.importorskip("boto3")
 moto_server = pytest.importorskip("moto.server")
 
-from profscope.tb_plugin import cli  # noqa: E402
-from profscope.tb_plugin.discovery import scan_logdir  # noqa: E402
-from profscope.tb_plugin.storage import FsspecStorage, LogdirUnreadable, _remote_stat, open_storage  # noqa: E402
+from profscope.tb_plugin.exports import cli  # noqa: E402
+from profscope.tb_plugin.store.discovery import scan_logdir  # noqa: E402
+from profscope.tb_plugin.store.storage import FsspecStorage, LogdirUnreadable, _remote_stat, open_storage  # noqa: E402
 
 MLP = "torch213/mlp_train_sched"
 DDP = "torch213/ddp_gloo_2ranks"
@@ -159,7 +159,7 @@ def test_s3_logdir_lists_loads_downloads_and_follows_new_spans(s3: Any, tmp_path
 
 
 def test_cache_entries_name_the_url_and_endpoint(s3: Any, s3_endpoint: str, tmp_path: Path) -> None:
-    from profscope.tb_plugin.runs import RunManager
+    from profscope.tb_plugin.store.runs import RunManager
 
     bucket = "cache-keys"
     s3.create_bucket(Bucket=bucket)
@@ -226,7 +226,7 @@ def test_object_store_stats_identify_content(tmp_path: Path) -> None:
 def test_s3_json_without_a_layout_is_sniffed_once(s3: Any) -> None:
     """A bucket's ``trace.json`` is found by its first bytes (one ranged read), the verdicts are kept by ETag:
     a rescan of an unchanged prefix reads no object."""
-    from profscope.tb_plugin.discovery import Discovery
+    from profscope.tb_plugin.store.discovery import Discovery
 
     bucket = "sniffed-runs"
     s3.create_bucket(Bucket=bucket)

@@ -9,7 +9,7 @@ import jsonschema
 import pytest
 import yaml
 
-from profscope.tb_plugin import plugin as plugin_module
+from profscope.tb_plugin.server import plugin as plugin_module
 
 from conftest import REPO, copy_trace, real_trace
 

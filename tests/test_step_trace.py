@@ -14,8 +14,8 @@ import jsonschema
 import pytest
 import yaml
 
-from profscope.tb_plugin.ingest import load_trace
-from profscope.tb_plugin.ingest.mindspore_step_trace import (
+from profscope.tb_plugin.ingest.load import load_trace
+from profscope.tb_plugin.ingest.mindspore.step_trace import (
     NS_PER_SYSCNT,
     StepTraceFileError,
     StepTraceTable,
@@ -23,7 +23,7 @@ from profscope.tb_plugin.ingest.mindspore_step_trace import (
     parse_step_trace_csv,
 )
 from profscope.tb_plugin.model.trace_model import TraceModel
-from profscope.tb_plugin.storage import LocalStorage
+from profscope.tb_plugin.store.storage import LocalStorage
 from profscope.tb_plugin.views.step_trace import PHASES, from_mindspore_table, step_trace
 
 from conftest import REPO, copy_trace, real_trace

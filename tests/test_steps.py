@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from profscope.tb_plugin.ingest import load_trace
+from profscope.tb_plugin.ingest.load import load_trace
 from profscope.tb_plugin.views.overview import overview
-from profscope.tb_plugin.views.steps import find_steps
+from profscope.tb_plugin.model.steps import find_steps
 
 from conftest import REAL_TRACES
 from handmade import trace, write, x

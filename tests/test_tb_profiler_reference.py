@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from profscope.tb_plugin.ingest import load_trace
+from profscope.tb_plugin.ingest.load import load_trace
 from profscope.tb_plugin.views.distributed import distributed
 from profscope.tb_plugin.views.overview import CATEGORIES, overview
 

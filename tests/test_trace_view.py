@@ -9,9 +9,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from profscope.tb_plugin.ingest import load_trace
+from profscope.tb_plugin.ingest.load import load_trace
 from profscope.tb_plugin.views import trace
-from profscope.tb_plugin.views.trace_index import build_index, query
+from profscope.tb_plugin.model.trace_index import build_index, query
 
 from conftest import copy_trace, real_trace
 from handmade import gpu_step_trace, trace as make_trace, write, x
@@ -153,8 +153,9 @@ def test_trace_routes(tmp_path: Path, make_client) -> None:
 
 
 def test_index_is_kept_beside_the_cached_model(tmp_path: Path, monkeypatch) -> None:
-    from profscope.tb_plugin.cache import ModelCache, read_model
-    from profscope.tb_plugin.views import trace_index as module
+    from profscope.tb_plugin.store.cache import ModelCache
+    from profscope.tb_plugin.model.array_file import read_model
+    from profscope.tb_plugin.model import trace_index as module
 
     source = copy_trace(real_trace(RESNET), tmp_path / "run")
     cache = ModelCache(str(tmp_path / "cache"))

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from profscope.tb_plugin.ingest import load_trace
+from profscope.tb_plugin.ingest.load import load_trace
 from profscope.tb_plugin.views.kernels import kernels
 from profscope.tb_plugin.views.operators import operators
 from profscope.tb_plugin.views.overview import overview

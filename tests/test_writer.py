@@ -509,7 +509,7 @@ def test_the_writer_and_cli_import_without_torch_or_tensorboard(tmp_path: Path) 
     code = (
         "import sys\n"
         "sys.modules['torch'] = None  # any 'import torch' now fails\n"
-        "import profscope.writer, profscope.tb_plugin.cli\n"
+        "import profscope.writer, profscope.tb_plugin.exports.cli\n"
         "loaded = sorted(m for m in ('torch', 'tensorboard', 'numpy') if sys.modules.get(m) is not None)\n"
         "assert not loaded, loaded\n"
         "class P:\n"
@@ -690,7 +690,7 @@ def test_the_overview_shows_the_spans_host_cpu_from_its_manifest(tmp_path: Path,
 
 def test_a_precomputed_overview_gets_the_host_cpu_of_a_manifest_that_came_later(tmp_path: Path, make_client) -> None:
     """The parser pool stores the overview per (marker, batch size); the CPU summary is added per request."""
-    from profscope.tb_plugin.views import precomputed
+    from profscope.tb_plugin.model import stored_answers
 
     logdir = tmp_path / "logs"
     folder = logdir.joinpath("late", *layout.ASSET_DIR)
@@ -700,8 +700,8 @@ def test_a_precomputed_overview_gets_the_host_cpu_of_a_manifest_that_came_later(
     client.settle()
     status, before = client.get("overview", run="late", worker="w")
     assert status == 200 and before["host_cpu"] is None
-    model = client.plugin.manager.resolve("late", "w", "1795303442092317655")
-    assert precomputed._stored(model).get(precomputed._key_text(("overview", None, None))) is not None
+    model = client.plugin.manager.span("late", "w", "1795303442092317655").model
+    assert stored_answers._stored(model).get(stored_answers._key_text(("overview", None, None))) is not None
 
     cpu = summarise_window([reading(0, 0, 0, 0), reading(100, 80, 10, 20)], 0, 100 * MS, interval=0.1,
                            wall_offset_ns=0, cpu_count=2)

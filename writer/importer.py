@@ -40,7 +40,7 @@ from typing import BinaryIO, Callable, Mapping, Optional, Sequence
 import msgspec
 
 from profscope.tb_plugin import layout
-from profscope.tb_plugin.ingest import TraceLoadError, framework_of_trace
+from profscope.tb_plugin.ingest.load import TraceLoadError, framework_of_trace
 
 from ._atomic import copy_file_into, gzip_file_into
 from .manifest import Manifest, TagValue, check_batch_size, check_framework, check_tags

@@ -48,7 +48,7 @@ from typing import TYPE_CHECKING, Iterable
 import numpy as np
 
 if TYPE_CHECKING:
-    from .kineto import RawColumns
+    from ..model.raw_columns import RawColumns
 
 # How much of a file's start the first guess looks at.
 HEAD_BYTES = 16 * 1024

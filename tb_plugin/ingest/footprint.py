@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from .chunks import WHOLE_DOCUMENT_MAX_BYTES
+from .chrome.chunks import WHOLE_DOCUMENT_MAX_BYTES
 
 # What a parser process holds besides the trace (interpreter, numpy, msgspec).
 BASE_BYTES = 200 << 20

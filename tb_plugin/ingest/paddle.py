@@ -1,6 +1,6 @@
 """PaddlePaddle's Chrome trace (``paddle.profiler`` ``export_chrome_tracing``) → the model's conventions.
 
-Paddle writes a Kineto-like Chrome trace, so ``kineto.read_kineto`` decodes it; this module then
+Paddle writes a Kineto-like Chrome trace, so ``chrome/decode.py`` decodes it; this module then
 normalises the decoded columns (``normalise``), before ``model.build`` sees them:
 
 * Names: every ``X`` event name ends with its duration (``"conv2d dygraph[1.234 ms]"``). The
@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 import numpy as np
 
 if TYPE_CHECKING:
-    from .kineto import RawColumns
+    from ..model.raw_columns import RawColumns
 
 # "conv2d dygraph[1.234 ms]" → "conv2d dygraph"; Paddle prints ns/us/ms/s.
 _DURATION_SUFFIX = re.compile(r"\[\d+(?:\.\d+)?\s*(?:ns|us|ms|s)\]$")

@@ -10,10 +10,10 @@ from typing import Any
 
 import numpy as np
 
-from ..ingest.kineto import DEVICE_CATEGORIES, FLOW_END, FLOW_START, RawColumns
+from .categories import DEVICE_CATEGORIES
 from .factorize import factorize
 from .nesting import nesting
-from .tree import nearest_ancestor_where
+from .raw_columns import FLOW_END, FLOW_START, RawColumns
 from .trace_model import (
     CounterTable,
     FlowTable,
@@ -24,6 +24,7 @@ from .trace_model import (
     TraceModel,
     Track,
 )
+from .tree import nearest_ancestor_where
 
 RUNTIME_CATEGORIES = frozenset(
     {"cuda_runtime", "cuda_driver", "Runtime", "hip_runtime", "hip_driver", "mtia_runtime", "xpu_runtime",

@@ -13,11 +13,42 @@ from typing import Callable
 
 import numpy as np
 
-from ..ingest.kineto import DEVICE_CATEGORIES, DEVICE_SYNC_CATEGORIES
-from ..ingest.mindspore import MINDSPORE_OPERATOR_PROCESS, MINDSPORE_SCOPE_PROCESS
-from ..ingest.mindspore_timeline import operator_type
 from .trace_model import TraceModel
 from .tree import has_ancestor
+
+# Synchronisation on the device (Kineto's CUDA_SYNC; an Ascend task waiting on or recording an event or
+# notify, see ingest/mindspore/ascend_layers.py): device activity that computes nothing.
+DEVICE_SYNC_CATEGORIES = frozenset({"cuda_sync", "Ascend Sync"})
+# Categories whose slices are device activities (kernels, copies, device-side annotations).
+DEVICE_CATEGORIES = frozenset(
+    {"kernel", "gpu_memcpy", "gpu_memset", "gpu_user_annotation", "Kernel", "Memcpy", "Memset", "mtia_ccp_events",
+     "HCCL Task"}  # the tasks an Ascend collective is made of, counted once through its operator (ingest/mindspore/ascend_layers.py)
+) | DEVICE_SYNC_CATEGORIES
+# Categories of host-side operators and annotations whose args the decoder keeps (shapes, stacks, sequence numbers).
+ARGS_CATEGORIES = frozenset({"cpu_op", "Operator", "user_annotation", "python_function"})
+# The categories the decoder knows; a trace with others says so in its limitations.
+KNOWN_CATEGORIES = frozenset(
+    DEVICE_CATEGORIES
+    | ARGS_CATEGORIES
+    | {
+        "cuda_runtime", "cuda_driver", "Runtime", "Trace", "cpu_instant_event", "ac2g", "fwdbwd", "async",
+        "overhead", "Python", "python_function", "cuda_profiler_range", "Memory", "cpu_instant_event",
+        "hip_runtime", "hip_driver", "mtia_runtime", "xpu_runtime", "xpu_driver", "privateuse1_runtime",
+        "privateuse1_driver", "gpu_user_annotation", "user_annotation",
+    }
+)
+# MindSpore's process names whose slices are host operators, and scope ranges (its CPU timeline gives every slice
+# its process's name as category: ingest/mindspore/normalise.py).
+MINDSPORE_OPERATOR_PROCESS = "CPU OP"
+MINDSPORE_SCOPE_PROCESS = "Scope Layer"
+MINDSPORE_CATEGORIES = frozenset({MINDSPORE_OPERATOR_PROCESS, MINDSPORE_SCOPE_PROCESS})
+_INSTANCE_SUFFIX = re.compile(r"-op\d+$")
+
+
+def operator_type(name: str) -> str:
+    """An Ascend operator instance's type: ``"Default/network/conv1-Conv2d/Conv2D-op12"`` or ``"Conv2D-op12"`` → ``"Conv2D"``."""
+    return _INSTANCE_SUFFIX.sub("", name.rsplit("/", 1)[-1])
+
 
 KERNEL_CATEGORIES = frozenset({"kernel", "Kernel"})
 MEMCPY_CATEGORIES = frozenset({"gpu_memcpy", "Memcpy"})
@@ -32,13 +63,13 @@ PADDLE_HOST_RANGE_CATEGORIES = frozenset(
     {"ProfileStep", "Dataloader", "Forward", "Backward", "Optimization", "UserDefined", "PythonUserDefined",
      "PythonOp", "OperatorInner", "DygraphKernelLaunch", "StaticKernelLaunch", "Communication"}
 )
-# MindSpore's timeline: its slices take their process's name as category (see ingest/mindspore.py):
+# MindSpore's timeline: its slices take their process's name as category (see ingest/mindspore/normalise.py):
 # "CPU OP" are kernel executions (operators), "Scope Layer" the scope hierarchy above them.
-# Its older Ascend/GPU device timelines (ingest/mindspore_timeline.py) are given Kineto's own
+# Its older Ascend/GPU device timelines (ingest/mindspore/timeline.py) are given Kineto's own
 # kinds: AI Core, AI CPU, communication tasks and GPU kernels are "kernel" (GPU copies
 # "gpu_memcpy"), GPU operator executions and the zero-length records of Ascend tasks "Operator";
 # their "Scope Name" and "Overlap Analysis" ranges are in no set, so no view counts them as time.
-# The layers of a newer Ascend timeline (ingest/ascend_layers.py) take Kineto's kinds too: "kernel"
+# The layers of a newer Ascend timeline (ingest/mindspore/ascend_layers.py) take Kineto's kinds too: "kernel"
 # (Ascend Hardware tasks; communication tasks name their collective), "Memcpy" (copy tasks), "Runtime"
 # (CANN calls), "Ascend Sync" (waits and records: device sync); the rows that repeat or derive device time
 # ("HCCL", "HCCL Task", "Overlap Analysis") are in no set.
@@ -289,7 +320,7 @@ class SliceKinds:
     @cached_property
     def collective_kernel(self) -> np.ndarray:
         """Device activities of collectives: by kernel name, naming their collective (Ascend's communication
-        tasks, ingest/ascend_layers.py), or launched from inside a collective op."""
+        tasks, ingest/mindspore/ascend_layers.py), or launched from inside a collective op."""
         by_name = self._by_name(lambda s: bool(COLLECTIVE_KERNEL_NAME.match(s))) & self.device_activity
         by_name |= (self.model.slices.collective >= 0) & self.device_activity
         op = self.model.links.op

@@ -40,8 +40,8 @@ import numpy as np
 
 from ..model import intervals, tree
 from ..model.categories import SliceKinds
+from ..model.steps import Steps, find_steps
 from ..model.trace_model import TraceModel
-from .steps import Steps, find_steps
 
 
 # Host ranges named like collectives that move no data between ranks: DDP's reducer copying a bucket

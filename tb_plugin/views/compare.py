@@ -31,11 +31,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Optional
 
+from ..model import stored_answers
 from ..model.trace_model import TraceModel
 from . import kernels as kernels_view
 from . import operators as operators_view
 from . import overview as overview_view
-from . import precomputed
 
 GROUP_BY = ("name", "input_shape")
 OPERATOR_DELTA_FIELDS = ("calls", "host_self", "host_total", "device_self", "device_total")
@@ -67,16 +67,16 @@ class CompareSide:
 def span_overview(model: TraceModel, batch_size: Optional[int] = None) -> dict[str, Any]:
     """The overview answer (default step marker), under the overview route's key: the answer the
     parser pool precomputed when there is one, else computed once and memoized."""
-    return precomputed.answer(model, ("overview", None, batch_size),
+    return stored_answers.answer(model, ("overview", None, batch_size),
                               lambda: overview_view.overview(model, marker=None, batch_size=batch_size))
 
 
 def span_operators(model: TraceModel, group_by: str) -> dict[str, Any]:
-    return precomputed.answer(model, ("operators", group_by), lambda: operators_view.operators(model, group_by))
+    return stored_answers.answer(model, ("operators", group_by), lambda: operators_view.operators(model, group_by))
 
 
 def span_kernels(model: TraceModel) -> dict[str, Any]:
-    return precomputed.answer(model, ("kernels", "name"), lambda: kernels_view.kernels(model, "name"))
+    return stored_answers.answer(model, ("kernels", "name"), lambda: kernels_view.kernels(model, "name"))
 
 
 def ratio(exp: Optional[float], base: Optional[float]) -> Optional[float]:

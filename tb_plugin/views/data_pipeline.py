@@ -10,7 +10,7 @@ rest is ``other``. So the numbers here are the overview's, step by step.
 The verdict says whether the job is data-bound, with the share of step time that waits and the
 steps it rests on; the recommendations say what to change (worker processes, pin_memory, prefetch),
 each with the figures it is based on. MindSpore's MindData pipeline files, when the span has them
-(``ingest/minddata.py``), add the dataset operators, their queues and the bottleneck operator.
+(``ingest/mindspore/minddata.py``), add the dataset operators, their queues and the bottleneck operator.
 """
 
 from __future__ import annotations

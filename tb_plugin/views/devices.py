@@ -7,7 +7,7 @@ view and the Scalars tags say the same thing. Sources, in order:
 * the trace's ``deviceProperties`` (Kineto: ``name``, ``totalGlobalMem``, ``computeMajor``/``computeMinor``,
   ``numSms``; ROCm builds of Kineto write the same fields; the Ascend readers write ``{"id", "name"}``);
 * the vendor's own labels of its device lanes: MTIA's ``process_name`` "MTIA 17", an Ascend timeline's
-  "Ascend Hardware" (``ingest/ascend_layers.py``) or "Ascend 1" (``ingest/mindspore_timeline.py``), DeepLink's
+  "Ascend Hardware" (``ingest/mindspore/ascend_layers.py``) or "Ascend 1" (``ingest/mindspore/timeline.py``), DeepLink's
   devices. A device whose lanes name no accelerator is a GPU: Kineto's CUDA and ROCm lanes are GPUs.
 
 Only a GPU is called "GPU"; another accelerator is called by its family ("Ascend", "MTIA"...), and a view that

@@ -17,8 +17,8 @@ import numpy as np
 
 from ..model import tree
 from ..model.categories import SliceKinds
+from ..model.steps import find_steps
 from ..model.trace_model import TraceModel
-from .steps import find_steps
 
 NS_PER_US = 1000.0
 MIN_LENGTH = 3

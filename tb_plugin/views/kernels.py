@@ -12,10 +12,10 @@ import numpy as np
 
 from ..model.categories import SliceKinds, kernel_group_name
 from ..model.float32 import slice_column_as_written
+from ..model.steps import find_steps
 from ..model.trace_model import TraceModel
 from . import accounting
 from .devices import device, devices_noun, devices_of_rows
-from .steps import find_steps
 
 GROUP_BY = ("name", "op_and_name")
 NS_PER_US = 1000.0

@@ -20,10 +20,10 @@ import numpy as np
 from ..model import intervals
 from ..model.categories import TENSOR_CORE_ELIGIBLE_OPS, SliceKinds
 from ..model.float32 import slice_column_as_written
+from ..model.steps import Steps, find_steps
 from ..model.trace_model import TraceModel
 from . import accounting
 from .devices import GPU_MEMORY_DEVICE_TYPES, device
-from .steps import Steps, find_steps
 
 CATEGORIES = ("kernel", "memcpy", "memset", "communication", "runtime", "dataloader", "cpu_exec", "other")
 DEVICE_CATEGORIES = ("kernel", "memcpy", "memset")

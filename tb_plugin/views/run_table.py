@@ -17,9 +17,9 @@ from typing import Any, Optional
 
 import numpy as np
 
+from ..model import stored_answers
 from ..model.trace_model import TraceModel
 from . import memory as memory_view
-from . import precomputed
 from .compare import span_overview
 from .overview import CATEGORIES
 
@@ -60,7 +60,7 @@ def _tags(manifest: dict[str, Any]) -> Optional[dict[str, Any]]:
 def peak_memory(model: TraceModel) -> Optional[dict[str, int]]:
     """Peak allocated bytes per device type ("CPU", "GPU"): the highest of its devices' peaks in
     the memory view's answer; None when the span has no memory events."""
-    answer = precomputed.answer(model, ("memory",), lambda: memory_view.memory(model))
+    answer = stored_answers.answer(model, ("memory",), lambda: memory_view.memory(model))
     peaks: dict[str, int] = {}
     for device in answer.get("devices", []):
         peak = answer.get("peak", {}).get(device["id"])

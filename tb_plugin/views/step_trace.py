@@ -33,7 +33,7 @@ cannot be derived is ``null`` and listed in the step's ``missing`` with a note; 
 into ``other``, or into ``fp_and_bp`` when only the forward/backward split is unknown (then the
 known phases plus ``fp_and_bp`` sum to the step's duration).
 
-MindSpore Ascend runs carry the profiler's own step trace table (``ingest/mindspore_step_trace``):
+MindSpore Ascend runs carry the profiler's own step trace table (``ingest/mindspore/step_trace.py``):
 when the span has one, its rows are the answer (gap, forward+backward, tail).
 """
 
@@ -45,13 +45,13 @@ from typing import Any, Optional
 
 import numpy as np
 
-from ..ingest.mindspore_step_trace import StepTraceTable
+from ..ingest.mindspore.step_trace import StepTraceTable
 from ..model import intervals
 from ..model.categories import SliceKinds
+from ..model.steps import Steps, find_steps
 from ..model.trace_model import SliceTable, TraceModel
 from ..model.tree import levels
 from . import accounting
-from .steps import Steps, find_steps
 
 NS_PER_US = 1000.0
 PHASES = ("gap", "forward", "backward", "optimizer", "communication", "tail", "other")

@@ -16,9 +16,9 @@ import numpy as np
 
 from ..model import intervals
 from ..model.categories import SliceKinds
+from ..model.steps import Steps, find_steps
 from ..model.trace_model import TraceModel
 from .devices import device_label, devices_noun
-from .steps import Steps, find_steps
 
 NS_PER_US = 1000.0
 

@@ -14,13 +14,13 @@ from typing import Any, Optional
 import numpy as np
 
 from ..model import intervals
+from ..model import stored_answers
 from ..model.categories import SliceKinds
 from ..model.float32 import value_as_written
+from ..model.trace_index import query, resolution_for, trace_index
 from ..model.trace_model import TraceModel
-from . import precomputed
 from .devices import device_label, memory_device
 from .queue_length import TRACK_PREFIX as QUEUE_TRACK_PREFIX, queue_series, queue_tracks
-from .trace_index import query, resolution_for, trace_index
 
 NS_PER_US = 1000.0
 MAX_WIDTH = 8192
@@ -64,13 +64,13 @@ def _counter_tracks(model: TraceModel) -> list[dict[str, Any]]:
     return out
 
 
-# The key of the tracks answer among the precomputed ones (views/precomputed.py).
+# The key of the tracks answer among the precomputed ones (store/precomputed.py).
 TRACKS_KEY = ("trace_tracks",)
 
 
 def tracks(model: TraceModel) -> dict[str, Any]:
     """The viewer's rows: slice tracks in display order, then counter tracks (precomputed by the parser)."""
-    return precomputed.answer(model, TRACKS_KEY, lambda: compute_tracks(model))
+    return stored_answers.answer(model, TRACKS_KEY, lambda: compute_tracks(model))
 
 
 def compute_tracks(model: TraceModel) -> dict[str, Any]:

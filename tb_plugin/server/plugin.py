@@ -1,0 +1,586 @@
+"""The TensorBoard plugin: routes under ``/data/plugin/profscope/``.
+
+Routes are thin: they read and check parameters, resolve the (run, worker, span) against
+the discovered runs (never against the filesystem), call a view's pure analysis function
+and return its JSON. See ``api/openapi.yaml`` for the contract.
+"""
+
+from __future__ import annotations
+
+import mimetypes
+import os
+import posixpath
+from typing import Any, Callable, Iterator, Optional, Sequence
+
+from tensorboard.plugins import base_plugin
+from werkzeug import wrappers
+
+from .. import layout
+from ..ingest.mindspore import minddata
+from ..ingest.mindspore import step_trace as mindspore_step_trace
+from ..model import stored_answers
+from ..model.trace_model import TraceModel
+from ..store.discovery import SpanSource
+from ..store.runs import RunManager
+from ..store.spans import Span, SpanFailed, SpanLoading, UnknownSpan
+from ..views import (
+    annotations, compare, critical_path, data_pipeline, distributed, idle_time, kernel_sequences, kernels, launches,
+    memory, modules, operators, overview, queue_length, range_summary, rank_steps, run_table, stacks, step_trace,
+    summary, trace,
+)
+from . import provider_runs
+from .export_route import table_route  # format=csv on the table routes
+from .http import HttpError, arg, choice, download_route, json_response, json_route, safe_filename
+
+# is_active() waits this long at most for the first scan of the logdir (usually milliseconds).
+FIRST_SCAN_WAIT_SECONDS = 2.0
+STATIC_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "static")  # tb_plugin/static
+# Read size when streaming a trace file to the browser (a remote file is fetched in such blocks).
+_DOWNLOAD_BLOCK = 1 << 20
+
+
+def static_files(folder: str = STATIC_DIR) -> dict[str, str]:
+    """Name → path of every file shipped in the static folder (the only files ever served)."""
+    files: dict[str, str] = {}
+    for root, _dirs, names in os.walk(folder):
+        for name in names:
+            path = os.path.join(root, name)
+            files[os.path.relpath(path, folder).replace(os.sep, "/")] = path
+    return files
+
+
+class ProfscopePlugin(base_plugin.TBPlugin):
+    plugin_name = layout.PLUGIN_NAME
+
+    def __init__(
+        self,
+        context: base_plugin.TBContext,
+        cache_dir: Optional[str] = None,
+        refresh_seconds: float = 5.0,
+        max_workers: Optional[int] = None,
+        cache_max_gb: Optional[float] = None,
+        parse_timeout_seconds: Optional[float] = None,
+        parse_memory_gb: Optional[float] = None,
+        link_roots: Optional[Sequence[str]] = None,
+    ) -> None:
+        self._logdir = context.logdir or ""
+        self._cache_max_bytes = None if cache_max_gb is None else int(cache_max_gb * (1 << 30))
+        self._parse_timeout_seconds = parse_timeout_seconds
+        self._parse_memory_bytes = None if parse_memory_gb is None else int(parse_memory_gb * (1 << 30))
+        self._link_roots = link_roots
+        self._context = context  # its data_provider answers is_active from event files
+        self._cache_dir = cache_dir
+        self._refresh_seconds = refresh_seconds
+        self._max_workers = max_workers
+        self._manager: Optional[RunManager] = None
+        self._active = False
+        self._distributed_cache: dict[Any, Any] = {}
+
+    @property
+    def manager(self) -> RunManager:
+        """Created and started on first use: the constructor stays trivial."""
+        if self._manager is None:
+            self._manager = RunManager(
+                self._logdir, cache_dir=self._cache_dir, refresh_seconds=self._refresh_seconds,
+                max_workers=self._max_workers, cache_max_bytes=self._cache_max_bytes,
+                parse_timeout_seconds=self._parse_timeout_seconds, parse_memory_bytes=self._parse_memory_bytes,
+                link_roots=self._link_roots,
+            )
+            self._manager.start()
+        return self._manager
+
+    def is_active(self) -> bool:
+        """Cheap, sticky and never raising: true once TensorBoard's data provider has Profscope span
+        records (event files of the writer or import), else once the logdir has a trace file, complete or not.
+
+        Files still being written count too: TensorBoard asks once when its page loads, and a
+        job that is writing its first span must not leave the tab hidden.
+        """
+        if self._active:
+            return True
+        try:  # span records in event files, as TensorBoard's data provider read them: no folder scan
+            if provider_runs.has_profscope_data(self._context):
+                self._active = True
+                return True
+        except Exception:  # noqa: BLE001 - fall back to scanning
+            pass
+        if not self._logdir:
+            return False
+        try:
+            # Only waits: the scan (a remote listing too) runs on the manager's refresh thread.
+            manager = self.manager
+            manager.wait_for_first_scan(FIRST_SCAN_WAIT_SECONDS)
+            self._active = bool(manager.runs()) or manager.pending_files() > 0
+        except Exception:  # noqa: BLE001
+            return False
+        return self._active
+
+    def frontend_metadata(self) -> base_plugin.FrontendMetadata:
+        return base_plugin.FrontendMetadata(es_module_path="/index.js", tab_name=layout.TAB_NAME, disable_reload=True)
+
+    def get_plugin_apps(self) -> dict[str, Callable[..., Any]]:
+        return {
+            "/index.js": self._serve_bundle,
+            "/static/*": self._serve_static,
+            "/runs": json_route(self._runs_route),
+            "/summary": json_route(self._summary_route),
+            "/overview": table_route(self._overview_route, "overview"),
+            "/operators": table_route(self._operators_route, "operators"),
+            "/operators/detail": json_route(self._operator_detail_route),
+            "/kernels": table_route(self._kernels_route, "kernels"),
+            "/flamegraph": json_route(self._flamegraph_route),
+            "/stacks/folded": download_route(self._folded_stacks_route),
+            "/modules": json_route(self._modules_route),
+            "/memory": table_route(self._memory_route, "memory"),
+            "/distributed": table_route(self._distributed_route, "distributed"),
+            "/distributed/matrix": table_route(self._distributed_matrix_route, "distributed/matrix"),
+            "/datapipeline": json_route(self._data_pipeline_route),
+            "/steptrace": table_route(self._step_trace_route, "steptrace"),
+            "/critical_path": json_route(self._critical_path_route),
+            "/compare": table_route(self._compare_route, "compare"),
+            "/runs/table": table_route(self._runs_table_route, "runs/table"),
+            "/analyses/idle": table_route(self._idle_route, "analyses/idle"),
+            "/analyses/launches": table_route(self._launches_route, "analyses/launches"),
+            "/analyses/queues": table_route(self._queues_route, "analyses/queues"),
+            "/analyses/sequences": table_route(self._sequences_route, "analyses/sequences"),
+            "/analyses/annotations": table_route(self._annotations_route, "analyses/annotations"),
+            "/trace/tracks": json_route(self._trace_tracks_route),
+            "/trace/slices": json_route(self._trace_slices_route),
+            "/trace/counters": json_route(self._trace_counters_route),
+            "/trace/event": json_route(self._trace_event_route),
+            "/trace/flows": json_route(self._trace_flows_route),
+            "/trace/search": json_route(self._trace_search_route),
+            "/trace/range": table_route(self._trace_range_route, "trace/range"),
+            "/trace/ranks": json_route(self._trace_ranks_route),
+            "/trace/download": self._trace_download_route,
+        }
+
+    # Static files ---------------------------------------------------------------------------
+
+    @wrappers.Request.application
+    def _serve_bundle(self, request: wrappers.Request) -> wrappers.Response:
+        return self._static_response("index.js")
+
+    @wrappers.Request.application
+    def _serve_static(self, request: wrappers.Request) -> wrappers.Response:
+        prefix = f"/data/plugin/{layout.PLUGIN_NAME}/static/"
+        path = request.path
+        name = path[path.index(prefix) + len(prefix):] if prefix in path else ""
+        return self._static_response(name)
+
+    def _static_response(self, name: str) -> wrappers.Response:
+        # Only names listed from the static folder are served: no path is built from the request.
+        path = static_files().get(name)
+        if path is None:
+            return wrappers.Response(
+                "not found", status=404, content_type="text/plain", headers={"X-Content-Type-Options": "nosniff"}
+            )
+        mimetype = "text/javascript" if name.endswith(".js") else mimetypes.guess_type(name)[0] or "application/octet-stream"
+        with open(path, "rb") as f:
+            body = f.read()
+        return wrappers.Response(body, content_type=mimetype, headers={"X-Content-Type-Options": "nosniff"})
+
+    # Routes ----------------------------------------------------------------------------------
+
+    def _runs_route(self, request: wrappers.Request) -> dict[str, Any]:
+        manager = self.manager
+        payload: dict[str, Any] = {"runs": manager.runs(), "scanned": manager.has_scanned(),
+                                   "pending_files": manager.pending_files()}
+        logdir_error = manager.logdir_error()
+        if logdir_error:
+            payload["logdir_error"] = logdir_error  # e.g. a remote logdir's bucket or credentials
+        # What the scan left out and why; with no runs, what it looked for (the empty page lists it).
+        payload["skipped"] = manager.skipped_files()
+        if not payload["runs"]:
+            payload["looked_for"] = [{"pattern": item.pattern, "written_by": item.written_by}
+                                     for item in layout.LAYOUTS_LOOKED_FOR]
+        return payload
+
+    def _span(self, request: wrappers.Request) -> Span:
+        """The request's span (``run``, ``worker``, ``span``), resolved in one call against the discovered runs."""
+        return self.manager.span(arg(request, "run", required=True), arg(request, "worker", required=True),
+                                 arg(request, "span"))
+
+    def _model(self, request: wrappers.Request) -> TraceModel:
+        return self._span(request).model
+
+    def _summary_route(self, request: wrappers.Request) -> dict[str, Any]:
+        return summary.span_summary(self._model(request))
+
+    def _overview_route(self, request: wrappers.Request) -> dict[str, Any]:
+        span = self._span(request)
+        model, batch_size = span.model, span.batch_size
+        marker = arg(request, "step_marker") or None
+        answer = stored_answers.answer(model, ("overview", marker, batch_size),
+                                       lambda: overview.overview(model, marker=marker, batch_size=batch_size))
+        return overview.with_host_cpu(answer, span.manifest)  # from the manifest as it is now: never stale
+
+    def _operators_route(self, request: wrappers.Request) -> dict[str, Any]:
+        model = self._model(request)
+        group_by = choice(request, "group_by", operators.GROUP_BY, "name")
+        return stored_answers.answer(model, ("operators", group_by), lambda: operators.operators(model, group_by))
+
+    def _operator_detail_route(self, request: wrappers.Request) -> dict[str, Any]:
+        model = self._model(request)
+        name = arg(request, "name", required=True)
+        input_shape = request.args.get("input_shape")
+        return operators.operator_detail(model, name or "", input_shape)
+
+    def _kernels_route(self, request: wrappers.Request) -> dict[str, Any]:
+        model = self._model(request)
+        group_by = choice(request, "group_by", kernels.GROUP_BY, "name")
+        return stored_answers.answer(model, ("kernels", group_by), lambda: kernels.kernels(model, group_by))
+
+    def _flamegraph_route(self, request: wrappers.Request) -> dict[str, Any]:
+        model = self._model(request)
+        weight = choice(request, "weight", stacks.WEIGHTS, "host")
+        return stored_answers.answer(model, ("flamegraph", weight), lambda: stacks.flamegraph(model, weight))
+
+    def _folded_stacks_route(self, request: wrappers.Request) -> tuple[bytes, str, str]:
+        text = stacks.folded_stacks(self._model(request), choice(request, "weight", stacks.WEIGHTS, "host"))
+        return text.encode("utf-8"), "text/plain; charset=utf-8", "stacks.folded.txt"
+
+    def _modules_route(self, request: wrappers.Request) -> dict[str, Any]:
+        return modules.modules(self._model(request))
+
+    def _memory_route(self, request: wrappers.Request) -> dict[str, Any]:
+        model = self._model(request)
+        params = dict(device=arg(request, "device"), start_us=self._float(request, "start"),
+                      end_us=self._float(request, "end"), min_bytes=self._int(request, "min_bytes", 0),
+                      name_filter=arg(request, "name") or "",
+                      limit=self._int(request, "limit", memory.EVENT_LIMIT, 1, 100000))
+        if params == memory.DEFAULT_QUERY:
+            return stored_answers.answer(model, ("memory",), lambda: memory.memory(model))
+        return memory.memory(model, **params)
+
+    def _run_ranks(self, request: wrappers.Request) -> tuple[str, int, list[tuple[str, Any]], list[dict[str, str]]]:
+        """Run level: one span of every worker (the span at ``span_index`` in each worker's time order)."""
+        run = arg(request, "run", required=True) or ""
+        index = self._int(request, "span_index", 0, 0, 1 << 20)
+        workers = self.manager.workers_of(run)
+        ranks, failed, loading = [], [], []
+        for worker, spans in workers.items():
+            if index >= len(spans):
+                continue
+            try:
+                ranks.append((worker, self.manager.span(run, worker, spans[index]).model))
+            except SpanLoading as exc:
+                loading.append(exc.progress)
+            except SpanFailed as exc:
+                failed.append({"worker": worker, "error": str(exc)})
+        if loading:
+            raise SpanLoading(float(sum(loading) + len(ranks)) / (len(loading) + len(ranks)))
+        if not ranks and failed:
+            raise SpanFailed("; ".join(f"{f['worker']}: {f['error']}" for f in failed))
+        return run, index, ranks, failed
+
+    def _distributed_route(self, request: wrappers.Request) -> dict[str, Any]:
+        run, index, ranks, failed = self._run_ranks(request)
+        # Keyed by the models themselves: a reloaded span is a new model, so a stale answer is never reused.
+        key = (run, index, tuple((w, id(m)) for w, m in ranks))
+        if key not in self._distributed_cache:
+            self._distributed_cache = {key: (distributed.distributed(ranks), ranks)}  # keep one: runs are big
+        payload = dict(self._distributed_cache[key][0])
+        payload["span_index"] = index
+        payload["failed"] = failed
+        return payload
+
+    def _rank_steps(self, request: wrappers.Request) -> tuple[int, list[tuple[rank_steps.RankSteps, Any]],
+                                                                list[dict[str, str]]]:
+        """Every worker's span at ``span_index`` with its steps, ordered by rank."""
+        run, index, ranks, failed = self._run_ranks(request)
+        spans = self.manager.workers_of(run)
+        out = [(rank_steps.rank_steps(worker, distributed.rank_of(model, worker, i), spans[worker][index], model),
+                model) for i, (worker, model) in enumerate(ranks)]
+        out.sort(key=lambda item: (item[0].rank, item[0].worker))
+        return index, out, failed
+
+    def _distributed_matrix_route(self, request: wrappers.Request) -> dict[str, Any]:
+        """Rank × step: step time, communication and exposed communication (µs) of every worker's span."""
+        index, ranks, failed = self._rank_steps(request)
+        payload = rank_steps.step_matrix([r for r, _ in ranks])
+        payload["span_index"] = index
+        payload["failed"] = failed
+        return payload
+
+    def _trace_ranks_route(self, request: wrappers.Request) -> dict[str, Any]:
+        """The same step of every worker on one time axis: each worker's step and the shift (µs) that places it."""
+        index, ranks, failed = self._rank_steps(request)
+        try:
+            payload = rank_steps.rank_alignment(ranks, choice(request, "align", rank_steps.ALIGNMENTS, "step"),
+                                                arg(request, "step") or None)
+        except ValueError as exc:
+            raise HttpError(400, str(exc)) from None
+        payload["span_index"] = index
+        payload["failed"] = failed
+        return payload
+
+    def _data_pipeline_route(self, request: wrappers.Request) -> dict[str, Any]:
+        """Is the span waiting for data: per-step data wait, verdict, and MindSpore's MindData pipeline."""
+        span = self._span(request)
+        marker = arg(request, "step_marker") or None
+        return data_pipeline.data_pipeline(span.model, marker=marker, manifest=span.manifest,
+                                           minddata=self._minddata_of(span.source))
+
+    def _minddata_of(self, source: SpanSource) -> Optional[dict[str, Any]]:
+        """MindData files beside a MindSpore timeline: the known names for its device id, in its folder only."""
+        if "mindspore" not in (source.framework, source.layout):
+            return None
+        device_id = minddata.device_id_for(posixpath.basename(source.path), source.worker)
+        if device_id is None:
+            return None
+        storage = self.manager.storage
+        folder = storage.parent(source.path)
+        # One byte over the limit tells a file too large to read from one that fits.
+        return minddata.read_minddata(
+            lambda name: storage.read_small(storage.join(folder, name), minddata.MAX_FILE_BYTES + 1), device_id)
+
+    def _step_trace_route(self, request: wrappers.Request) -> dict[str, Any]:
+        """Per step: iteration gap, forward, backward, optimizer, communication, tail; fp_point/bp_point name the
+        operators that start forward and end backward. MindSpore's own step trace file is used when present."""
+        span = self._span(request)
+        fp_point, bp_point = arg(request, "fp_point") or None, arg(request, "bp_point") or None
+        table, table_error = None, None
+        try:  # only the known file names, in the discovered timeline's own folder
+            table = mindspore_step_trace.load_beside(self.manager.storage, span.source.path)
+        except mindspore_step_trace.StepTraceFileError as exc:
+            table_error = str(exc)
+        return step_trace.step_trace(span.model, fp_point, bp_point, table=table, table_error=table_error)
+
+    def _critical_path_route(self, request: wrappers.Request) -> dict[str, Any]:
+        """The chain of host operators, launches, device work and syncs that decides one step's length."""
+        model = self._model(request)
+        marker = arg(request, "step_marker") or None
+        step = self._int(request, "step", 0)
+        try:
+            return stored_answers.answer(model, ("critical_path", marker, step),
+                                      lambda: critical_path.critical_path(model, step, marker))
+        except critical_path.StepNotFound as exc:
+            raise HttpError(400, str(exc)) from None
+
+    # Analyses (the Analyses page), over the overview's steps --------------------------------
+
+    def _idle_route(self, request: wrappers.Request) -> dict[str, Any]:
+        model = self._model(request)
+        marker = arg(request, "step_marker") or None
+        kernel_wait = self._float(request, "kernel_wait_us")
+        kernel_wait = idle_time.KERNEL_WAIT_US if kernel_wait is None else kernel_wait
+        if not 0 <= kernel_wait <= 1e9:
+            raise HttpError(400, "kernel_wait_us must be between 0 and 1e9")
+        return model.memo(("analyses.idle", marker, kernel_wait),
+                          lambda: idle_time.idle_time(model, marker, kernel_wait))
+
+    def _launches_route(self, request: wrappers.Request) -> dict[str, Any]:
+        model = self._model(request)
+        marker = arg(request, "step_marker") or None
+        return model.memo(("analyses.launches", marker), lambda: launches.launches(model, marker))
+
+    def _queues_route(self, request: wrappers.Request) -> dict[str, Any]:
+        model = self._model(request)
+        marker = arg(request, "step_marker") or None
+        return model.memo(("analyses.queues", marker), lambda: queue_length.queue_length(model, marker))
+
+    def _sequences_route(self, request: wrappers.Request) -> dict[str, Any]:
+        model = self._model(request)
+        marker = arg(request, "step_marker") or None
+        operator = arg(request, "operator") or ""
+        min_length = self._int(request, "min_length", kernel_sequences.MIN_LENGTH, 1, 10000)
+        return model.memo(("analyses.sequences", marker, operator, min_length),
+                          lambda: kernel_sequences.kernel_sequences(model, operator, min_length, marker))
+
+    def _annotations_route(self, request: wrappers.Request) -> dict[str, Any]:
+        model = self._model(request)
+        marker = arg(request, "step_marker") or None
+        return model.memo(("analyses.annotations", marker), lambda: annotations.annotations(model, marker))
+
+    # Compare and the run table ----------------------------------------------------------
+
+    def _compare_route(self, request: wrappers.Request) -> dict[str, Any]:
+        """Two spans side by side; each side named by ``<side>_run``, ``<side>_worker``, ``<side>_span``."""
+        group_by = choice(request, "group_by", compare.GROUP_BY, "name")
+        sides: dict[str, compare.CompareSide] = {}
+        loading: list[float] = []
+        for prefix, label in (("base", "baseline"), ("exp", "experiment")):
+            run = arg(request, f"{prefix}_run", required=True) or ""
+            worker = arg(request, f"{prefix}_worker", required=True) or ""
+            span = arg(request, f"{prefix}_span")
+            try:
+                side = self.manager.span(run, worker, span)
+            except UnknownSpan as exc:
+                raise UnknownSpan(f"{label}: {exc}") from None
+            except SpanFailed as exc:
+                raise SpanFailed(f"{label}: {exc}") from None
+            except SpanLoading as exc:
+                loading.append(exc.progress)
+                continue
+            page_batch = self._int(request, f"{prefix}_batch_size", 0, 0, 1 << 31) or None  # entered in the page
+            # The manifest's batch size is read as the overview route reads it: both share one memo entry.
+            sides[prefix] = compare.CompareSide(run, worker, side.name, side.model, side.batch_size, page_batch)
+        if loading:
+            # Both sides count: a ready side is done.
+            raise SpanLoading((sum(loading) + len(sides)) / (len(loading) + len(sides)))
+        return compare.compare(sides["base"], sides["exp"], group_by)
+
+    def _runs_table_route(self, request: wrappers.Request) -> dict[str, Any]:
+        """Every known span with its headline numbers. Never loads a span: uses the models already loaded."""
+        spans: list[run_table.TableSpan] = []
+        for run in self.manager.runs():
+            for worker in run["workers"]:
+                for index, info in enumerate(worker.get("span_info", [])):
+                    name, status = info["name"], info["status"]
+                    source = self.manager.source_of(run["name"], worker["name"], name)
+                    model, error, progress = None, info.get("error"), info.get("progress")
+                    if status == "ready":
+                        try:
+                            model = self.manager.span(run["name"], worker["name"], name).model
+                        except SpanLoading as exc:  # reloaded since the listing (the file changed)
+                            status, progress = "loading", exc.progress
+                        except (SpanFailed, UnknownSpan) as exc:
+                            status, error = "error", str(exc)
+                    spans.append(run_table.TableSpan(
+                        run=run["name"], worker=worker["name"], span=name, span_index=index, status=status,
+                        model=model, progress=progress, error=error,
+                        framework=source.framework if source else None,
+                        manifest=dict(info.get("manifest") or {})))
+        return run_table.run_table(spans)
+
+    # Trace viewer -------------------------------------------------------------------------
+
+    @staticmethod
+    def _float(request: wrappers.Request, name: str) -> Optional[float]:
+        value = request.args.get(name)
+        if value in (None, ""):
+            return None
+        try:
+            number = float(value)
+        except ValueError:
+            raise HttpError(400, f"{name} must be a number") from None
+        if number != number or number in (float("inf"), float("-inf")):
+            raise HttpError(400, f"{name} must be finite")
+        return number
+
+    @staticmethod
+    def _int(request: wrappers.Request, name: str, default: int, lo: int = 0, hi: int = 1 << 62) -> int:
+        value = request.args.get(name)
+        if value in (None, ""):
+            return default
+        try:
+            number = int(value)
+        except ValueError:
+            raise HttpError(400, f"{name} must be an integer") from None
+        if not lo <= number <= hi:
+            raise HttpError(400, f"{name} must be between {lo} and {hi}")
+        return number
+
+    def _trace_tracks_route(self, request: wrappers.Request) -> dict[str, Any]:
+        return trace.tracks(self._model(request))
+
+    def _trace_slices_route(self, request: wrappers.Request) -> dict[str, Any]:
+        model = self._model(request)
+        track_ids = [t for t in (request.args.get("tracks") or "").split(",") if t]
+        try:
+            return trace.slices(model, self._float(request, "start"), self._float(request, "end"),
+                                self._int(request, "width", 1000, 1, trace.MAX_WIDTH), track_ids or None)
+        except ValueError as exc:
+            raise HttpError(400, str(exc)) from None
+
+    def _trace_counters_route(self, request: wrappers.Request) -> dict[str, Any]:
+        model = self._model(request)
+        track_ids = [t for t in (request.args.get("tracks") or "").split(",") if t]
+        try:
+            return trace.counters(model, self._float(request, "start"), self._float(request, "end"),
+                                  self._int(request, "width", 1000, 1, trace.MAX_WIDTH), track_ids)
+        except ValueError as exc:
+            raise HttpError(400, str(exc)) from None
+
+    def _event_row_request(self, request: wrappers.Request) -> tuple[Any, int]:
+        model = self._model(request)
+        return model, self._int(request, "id", -1, 0)
+
+    def _trace_event_route(self, request: wrappers.Request) -> dict[str, Any]:
+        model, event_id = self._event_row_request(request)
+        try:
+            return trace.event(model, event_id)
+        except KeyError:
+            raise HttpError(404, f"no slice with id {event_id}") from None
+
+    def _trace_flows_route(self, request: wrappers.Request) -> dict[str, Any]:
+        model, event_id = self._event_row_request(request)
+        try:
+            detail = trace.event(model, event_id)
+        except KeyError:
+            raise HttpError(404, f"no slice with id {event_id}") from None
+        return {"id": event_id, "flows": detail["flows"], "launched_by": detail["launched_by"],
+                "launches": detail["launches"]}
+
+    def _trace_search_route(self, request: wrappers.Request) -> dict[str, Any]:
+        model = self._model(request)
+        return trace.search(model, arg(request, "q", required=True) or "", self._int(request, "offset", 0),
+                            self._int(request, "limit", trace.SEARCH_PAGE, 1, 1000))
+
+    def _trace_range_route(self, request: wrappers.Request) -> dict[str, Any]:
+        """What lies in a time range (the trace viewer's area selection): slices by name per track kind, the steps
+        inside it and its breakdown."""
+        model = self._model(request)
+        start, end = self._float(request, "start"), self._float(request, "end")
+        if start is None or end is None:
+            raise HttpError(400, "start and end are required")
+        track_ids = [t for t in (request.args.get("tracks") or "").split(",") if t]
+        try:
+            return range_summary.range_summary(model, start, end, track_ids or None)
+        except ValueError as exc:
+            raise HttpError(400, str(exc)) from None
+
+    @wrappers.Request.application
+    def _trace_download_route(self, request: wrappers.Request) -> wrappers.Response:
+        """The original trace file of the span (for Perfetto or chrome://tracing)."""
+        run, worker, span = request.args.get("run"), request.args.get("worker"), request.args.get("span")
+        source = self.manager.source_of(run or "", worker or "", span or "") if run and worker else None
+        if source is None and run and worker and not span:
+            spans = [s for s in self.manager.sources() if s.run == run and s.worker == worker]
+            source = spans[0] if len(spans) == 1 else None
+        if source is None:
+            return json_response(request, {"error": "unknown run, worker or span"}, 404)
+        # The path comes from discovery, never from the request; a remote file streams through fsspec. A local
+        # file is opened only as a regular file inside the logdir (storage.open_regular): never a link out of it,
+        # a FIFO or a device, even one swapped in after the scan.
+        storage = self.manager.storage
+        try:
+            handle = storage.open(source.path)
+            size = _stream_size(handle, source.size)
+        except Exception:  # noqa: BLE001 - removed, unreachable, refused or no longer permitted: all mean "gone"
+            return json_response(request, {"error": "the trace file is no longer readable"}, 410)
+        filename = posixpath.basename(source.path)
+        gz = filename.endswith(".gz")
+        return wrappers.Response(
+            _file_blocks(handle, size), direct_passthrough=True,
+            content_type="application/gzip" if gz else "application/json",
+            headers={"Content-Disposition": f'attachment; filename="{safe_filename(filename)}"',
+                     "X-Content-Type-Options": "nosniff", "Content-Length": str(size), "Cache-Control": "no-store"})
+
+
+def _file_blocks(handle: Any, size: int) -> Iterator[bytes]:
+    """The first ``size`` bytes of an open file, in blocks; closes it. A read error ends the body early (the
+    status line is sent already: the client sees a body shorter than its Content-Length, never a server error)."""
+    try:
+        left = size
+        while left > 0:
+            try:
+                block = handle.read(min(_DOWNLOAD_BLOCK, left))
+            except Exception:  # noqa: BLE001 - e.g. the file was truncated or its disk went away
+                return
+            if not block:
+                return
+            left -= len(block)
+            yield block
+    finally:
+        handle.close()
+
+
+def _stream_size(handle: Any, listed_size: int) -> int:
+    """The size of an open file: fstat for a local file, the size fsspec read when opening a remote one."""
+    try:
+        return os.fstat(handle.fileno()).st_size
+    except (AttributeError, OSError, ValueError):  # io.UnsupportedOperation is both
+        size = getattr(handle, "size", None)
+        return size if isinstance(size, int) else listed_size

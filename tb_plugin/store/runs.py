@@ -1,0 +1,581 @@
+"""Background loading of the logdir's runs, and their status.
+
+A refresh thread rescans the logdir every few seconds; every complete trace file is parsed
+once, in a pool of worker processes (``parser_pool.py``: as many as cores, 2 to 4) that write the
+model to the cache, and the plugin then memory-maps it. Parsing in separate processes keeps
+TensorBoard's request threads responsive and lets the workers of a run load in parallel;
+a file that crashes, exhausts or stalls a parser process fails its own span only, and is tried
+again when it changes. Parses start while their estimated memory (``ingest/footprint.py``) fits
+the pool's budget. When the cache cannot be written (a full disk), the parser hands the model
+back and the span is served from memory.
+
+Request threads only read snapshots under a lock: nothing here blocks them.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as futures
+import logging
+import os
+import posixpath
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass
+from typing import Any, Optional, Sequence
+
+from .. import layout
+from ..ingest import footprint
+from ..model.trace_model import TraceModel
+from ..views import span_names
+from ..views.run_table import manifest_batch_size
+from . import parser_pool
+from .cache import ModelCache, SourceIdentity
+from .discovery import Discovery, SpanSource
+from .parser_pool import PROGRESS_SLOTS, JobFailed, ParserPool
+from .spans import Span, SpanFailed, SpanLoading, UnknownSpan
+from .storage import FileAccess, LogdirUnreadable, open_storage
+
+logger = logging.getLogger(__name__)
+
+# Share of a span's progress for the parse; the rest is deriving its first answers.
+_PARSE_SHARE = 0.8
+
+
+@dataclass
+class _SpanState:
+    source: SpanSource
+    status: str = "queued"  # queued | loading | ready | error
+    error: Optional[str] = None
+    model: Optional[TraceModel] = None
+    progress_slot: Optional[int] = None
+    priority: int = 0
+    identity: Optional[SourceIdentity] = None
+    job: Optional[futures.Future[ParseOutcome]] = None
+    estimate: Optional[int] = None  # memory its parse may take (bytes), once computed
+
+
+@dataclass
+class ParseOutcome:
+    """What a parse job hands back: an error for the user, or the model when it could not be cached."""
+
+    error: Optional[str] = None
+    # Set when the cache could not be written: the model itself (served from memory) and why.
+    model: Optional[TraceModel] = None
+    cache_error: Optional[str] = None
+
+
+# --- worker process side -------------------------------------------------------------
+
+
+def _parse_into_cache(
+    path: str, cache_dir: Optional[str], identity: SourceIdentity, slot: int, access: FileAccess,
+    companions: Sequence[str] = (), batch_size: Optional[int] = None,
+) -> ParseOutcome:
+    """Parse one trace into the cache (in a worker process of ``parser_pool``), with what its pages ask
+    first derived beside it (precomputed.py) before the model is published.
+
+    ``path`` is a local path, or a remote file's URL; ``access`` opens it in this process (a local
+    file only as ``storage.open_regular`` allows, a remote one through fsspec with the logdir's options).
+    When the model cannot be written to the cache (no cache folder, a full disk), it is returned instead.
+    """
+    from ..model.array_file import CacheWriteError, write_model
+    from ..ingest.load import TraceLoadError, load_trace_stream, read_companions
+    from .storage import LogdirUnreadable, NotReadable
+    from .precomputed import derive_and_publish
+
+    def report(fraction: float) -> None:
+        parser_pool.report_progress(slot, fraction)
+
+    try:
+        # parallel forks a decoding helper. This process runs no other threads for a local file; for a
+        # remote one, fsspec's I/O thread is idle by then and the helper only decodes the bytes it was given.
+        model = load_trace_stream(lambda: access.open(path), posixpath.basename(path),
+                                  lambda fraction: report(_PARSE_SHARE * fraction), parallel=True,
+                                  companions=read_companions(access.open, companions))
+    except TraceLoadError as exc:
+        return ParseOutcome(error=str(exc))
+    except FileNotFoundError:
+        return ParseOutcome(error="the file was removed while loading")
+    except (LogdirUnreadable, NotReadable) as exc:
+        return ParseOutcome(error=str(exc))
+    except OSError as exc:
+        return ParseOutcome(error=f"the file could not be read ({exc.strerror or exc})")
+    target = ModelCache(cache_dir).path_for(identity) if cache_dir else None
+    if target is None:
+        return ParseOutcome(model=model, cache_error="no writable cache folder")
+    try:
+        temporary = write_model(target, model, publish=False)
+    except CacheWriteError as exc:
+        return ParseOutcome(model=model, cache_error=str(exc))
+    del model  # the derivations read the written model, memory-mapped
+    try:
+        derive_and_publish(temporary, target, batch_size)
+    except OSError as exc:  # the model could not be moved into place: parsed again next time it is asked for
+        return ParseOutcome(error=f"the parsed model could not be stored in the cache ({exc.strerror or exc})")
+    return ParseOutcome()
+
+
+def _derived_exists(model: TraceModel) -> bool:
+    from . import precomputed
+
+    return precomputed.has_derived(model)
+
+
+def _derive_in_cache(model_path: str, batch_size: Optional[int]) -> None:
+    """What the pages ask first, for a cached model that lacks it (one cached by an earlier version)."""
+    from ..model.array_file import read_model
+    from . import precomputed
+
+    try:
+        precomputed.derive(read_model(model_path), batch_size)
+    except Exception:  # noqa: BLE001 - only an optimisation: the views compute on demand otherwise
+        logger.debug("profscope: deriving %s failed", model_path, exc_info=True)
+
+
+def _derive_estimate(model_path: str) -> int:
+    """Memory of deriving a cached model's views: as for parsing a trace of the model file's size."""
+    try:
+        return footprint.estimate_parse_bytes(os.path.getsize(model_path))
+    except OSError:
+        return footprint.BASE_BYTES
+
+
+def _listed_manifest(manifest: dict[str, Any]) -> dict[str, Any]:
+    """A manifest as the ``runs`` route lists it: without the CPU sample series (the overview serves them),
+    which would make the list ~2.5 KB bigger per span."""
+    cpu = manifest.get("cpu_utilization")
+    if not isinstance(cpu, dict) or "samples" not in cpu:
+        return manifest
+    return {**manifest, "cpu_utilization": {key: value for key, value in cpu.items() if key != "samples"}}
+
+
+# --- plugin process side -------------------------------------------------------------
+
+
+class RunManager:
+    """Discovers runs and loads their spans in the background."""
+
+    def __init__(
+        self,
+        logdir: str,
+        cache_dir: Optional[str] = None,
+        refresh_seconds: float = 5.0,
+        max_workers: Optional[int] = None,
+        settle_seconds: float = 2.0,
+        cache_max_bytes: Optional[int] = None,
+        parse_timeout_seconds: Optional[float] = None,
+        parse_memory_bytes: Optional[int] = None,
+        link_roots: Optional[Sequence[str]] = None,
+    ) -> None:
+        self.logdir = logdir
+        self.cache = ModelCache(cache_dir, max_bytes=cache_max_bytes)
+        self._evict_due = True  # at the first scan, then after every parse that stored an entry
+        self.refresh_seconds = refresh_seconds
+        # At least two: a parse that stalls until its deadline never holds up every other span.
+        self.max_workers = max_workers or max(2, min(os.cpu_count() or 1, 4))
+        self.parse_timeout_seconds = parse_timeout_seconds
+        self.parse_memory_bytes = parse_memory_bytes
+        # link_roots: folders outside the logdir that its symlinks may lead into (storage.py).
+        self._discovery = Discovery(logdir, settle_seconds=settle_seconds, storage=open_storage(logdir, link_roots))
+        # Reads the logdir: a local folder, or a remote URL through fsspec (listed only by the refresh thread).
+        self.storage = self._discovery.storage
+        self._logdir_error: Optional[str] = None
+        self._lock = threading.Lock()
+        self._refresh_lock = threading.Lock()  # one scan at a time
+        self._spans: dict[tuple[str, str, str], _SpanState] = {}
+        self._pending_files = 0
+        self._scanned = threading.Event()
+        self._started = False
+        self._stop = threading.Event()
+        self._wake = threading.Event()
+        self._pool: Optional[ParserPool] = None
+        self._free_slots = list(range(PROGRESS_SLOTS))
+        self._in_flight: dict[futures.Future[ParseOutcome], tuple[str, str, str]] = {}
+        self._queued_derivations: deque[tuple[str, Optional[int]]] = deque()
+        self._derivations: list[futures.Future[None]] = []
+        self._cache_write_reported = False
+
+    # Lifecycle -------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Start the refresh thread (idempotent, returns at once)."""
+        with self._lock:
+            if self._started:
+                return
+            self._started = True
+        threading.Thread(target=self._refresh_loop, name="profscope-refresh", daemon=True).start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._wake.set()
+        if self._pool is not None:
+            self._pool.shutdown()
+
+    def has_scanned(self) -> bool:
+        """False until the first scan of the logdir has finished (an empty run list means 'not yet')."""
+        return self._scanned.is_set()
+
+    def wait_for_first_scan(self, timeout: float) -> bool:
+        return self._scanned.wait(timeout)
+
+    def _refresh_loop(self) -> None:
+        while not self._stop.is_set():
+            try:
+                self.refresh()
+            except Exception:  # noqa: BLE001 - the loop must survive a bad scan
+                logger.exception("profscope: refreshing the logdir failed")
+            self._scanned.set()
+            self._wake.wait(self._next_wait())
+            self._wake.clear()
+
+    def _next_wait(self) -> float:
+        with self._lock:
+            busy = bool(self._in_flight) or any(s.status == "queued" for s in self._spans.values())
+        return 0.25 if busy else self.refresh_seconds
+
+    # Scanning and scheduling --------------------------------------------------------------
+
+    def refresh(self) -> None:
+        """One scan of the logdir, then (re)schedule loads."""
+        with self._refresh_lock:
+            self._refresh_once()
+        self._scanned.set()
+
+    def _identity(self, src: SpanSource) -> SourceIdentity:
+        companions = tuple((self.storage.identity_location(path), size, mtime) for path, size, mtime in src.companions)
+        return SourceIdentity(self.storage.identity_location(src.path), src.size, src.mtime_ns, src.etag, companions)
+
+    def _refresh_once(self) -> None:
+        try:
+            sources, pending = self._discovery.complete_sources()
+        except LogdirUnreadable as exc:
+            # Keep what is known (a network hiccup must not empty the run list); try again next scan.
+            if str(exc) != self._logdir_error:
+                logger.warning("profscope: %s", exc)
+            self._logdir_error = str(exc)
+            return
+        self._logdir_error = None
+        with self._lock:
+            self._pending_files = pending
+            current: dict[tuple[str, str, str], SpanSource] = {(s.run, s.worker, s.span): s for s in sources}
+            for key in list(self._spans):
+                if key not in current:
+                    self._drop_job(self._spans.pop(key))  # the file is gone
+            for key, src in current.items():
+                state = self._spans.get(key)
+                if state is None or self._identity(state.source) != self._identity(src):
+                    if state is not None:
+                        self._drop_job(state)  # the file changed: a parse in flight would be stale
+                    self._spans[key] = _SpanState(source=src)
+                elif state.source.manifest is None and src.manifest is not None:
+                    state.source = src
+        self._collect_finished()
+        self._schedule()
+        self._evict_if_due()
+
+    def _drop_job(self, state: _SpanState) -> None:
+        """Forget the parse in flight of a span that is replaced or gone (its worker is stopped)."""
+        if state.job is None:
+            return
+        self._in_flight.pop(state.job, None)
+        if self._pool is not None:
+            self._pool.cancel(state.job)
+        if state.progress_slot is not None:
+            self._free_slots.append(state.progress_slot)
+            state.progress_slot = None
+        state.job = None
+
+    def _evict_if_due(self) -> None:
+        """Keep the cache within its bound, never touching an entry a span of this server holds."""
+        with self._lock:
+            if not self._evict_due:
+                return
+            self._evict_due = False
+            keep = [s.model.cache_path for s in self._spans.values() if s.model is not None and s.model.cache_path]
+        removed = self.cache.evict(keep)
+        if removed:
+            logger.info("profscope: removed %d least recently used cache entries", len(removed))
+
+    def request(self, run: str, worker: str, span: str) -> None:
+        """Load this span before the others (the user is looking at it)."""
+        with self._lock:
+            state = self._spans.get((run, worker, span))
+            if state is not None and state.status == "queued":
+                state.priority = 1
+        self._wake.set()
+
+    def _schedule(self) -> None:
+        """Start queued parses (the user's first, then by run and span) while the pool has room, then derivations."""
+        with self._lock:
+            queued = [(k, s) for k, s in self._spans.items() if s.status == "queued"]
+            queued.sort(key=lambda ks: (-ks[1].priority, ks[0][0], ks[0][1], layout.span_sort_key(ks[0][2])))
+            for key, state in queued:
+                identity = self._identity(state.source)
+                cached = self._try_cache(identity)
+                if cached is not None:
+                    state.model, state.status = cached, "ready"
+                    if not _derived_exists(cached):  # e.g. the previous server stopped before deriving
+                        self._derive_later(cached, manifest_batch_size(state.source.manifest))
+                    continue
+                if len(self._in_flight) >= self.max_workers or not self._free_slots:
+                    break
+                if state.estimate is None:
+                    state.estimate = self._parse_estimate(state.source)
+                estimate = state.estimate
+                # A parse that does not fit the memory budget next to those running waits; smaller ones go first.
+                if self._ensure_pool().room_for(estimate):
+                    self._submit(key, state, identity)
+            if not any(s.status == "queued" for s in self._spans.values()):
+                self._start_derivations()
+
+    def _parse_estimate(self, source: SpanSource) -> int:
+        """Memory the parse of a span's file may take (``footprint``), from its size and gzip trailer."""
+        gzipped, trailer = source.path.endswith(".gz"), None
+        if gzipped:
+            try:
+                with self.storage.open(source.path) as handle:
+                    if handle.read(2) == b"\x1f\x8b" and source.size >= 20:
+                        handle.seek(source.size - 4)
+                        trailer = int.from_bytes(handle.read(4), "little")
+            except Exception:  # noqa: BLE001 - unreadable here: the parse will say why; assume the usual ratio
+                trailer = None
+        return footprint.estimate_file_parse_bytes(source.size, gzipped, trailer)
+
+    def _try_cache(self, identity: SourceIdentity) -> Optional[TraceModel]:
+        return self.cache.load(identity)
+
+    def _ensure_pool(self) -> ParserPool:
+        if self._pool is None:
+            self._pool = ParserPool(self.max_workers, budget_bytes=self.parse_memory_bytes,
+                                    timeout_seconds=self.parse_timeout_seconds)
+        return self._pool
+
+    def _submit(self, key: tuple[str, str, str], state: _SpanState, identity: SourceIdentity) -> None:
+        pool = self._ensure_pool()
+        slot = self._free_slots.pop()
+        pool.progress[slot] = 0.0
+        state.identity, state.progress_slot, state.status = identity, slot, "loading"
+        state.job = pool.submit(
+            _parse_into_cache,
+            (state.source.path, self.cache.cache_dir, identity, slot, self.storage.access(),
+             [path for path, _, _ in state.source.companions], manifest_batch_size(state.source.manifest)),
+            state.estimate if state.estimate is not None else self._parse_estimate(state.source))
+        self._in_flight[state.job] = key
+        state.job.add_done_callback(lambda f: self._wake.set())
+
+    def _derive_later(self, model: TraceModel, batch_size: Optional[int]) -> None:
+        """Queue the derived structures of a freshly parsed model behind the parses (lowest priority)."""
+        if model.cache_path:
+            self._queued_derivations.append((model.cache_path, batch_size))
+
+    def _start_derivations(self) -> None:
+        while self._queued_derivations and len(self._in_flight) + len(self._derivations) < self.max_workers:
+            model_path, batch_size = self._queued_derivations[0]
+            estimate = _derive_estimate(model_path)
+            if not self._ensure_pool().room_for(estimate):
+                return
+            self._queued_derivations.popleft()
+            try:
+                future = self._ensure_pool().submit(_derive_in_cache, (model_path, batch_size), estimate)
+            except RuntimeError:  # shut down
+                return
+            future.add_done_callback(lambda f: self._wake.set())
+            self._derivations.append(future)
+
+    def _collect_finished(self) -> None:
+        with self._lock:
+            self._derivations = [f for f in self._derivations if not f.done()]
+            done = [f for f in self._in_flight if f.done()]
+            for future in done:
+                key = self._in_flight.pop(future)
+                state = self._spans.get(key)
+                if state is None or state.job is not future:
+                    continue
+                state.job = None
+                if state.progress_slot is not None:
+                    self._free_slots.append(state.progress_slot)
+                    state.progress_slot = None
+                try:
+                    outcome = future.result()
+                except JobFailed as exc:
+                    outcome = ParseOutcome(error=str(exc))
+                except futures.CancelledError:
+                    outcome = ParseOutcome(error="loading was cancelled")
+                if outcome.error is not None:
+                    state.status, state.error = "error", outcome.error
+                elif outcome.model is not None:
+                    self._report_cache_write(outcome.cache_error)
+                    state.status, state.model = "ready", outcome.model
+                else:
+                    model = self.cache.load(state.identity) if state.identity else None
+                    if model is None:
+                        state.status, state.error = "error", "the parsed model could not be read back from the cache"
+                    else:
+                        state.status, state.model = "ready", model
+                        self._evict_due = True
+
+    def _report_cache_write(self, why: Optional[str]) -> None:
+        """Say once per server that parsed spans are kept in memory because the cache cannot be written."""
+        if not self._cache_write_reported:
+            self._cache_write_reported = True
+            logger.warning("profscope: the cache in %s cannot be written (%s); parsed spans are kept in memory "
+                           "and parsed again at the next start", self.cache.cache_dir or "(none)", why)
+
+    # Queries (request threads) -----------------------------------------------------------
+
+    def _progress_of(self, state: _SpanState) -> float:
+        if state.status == "ready" or state.status == "error":
+            return 1.0
+        if state.progress_slot is not None and self._pool is not None:
+            return float(min(max(self._pool.progress[state.progress_slot], 0.0), 0.99))
+        return 0.0
+
+    def runs(self) -> list[dict[str, Any]]:
+        """The ``runs`` route's payload."""
+        self._collect_finished()
+        with self._lock:
+            by_run: dict[str, dict[str, list[_SpanState]]] = {}
+            for (run, worker, _span), state in self._spans.items():
+                by_run.setdefault(run, {}).setdefault(worker, []).append(state)
+            out = []
+            for run in sorted(by_run):
+                workers = by_run[run]
+                states = [s for spans in workers.values() for s in spans]
+                loading = [s for s in states if s.status in ("queued", "loading")]
+                failed = [s for s in states if s.status == "error"]
+                entry: dict[str, Any] = {"name": run}
+                if loading:
+                    entry["status"] = "loading"
+                    entry["progress"] = round(sum(self._progress_of(s) for s in states) / len(states), 3)
+                elif failed:
+                    entry["status"] = "error"
+                    entry["error"] = "; ".join(
+                        f"{os.path.basename(s.source.path)}: {s.error}" for s in failed[:5]
+                    ) + (f" (and {len(failed) - 5} more)" if len(failed) > 5 else "")
+                else:
+                    entry["status"] = "ready"
+                # Named by the file (writer, Paddle, MindSpore), else decided by the content once parsed.
+                frameworks = sorted({s.source.framework or s.model.framework for s in states
+                                     if s.source.framework or s.model is not None})
+                if frameworks:
+                    entry["framework"] = ",".join(frameworks)
+                entry["workers"] = []
+                for worker in sorted(workers):
+                    spans = sorted(workers[worker], key=lambda s: layout.span_sort_key(s.source.span))
+                    span_info = [self._span_info(s) for s in spans]
+                    worker_entry: dict[str, Any] = {
+                        "name": worker, "spans": [s.source.span for s in spans], "span_info": span_info,
+                    }
+                    # The rank the traces record (distributedInfo), once a span is parsed; names stay the files'.
+                    ranks = [info["rank"] for info in span_info if "rank" in info]
+                    if ranks:
+                        worker_entry["rank"] = ranks[0]
+                    entry["workers"].append(worker_entry)
+                out.append(entry)
+            return out
+
+    def _span_info(self, state: _SpanState) -> dict[str, Any]:
+        info: dict[str, Any] = {
+            "name": state.source.span,
+            "status": "loading" if state.status == "queued" else state.status,
+            "file": self.storage.relative(state.source.path),
+            "size": state.source.size,
+        }
+        if state.status in ("queued", "loading"):
+            info["progress"] = round(self._progress_of(state), 3)
+        if state.error:
+            info["error"] = state.error
+        if state.source.manifest:
+            info["manifest"] = _listed_manifest(state.source.manifest)
+        # Start time of day, steps and length: what the span pickers show instead of the id.
+        info.update(span_names.span_facts(state.model if state.status == "ready" else None, state.source.manifest))
+        if state.model is not None:
+            from ..views.distributed import distributed_rank
+
+            rank = distributed_rank(state.model)
+            if rank is not None:
+                info["rank"] = rank
+        return info
+
+    def skipped_files(self) -> dict[str, Any]:
+        """The files of the last scan that are no span, by reason (the ``runs`` route's ``skipped``)."""
+        return self._discovery.skipped.as_json()
+
+    def pending_files(self) -> int:
+        with self._lock:
+            return self._pending_files
+
+    def logdir_error(self) -> Optional[str]:
+        """Why the last scan could not list the logdir (a remote one: bucket, credentials, extra), else None."""
+        return self._logdir_error
+
+    def span(self, run: Optional[str], worker: Optional[str], span: Optional[str]) -> Span:
+        """The parsed span (run, worker, span), with its file, manifest and model; ``span`` may be left out for a
+        worker's only span. Raises UnknownSpan, SpanLoading (parsing it now: it goes first) or SpanFailed."""
+        self._collect_finished()
+        with self._lock:
+            candidates = [k for k in self._spans if k[0] == run]
+            if not candidates:
+                raise UnknownSpan(f"unknown run {run!r}")
+            candidates = [k for k in candidates if k[1] == worker]
+            if not candidates:
+                raise UnknownSpan(f"unknown worker {worker!r} in run {run!r}")
+            if span in (None, ""):
+                if len(candidates) != 1:
+                    names = ", ".join(sorted((k[2] for k in candidates), key=layout.span_sort_key))
+                    raise UnknownSpan(f"worker {worker!r} has several spans; name one with span= ({names})")
+                key = candidates[0]
+            else:
+                key = (run, worker, span)  # type: ignore[assignment]
+            state = self._spans.get(key)  # type: ignore[arg-type]
+            if state is None:
+                raise UnknownSpan(f"unknown span {span!r} of worker {worker!r} in run {run!r}")
+            if state.status == "ready" and state.model is not None:
+                if not state.model.damage:
+                    return Span(key[0], key[1], key[2], state.source, state.model)
+                # A cached column failed its checksum (array_file.read_model removed the entry): parsed again.
+                logger.warning("profscope: the cached model of %s is damaged (%s); parsing the trace again",
+                               state.source.path, state.model.damage.get("reason"))
+                state.status, state.model = "queued", None
+            if state.status == "error":
+                raise SpanFailed(state.error or "the trace could not be loaded")
+            progress = self._progress_of(state)
+            if state.status == "queued":
+                state.priority = 1
+        self._wake.set()
+        raise SpanLoading(progress)
+
+    def source_of(self, run: str, worker: str, span: str) -> Optional[SpanSource]:
+        with self._lock:
+            state = self._spans.get((run, worker, span))
+            return state.source if state else None
+
+    def workers_of(self, run: str) -> dict[str, list[str]]:
+        """Worker → span names in time order, for one run; UnknownSpan when there is no such run."""
+        with self._lock:
+            keys = [k for k in self._spans if k[0] == run]
+        if not keys:
+            raise UnknownSpan(f"unknown run {run!r}")
+        workers: dict[str, list[str]] = {}
+        for _run, worker, span in keys:
+            workers.setdefault(worker, []).append(span)
+        return {w: sorted(spans, key=layout.span_sort_key) for w, spans in sorted(workers.items())}
+
+    def sources(self) -> list[SpanSource]:
+        with self._lock:
+            return [state.source for state in self._spans.values()]
+
+    def wait_until_settled(self, timeout: float = 60.0) -> bool:
+        """For tests and the CLI: block until nothing is queued or loading (or timeout)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            self.refresh()
+            with self._lock:
+                busy = any(s.status in ("queued", "loading") for s in self._spans.values())
+                self._derivations = [f for f in self._derivations if not f.done()]
+                busy = busy or bool(self._derivations) or bool(self._queued_derivations)
+            if not busy:
+                return True
+            time.sleep(0.1)
+        return False
