@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import logging
 import os
+import tempfile
 from typing import Any, Callable, Optional
+
+import msgspec
 
 from ..model.array_file import read_model
 from ..model.stored_answers import has_stored_answers, store_answers
@@ -44,27 +47,101 @@ def default_views(model: TraceModel, batch_size: Optional[int]) -> dict[tuple[An
     }
 
 
-def derive(model: TraceModel, batch_size: Optional[int]) -> None:
-    """Store the default answers and the trace index of a cached model beside it."""
-    precompute(model, default_views(model, batch_size))
-    trace_index(model)
+# The answers a forked child derives, with the trace index, while the parser process derives the others: together
+# about half the derivation time each (at 1 GB: trace index 0.37 s, flame graph 0.35 s, kernel tables 0.33 s, against
+# overview 0.54 s, operator tables 0.23 s and the rest 0.1 s).
+_CHILD_VIEWS = ("kernels", "flamegraph")
+
+
+def derive(model: TraceModel, batch_size: Optional[int], fork: bool = False) -> None:
+    """Store the default answers and the trace index of a cached model beside it.
+
+    ``fork`` derives part of them in a forked child at the same time: only for callers that run no other
+    threads (the parser processes), where forking is safe.
+    """
+    views = default_views(model, batch_size)
+    if not fork:
+        precompute(model, views)
+        trace_index(model)
+        return
+    child_keys = [key for key in views if key[0] in _CHILD_VIEWS]
+    from_child = _derive_in_child(model, views, child_keys)
+    answers = {key: to_json_bytes(compute()) for key, compute in views.items() if key not in child_keys}
+    parts = from_child()
+    if parts is None:  # the child failed (logged): its share is derived here
+        parts = [to_json_bytes(views[key]()) for key in child_keys]
+        trace_index(model)
+    answers.update(zip(child_keys, parts))
+    store_answers(model, {key: answers[key] for key in views})
+
+
+def _derive_in_child(model: TraceModel, views: dict[tuple[Any, ...], Callable[[], Any]],
+                     keys: list[tuple[Any, ...]]) -> Callable[[], Optional[list[bytes]]]:
+    """Fork a child that builds the trace index and the answers of ``keys``; the returned function waits for it and
+    gives those answers (encoded), or None when the child could not run or failed."""
+    if not model.cache_path:
+        return lambda: None  # nothing to store beside: the parent derives it all
+    try:
+        fd, handoff = tempfile.mkstemp(prefix=".tmp-", dir=os.path.dirname(model.cache_path))
+    except OSError:
+        logger.warning("profscope: no temporary file for a derivation child", exc_info=True)
+        return lambda: None
+    try:
+        pid = os.fork()
+    except OSError:
+        os.close(fd)
+        os.unlink(handoff)
+        logger.warning("profscope: could not fork a derivation child", exc_info=True)
+        return lambda: None
+    if pid == 0:  # the child: never returns
+        code = 1
+        try:
+            trace_index(model)
+            with os.fdopen(fd, "wb") as out:
+                out.write(msgspec.msgpack.encode([to_json_bytes(views[key]()) for key in keys]))
+            code = 0
+        except BaseException:  # noqa: BLE001 - reported by the exit code; the parent derives it again
+            pass
+        finally:
+            os._exit(code)
+    os.close(fd)
+
+    def collect() -> Optional[list[bytes]]:
+        try:
+            _, status = os.waitpid(pid, 0)
+            if os.waitstatus_to_exitcode(status) != 0:
+                logger.warning("profscope: a derivation child failed (status %s); deriving its share again", status)
+                return None
+            with open(handoff, "rb") as f:
+                parts = msgspec.msgpack.decode(f.read(), type=list[bytes])
+            return parts if len(parts) == len(keys) else None
+        except (OSError, msgspec.DecodeError):
+            logger.warning("profscope: the answers of a derivation child were lost", exc_info=True)
+            return None
+        finally:
+            try:
+                os.unlink(handoff)
+            except OSError:
+                pass
+
+    return collect
 
 
 def has_derived(model: TraceModel) -> bool:
     return has_stored_answers(model)
 
 
-def derive_and_publish(temporary: str, target: str, batch_size: Optional[int]) -> None:
+def derive_and_publish(temporary: str, target: str, batch_size: Optional[int], fork: bool = False) -> None:
     """Derive what the pages ask first from the model written at ``temporary`` (``write_model(..., publish=False)``),
     store it beside ``target``, then move the model into place: a model found in the cache always has its
     derived files. The model is read memory-mapped (the parser's own arrays can be freed before: the
     derivations read the page cache). A failed derivation is logged; the model is published all the same
-    (the views then compute on demand).
+    (the views then compute on demand). ``fork``: see ``derive``.
     """
     try:
         mapped = read_model(temporary, cache_path=target)
         try:
-            derive(mapped, batch_size)
+            derive(mapped, batch_size, fork=fork)
         except Exception:  # noqa: BLE001 - only an optimisation
             logger.warning("profscope: deriving the views of %s failed", target, exc_info=True)
         del mapped

@@ -110,7 +110,7 @@ def _parse_into_cache(
         return ParseOutcome(model=model, cache_error=str(exc))
     del model  # the derivations read the written model, memory-mapped
     try:
-        derive_and_publish(temporary, target, batch_size)
+        derive_and_publish(temporary, target, batch_size, fork=True)  # a parser process runs no other threads
     except OSError as exc:  # the model could not be moved into place: parsed again next time it is asked for
         return ParseOutcome(error=f"the parsed model could not be stored in the cache ({exc.strerror or exc})")
     return ParseOutcome()

@@ -1,0 +1,68 @@
+"""The first answers a parser process derives, half of them in a forked child: the stored files are the same bytes as
+derived in one process, and a child that fails or cannot start costs time, never an answer."""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+from pathlib import Path
+
+import pytest
+
+from profscope.tb_plugin.ingest.load import load_trace
+from profscope.tb_plugin.model.array_file import read_model, write_model
+from profscope.tb_plugin.model.trace_model import TraceModel
+from profscope.tb_plugin.store import precomputed
+
+from conftest import real_trace
+
+RESNET = "kineto_resnet50/resnet50_num_workers_0/worker0.1623143089861.pt.trace.json.gz"
+
+
+@pytest.fixture(scope="module")
+def parsed() -> TraceModel:
+    return load_trace(str(real_trace(RESNET)))
+
+
+def _derived_files(model: TraceModel, folder: Path, fork: bool) -> dict[str, str]:
+    folder.mkdir()
+    path = folder / "span.model"
+    write_model(str(path), model)
+    precomputed.derive(read_model(str(path)), 32, fork=fork)
+    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(folder.iterdir()) if p != path}
+
+
+def test_forked_derivation_stores_the_same_bytes(parsed: TraceModel, tmp_path: Path) -> None:
+    alone = _derived_files(parsed, tmp_path / "alone", fork=False)
+    forked = _derived_files(parsed, tmp_path / "forked", fork=True)
+    assert set(alone) == {"span.model.views.json", "span.model.lod"}
+    assert forked == alone  # and no hand-off file is left behind
+
+
+def test_a_failing_child_costs_time_not_answers(parsed: TraceModel, tmp_path: Path, monkeypatch, caplog) -> None:
+    alone = _derived_files(parsed, tmp_path / "alone", fork=False)
+    parent = os.getpid()
+    flamegraph = precomputed.stacks.flamegraph
+
+    def fails_in_the_child(*args, **kwargs):
+        if os.getpid() != parent:
+            raise MemoryError("the child ran out of memory")
+        return flamegraph(*args, **kwargs)
+
+    monkeypatch.setattr(precomputed.stacks, "flamegraph", fails_in_the_child)
+    with caplog.at_level(logging.WARNING, logger=precomputed.logger.name):
+        assert _derived_files(parsed, tmp_path / "failed", fork=True) == alone
+    assert "derivation child failed" in caplog.text
+
+
+def test_no_fork_no_loss(parsed: TraceModel, tmp_path: Path, monkeypatch, caplog) -> None:
+    alone = _derived_files(parsed, tmp_path / "alone", fork=False)
+
+    def no_fork() -> int:
+        raise OSError(11, "Resource temporarily unavailable")
+
+    monkeypatch.setattr(precomputed.os, "fork", no_fork)
+    with caplog.at_level(logging.WARNING, logger=precomputed.logger.name):
+        assert _derived_files(parsed, tmp_path / "unforked", fork=True) == alone
+    assert "could not fork" in caplog.text
