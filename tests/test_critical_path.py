@@ -4,7 +4,6 @@ trace, and agreement with HTA's CriticalPathAnalysis (HTA 0.5.0) on a real GPU t
 from __future__ import annotations
 
 import logging
-import os
 import shutil
 from pathlib import Path
 from typing import Any

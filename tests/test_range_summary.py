@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import csv
 import io
-import os
-import time
 from pathlib import Path
 
 import pytest

@@ -18,7 +18,6 @@ from __future__ import annotations
 import contextlib
 import io
 import math
-from pathlib import Path
 from typing import Any, Iterator, Optional
 
 import numpy as np

@@ -262,14 +262,14 @@ def recommendations(model: TraceModel, result: dict[str, Any], breakdown: Breakd
                     "(num_workers), enable pin_memory, or prefetch, so that data loading overlaps computation.",
             "evidence": {"dataloader_share": share, "dataloader_us": result["breakdown"]["dataloader"]},
         })
-    for device in result["devices"]:
-        if device["utilization"] < LOW_GPU_UTILIZATION:
+    for card in result["devices"]:
+        if card["utilization"] < LOW_GPU_UTILIZATION:
             recs.append({
                 "id": "low_gpu_utilization",
-                "text": f"{device['label']} is busy only {device['utilization']:.1%} of the steps. Look at what "
+                "text": f"{card['label']} is busy only {card['utilization']:.1%} of the steps. Look at what "
                         "it waits for in the breakdown (data loading, CPU work, synchronisation) and increase the "
                         "batch size or overlap that work.",
-                "evidence": {"device": device["id"], "utilization": device["utilization"]},
+                "evidence": {"device": card["id"], "utilization": card["utilization"]},
             })
     if has_device:
         kernel_durations = s.dur[kinds.kernel] / NS_PER_US
@@ -352,9 +352,9 @@ def _memory_peak_rule(model: TraceModel, result: dict[str, Any]) -> list[dict[st
     inst = model.instants
     recs = []
     gpu_mem = np.isin(inst.device_type, GPU_MEMORY_DEVICE_TYPES) & (inst.total_allocated >= 0)
-    for device in result["devices"]:
-        capacity = device.get("memory")
-        rows = gpu_mem & (inst.device_id == device["id"])
+    for card in result["devices"]:
+        capacity = card.get("memory")
+        rows = gpu_mem & (inst.device_id == card["id"])
         if not capacity or not rows.any():
             continue
         peak = int(inst.total_reserved[rows].max()) if (inst.total_reserved[rows] >= 0).any() else \
@@ -362,9 +362,9 @@ def _memory_peak_rule(model: TraceModel, result: dict[str, Any]) -> list[dict[st
         if peak > MEMORY_PEAK_HIGH * capacity:
             recs.append({
                 "id": "gpu_memory_peak",
-                "text": f"{device['label']} reaches {peak / capacity:.0%} of its memory: the job is close to running "
+                "text": f"{card['label']} reaches {peak / capacity:.0%} of its memory: the job is close to running "
                         "out. Lower the batch size, use activation checkpointing or mixed precision.",
-                "evidence": {"device": device["id"], "peak_bytes": peak, "capacity_bytes": capacity},
+                "evidence": {"device": card["id"], "peak_bytes": peak, "capacity_bytes": capacity},
             })
     return recs
 
