@@ -116,6 +116,17 @@ def _die_with_parent() -> None:
         pass
 
 
+def release_free_memory() -> None:
+    """glibc: give the heap's free pages back to the system (``malloc_trim``). After a parse, the freed columns stay
+    in the heap; a derivation child forked then would copy every page of them it reuses (10 M events: +0.4 GB)."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None).malloc_trim(0)
+    except (OSError, AttributeError):  # not glibc: nothing to do
+        pass
+
+
 def _address_space_bytes() -> int:
     try:
         with open("/proc/self/statm", "rb") as f:

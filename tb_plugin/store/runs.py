@@ -109,6 +109,7 @@ def _parse_into_cache(
     except CacheWriteError as exc:
         return ParseOutcome(model=model, cache_error=str(exc))
     del model  # the derivations read the written model, memory-mapped
+    parser_pool.release_free_memory()  # before the derivation forks: see there
     try:
         derive_and_publish(temporary, target, batch_size, fork=True)  # a parser process runs no other threads
     except OSError as exc:  # the model could not be moved into place: parsed again next time it is asked for
