@@ -66,3 +66,18 @@ def test_no_fork_no_loss(parsed: TraceModel, tmp_path: Path, monkeypatch, caplog
     with caplog.at_level(logging.WARNING, logger=precomputed.logger.name):
         assert _derived_files(parsed, tmp_path / "unforked", fork=True) == alone
     assert "could not fork" in caplog.text
+
+
+def test_a_failing_parent_reaps_its_child(parsed: TraceModel, tmp_path: Path, monkeypatch) -> None:
+    def broken(*args, **kwargs):
+        raise ValueError("a bug in a view")
+
+    monkeypatch.setattr(precomputed.overview, "overview", broken)
+    folder = tmp_path / "cache"
+    folder.mkdir()
+    write_model(str(folder / "span.model"), parsed)
+    with pytest.raises(ValueError):
+        precomputed.derive(read_model(str(folder / "span.model")), 32, fork=True)
+    assert not any(p.name.startswith(".tmp-") for p in folder.iterdir())  # the hand-off file is gone
+    with pytest.raises(ChildProcessError):
+        os.waitpid(-1, os.WNOHANG)  # and no child is left to reap

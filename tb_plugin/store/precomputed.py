@@ -66,7 +66,11 @@ def derive(model: TraceModel, batch_size: Optional[int], fork: bool = False) -> 
         return
     child_keys = [key for key in views if key[0] in _CHILD_VIEWS]
     from_child = _derive_in_child(model, views, child_keys)
-    answers = {key: to_json_bytes(compute()) for key, compute in views.items() if key not in child_keys}
+    try:
+        answers = {key: to_json_bytes(compute()) for key, compute in views.items() if key not in child_keys}
+    except BaseException:
+        from_child()  # reaped, and its hand-off file removed, before the failure goes on
+        raise
     parts = from_child()
     if parts is None:  # the child failed (logged): its share is derived here
         parts = [to_json_bytes(views[key]()) for key in child_keys]
