@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from profscope.tb_plugin.model import build
-from profscope.tb_plugin.model.factorize import MAX_DENSE_RANGE, factorize
+from profscope.tb_plugin.model.factorize import MAX_DENSE_RANGE, factorize, unique_rows
 
 
 @pytest.mark.parametrize("values", [
@@ -46,3 +46,14 @@ def test_operator_grouping_matches_unique_rows() -> None:
         expected, inverse, expected_counts = np.unique(keys, axis=0, return_inverse=True, return_counts=True)
         assert np.array_equal(unique, expected) and np.array_equal(counts, expected_counts)
         assert np.array_equal(sums, np.bincount(inverse.reshape(-1), weights=weights, minlength=len(expected)))
+
+
+@pytest.mark.parametrize("columns", [1, 2])
+def test_unique_rows_equals_numpy_unique_over_rows(columns: int) -> None:
+    rng = np.random.default_rng(11)
+    keys = np.stack([rng.integers(-1, 30, 4000), rng.integers(0, 1 << 40, 4000) % 97 - 5][:columns], axis=1)
+    keys[::7, -1] = MAX_DENSE_RANGE * 5  # a wide range in the last column: its sorting fallback
+    unique, inverse = unique_rows(keys)
+    expected, expected_inverse = np.unique(keys, axis=0, return_inverse=True)
+    assert np.array_equal(unique, expected)
+    assert np.array_equal(inverse, expected_inverse.reshape(-1))

@@ -72,12 +72,23 @@ def test_a_failing_parent_reaps_its_child(parsed: TraceModel, tmp_path: Path, mo
     def broken(*args, **kwargs):
         raise ValueError("a bug in a view")
 
+    forked: list[int] = []
+    fork = os.fork
+
+    def recorded_fork() -> int:
+        pid = fork()
+        if pid:
+            forked.append(pid)
+        return pid
+
     monkeypatch.setattr(precomputed.overview, "overview", broken)
+    monkeypatch.setattr(precomputed.os, "fork", recorded_fork)
     folder = tmp_path / "cache"
     folder.mkdir()
     write_model(str(folder / "span.model"), parsed)
     with pytest.raises(ValueError):
         precomputed.derive(read_model(str(folder / "span.model")), 32, fork=True)
     assert not any(p.name.startswith(".tmp-") for p in folder.iterdir())  # the hand-off file is gone
+    assert len(forked) == 1
     with pytest.raises(ChildProcessError):
-        os.waitpid(-1, os.WNOHANG)  # and no child is left to reap
+        os.waitpid(forked[0], os.WNOHANG)  # and the child was reaped

@@ -307,8 +307,13 @@ def _build_links(slices: SliceTable, text: list[str], flows: FlowTable) -> LinkT
         launch_flow = (flows.src >= 0) & (flows.dst >= 0)
         src, dst = flows.src[launch_flow], flows.dst[launch_flow]
         unlinked = (launcher[dst] < 0) & is_device[dst] & is_runtime[src]
-        launcher[dst[unlinked]] = src[unlinked]
-        device_rows = np.union1d(device_rows, dst[unlinked])
+        if unlinked.any():
+            launcher[dst[unlinked]] = src[unlinked]
+            # Rows are below n: a mask merges them in O(n) (np.union1d hashes or sorts them all: 0.7 s at 10 M slices).
+            rows = np.zeros(n, dtype=bool)
+            rows[device_rows] = True
+            rows[dst[unlinked]] = True
+            device_rows = np.flatnonzero(rows)
 
     op_rows = np.flatnonzero(is_operator & (slices.external_id >= 0))
     # Several slices can share an External id (an annotation and its op); keep the innermost.

@@ -27,3 +27,19 @@ def factorize(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     code = np.cumsum(present, dtype=np.intp) - 1
     uniques = (np.flatnonzero(present) + lo).astype(values.dtype, copy=False)
     return uniques, code[offsets]
+
+
+
+def unique_rows(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(unique, inverse)`` as ``np.unique(keys, axis=0, return_inverse=True)`` gives them for rows of one or two
+    integer columns, without its sort of a structured copy of the rows (~0.4 s per million rows): each column is
+    factorised, then the pair of codes."""
+    first_values, first_code = factorize(keys[:, 0])
+    if keys.shape[1] == 1:
+        return first_values[:, None], first_code
+    if keys.shape[1] != 2:
+        raise ValueError("unique_rows takes one or two columns")
+    second_values, second_code = factorize(keys[:, 1])
+    width = max(len(second_values), 1)
+    pairs, inverse = factorize(first_code.astype(np.int64) * width + second_code)
+    return np.stack([first_values[pairs // width], second_values[pairs % width]], axis=1), inverse

@@ -18,9 +18,12 @@ def as_written(values: np.ndarray) -> np.ndarray:
     values = np.asarray(values, dtype=np.float32)
     if len(values) == 0:
         return np.zeros(0, dtype=np.float64)
-    distinct, inverse = np.unique(values, return_inverse=True)
+    out = np.full(len(values), np.nan)
+    written = np.flatnonzero(~np.isnan(values))  # most slices have no such value: only the others are sorted
+    distinct, inverse = np.unique(values[written], return_inverse=True)
     decimals = np.fromiter((float(str(value)) for value in distinct), dtype=np.float64, count=len(distinct))
-    return decimals[inverse.reshape(-1)]
+    out[written] = decimals[inverse.reshape(-1)]
+    return out
 
 
 def value_as_written(value: np.floating) -> float:

@@ -226,6 +226,8 @@ def merge_small(lane: np.ndarray, start: np.ndarray, end: np.ndarray, count: np.
     # A big item lying between two small ones of the lane also separates them.
     breaks = new_lane | gap_break | _big_in_between(si, big)
     first = np.flatnonzero(breaks)
+    if len(first) == len(si):  # every small item stays alone: nothing merges at this resolution
+        return lane, start, end, count, row
     group_sizes = np.diff(np.r_[first, len(si)])
     b_lane = s_lane[first]
     b_start = s_start[first]

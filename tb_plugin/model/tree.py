@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .factorize import unique_rows
 from .trace_model import SliceTable
 
 
@@ -79,7 +80,7 @@ def frame_chains(slices: SliceTable, is_frame: np.ndarray) -> tuple[np.ndarray, 
         if frames.any():
             frame_rows = rows[frames]
             key = np.stack([above[frames], slices.name[frame_rows].astype(np.int64)], axis=1)
-            unique, inverse = np.unique(key, axis=0, return_inverse=True)
+            unique, inverse = unique_rows(key)
             chain[frame_rows] = next_id + inverse.reshape(-1)
             chain_parent.append(unique[:, 0])
             chain_name.append(unique[:, 1])

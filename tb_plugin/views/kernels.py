@@ -11,6 +11,7 @@ from typing import Any, Optional
 import numpy as np
 
 from ..model.categories import SliceKinds, kernel_group_name
+from ..model.factorize import factorize, unique_rows
 from ..model.float32 import slice_column_as_written
 from ..model.steps import find_steps
 from ..model.trace_model import TraceModel
@@ -35,14 +36,14 @@ def kernel_rows_by_name(model: TraceModel, rows: np.ndarray, op_keys: np.ndarray
     if len(rows) == 0:
         return []
     # Rows by kernel group (categories.kernel_group_name: operator instances of Ascend's graph mode merge).
-    distinct, name_of_row = np.unique(s.name[rows], return_inverse=True)
+    distinct, name_of_row = factorize(s.name[rows])
     group_names, group_of_distinct = np.unique(
         np.array([kernel_group_name(model.strings[n]) for n in distinct.tolist()], dtype=object), return_inverse=True)
-    name = group_of_distinct.reshape(-1)[name_of_row.reshape(-1)].astype(np.int64)
-    keys = name[:, None] if op_keys is None else np.stack([op_keys, name], axis=1)
-    unique, inverse, counts = np.unique(keys, axis=0, return_inverse=True, return_counts=True)
-    inverse = inverse.reshape(-1)
+    name = group_of_distinct.reshape(-1)[name_of_row].astype(np.int64)
+    keys = name[:, None] if op_keys is None else np.stack([op_keys.astype(np.int64), name], axis=1)
+    unique, inverse = unique_rows(keys)
     groups = len(unique)
+    counts = np.bincount(inverse, minlength=groups)
     dur = s.dur[rows].astype(np.float64)
     total = np.bincount(inverse, weights=dur, minlength=groups)
     lo = np.full(groups, np.inf)

@@ -17,7 +17,7 @@ from typing import Any, Optional
 import numpy as np
 
 from ..model import tree
-from ..model.factorize import factorize
+from ..model.factorize import unique_rows
 from ..model.categories import TENSOR_CORE_ELIGIBLE_OPS, SliceKinds
 from ..model.trace_model import TraceModel
 
@@ -86,8 +86,10 @@ def _nested_in_same_name(model: TraceModel, operator: np.ndarray) -> np.ndarray:
         return nested
     t0 = int(s.start[rows].min())
     span = int(s.end[rows].max()) - t0 + 1
-    order = np.lexsort((-s.end[rows], s.start[rows], s.name[rows], s.track[rows]))
-    rows = rows[order]
+    # Rows are in slice order, (track, start, longest first): a stable sort by (track, name) gives the order by
+    # (track, name, start, latest end first) without sorting the times again (a lexsort of four keys: 3x slower).
+    _pairs, pair = unique_rows(np.stack([s.track[rows], s.name[rows]], axis=1))
+    rows = rows[np.argsort(pair.astype(np.uint16) if len(_pairs) <= (1 << 16) else pair, kind="stable")]
     group_key = s.track[rows].astype(np.int64) * (np.int64(s.name.max()) + 1) + s.name[rows]
     group = np.cumsum(np.r_[True, group_key[1:] != group_key[:-1]]) - 1
     # Running maximum of end times within each group (groups offset so they never mix).
@@ -124,23 +126,11 @@ def _group(keys: np.ndarray, *values: np.ndarray) -> tuple[np.ndarray, np.ndarra
     """(unique keys, counts, per-key sums of each value array); keys are rows of 1 or 2 integer columns,
     the unique keys in ascending order as ``np.unique(keys, axis=0)`` gives them.
 
-    The columns are folded into one integer and factorised (``model/factorize.py``): ``np.unique`` over
-    rows sorts a structured copy, ~0.4 s per million rows.
+    Grouped by ``model/factorize.unique_rows``: ``np.unique`` over rows sorts a structured copy, ~0.4 s per
+    million rows.
     """
-    first = keys[:, 0]
-    if keys.shape[1] == 1:
-        folded, width, low = first, 1, 0
-    else:
-        second = keys[:, 1]
-        low = int(second.min())
-        width = int(second.max()) - low + 1
-        folded = first * width + (second - low)
-    unique_folded, inverse = factorize(folded)
-    counts = np.bincount(inverse, minlength=len(unique_folded))
-    if keys.shape[1] == 1:
-        unique = unique_folded[:, None]
-    else:
-        unique = np.stack([unique_folded // width, unique_folded % width + low], axis=1)
+    unique, inverse = unique_rows(keys)
+    counts = np.bincount(inverse, minlength=len(unique))
     sums = [np.bincount(inverse, weights=v.astype(np.float64), minlength=len(unique)) for v in values]
     return unique, counts, sums
 
