@@ -302,21 +302,32 @@ def test_the_structure_scan_reads_strings_and_escapes() -> None:
     assert scan_structure(text[:-1], 1, target=first_comma + 1) is None  # not closed yet: more input needed
 
 
-@pytest.mark.parametrize("arrays_via", ["shared files", "pipe"])
+@pytest.mark.parametrize("arrays_via", ["shared files", "pipe", "shared files until full"])
 def test_two_process_decode_gives_the_same_model(monkeypatch, tmp_path, arrays_via: str) -> None:
     from profscope.tb_plugin.ingest.chrome import chunks, parallel
 
     spill_folder = tmp_path / "spill"
     spill_folder.mkdir()
     prefixes: list[str] = []
-    unspilled: list[str] = []
-    unspill = parallel._unspill
+    moved: list[str] = []
+    read_moved = parallel._read_moved
+    move_parts = parallel._ColumnFiles._move_parts
 
     def spill_prefix():
         if arrays_via == "pipe":
             return None  # as when no folder is writable: the child pickles its arrays
         prefixes.append(str(spill_folder / f"columns-{len(prefixes)}"))
         return prefixes[-1]
+
+    def fills_up(files, table, key, parts):  # in the helper: the shared folder is full after 40 columns' moves
+        files.calls = getattr(files, "calls", 0) + 1
+        if files.calls > 40:
+            raise OSError(28, "No space left on device")
+        move_parts(files, table, key, parts)
+
+    def recorded(columns, layout):
+        moved.extend(path for path, placed in layout.values() if placed)
+        return read_moved(columns, layout)
 
     for relative in (RESNET, "torch213/transformer_infer/worker0.1795303443272268206.pt.trace.json.gz",
                      "hta/nccl_parser_config/nccl_data.json.gz"):
@@ -325,7 +336,9 @@ def test_two_process_decode_gives_the_same_model(monkeypatch, tmp_path, arrays_v
         monkeypatch.setattr(parallel, "MIN_PARALLEL_BYTES", 0)
         monkeypatch.setattr(chunks, "CHUNK_BYTES", 1 << 16)
         monkeypatch.setattr(parallel, "_spill_prefix", spill_prefix)
-        monkeypatch.setattr(parallel, "_unspill", lambda paths: unspilled.extend(paths) or unspill(paths))
+        monkeypatch.setattr(parallel, "_read_moved", recorded)
+        if arrays_via == "shared files until full":
+            monkeypatch.setattr(parallel._ColumnFiles, "_move_parts", fills_up)
         two = load_trace(path, parallel=True)
         monkeypatch.undo()
         assert two.stats["chunking"] == one.stats["chunking"] + ", two processes", relative
@@ -335,9 +348,9 @@ def test_two_process_decode_gives_the_same_model(monkeypatch, tmp_path, arrays_v
         assert np.array_equal(one.links.op, two.links.op) and np.array_equal(one.steps.start, two.steps.start)
         assert np.array_equal(one.instants.event_id, two.instants.event_id) and one.stats == {
             **two.stats, "chunking": one.stats["chunking"]}
-    assert len(prefixes) == (3 if arrays_via == "shared files" else 0)
-    if arrays_via == "shared files":  # the arrays really came through the files
-        assert unspilled and all(path.startswith(tuple(prefixes)) for path in unspilled)
+    assert len(prefixes) == (0 if arrays_via == "pipe" else 3)
+    if arrays_via != "pipe":  # the arrays really came through the files
+        assert moved and all(path.startswith(tuple(prefixes)) for path in moved)
     assert list(spill_folder.iterdir()) == []  # every shared file is removed once mapped
 
 

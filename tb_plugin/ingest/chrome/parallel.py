@@ -10,11 +10,13 @@ the two share the work whatever their speeds. Each numbers its own events; the c
 where each part came from, so the merge puts every column back in file order and renumbers
 event and string ids. B/E pairs are made after the merge (a pair may straddle the two).
 
-The helper's column arrays (~60 bytes per event) come back through files in shared memory
+The helper's column arrays (~115 bytes per event) come back through files in shared memory
 (``/dev/shm`` where it is writable), one per column, which the parser maps: a column's pages
-are freed as soon as the model build has copied it. Pickling them through the pipe cost ~0.3 s
-of serial time per 120 MB. Where no file can be written (a small ``/dev/shm``), the arrays go
-through the pipe.
+are freed as soon as the model build has copied it. The helper appends each chunk's arrays to
+them as soon as it decoded the chunk (``_ColumnFiles``), while the parser is still decoding: written
+at the end, the copy kept the parser waiting (10 M events: 1.8 s). Pickling them through the pipe
+cost ~0.3 s of serial time per 120 MB. Where no file can be written (a small ``/dev/shm``), the
+arrays go through the pipe.
 
 A chunk that does not decode (a wrong guess of a cut: its start may be in the middle of an
 event, which only the one-process path can repair) or a lost helper makes the whole decode
@@ -125,14 +127,13 @@ class _Helper:
         while len(self.free) < SLOTS:
             self._reply()
 
-    def finish(self) -> tuple[RawColumns, dict[str, dict[str, list[np.ndarray]]]]:
+    def finish(self) -> RawColumns:
         self.requests.send(None)
         while (reply := self._reply())[0] != "ok":
             pass
-        _ok, columns, spilled = reply
-        parts = _unspill(spilled) if spilled else columns.parts
-        columns.parts = {}
-        return columns, parts
+        _ok, columns, layout = reply
+        _read_moved(columns, layout)
+        return columns
 
     def close(self, abort: bool) -> None:
         if abort:  # it may be in the middle of a chunk: no need to wait for it
@@ -176,12 +177,11 @@ def _decode_with_helper(chunks: EventChunks) -> RawColumns:
         if helper is None:
             begin_end.pair(out)
             return out
-        theirs, parts = helper.finish()
+        theirs = helper.finish()
         finished = True
     finally:
         if helper is not None:
             helper.close(abort=not finished)
-    theirs.parts = parts
     merged = merge(out, theirs)
     merged.stats["chunking"] += ", two processes"
     begin_end.pair(merged)  # after the merge: a B/E pair may straddle the two processes' chunks
@@ -195,6 +195,7 @@ def _helper_main(ring: mmap.mmap, requests: Any, replies: Any, spill_prefix: Opt
     try:
         out = decode.new_columns()
         reader = decode._ChunkReader(out)
+        files = _ColumnFiles(spill_prefix) if spill_prefix else None
         first = 0
         while (request := requests.recv()) is not None:
             index, offset, length, position = request
@@ -203,10 +204,12 @@ def _helper_main(ring: mmap.mmap, requests: Any, replies: Any, spill_prefix: Opt
             except (msgspec.DecodeError, UnicodeDecodeError):
                 replies.send(("bad", index))
                 return
-            replies.send(("done", offset // SLOT_BYTES))
+            replies.send(("done", offset // SLOT_BYTES))  # the slot is free again before the copy below
+            if files is not None:
+                files.move(out)
         decode.finish_columns(out, reader, None, "guessed")
-        spilled = _spill(out, spill_prefix) if spill_prefix else []
-        replies.send(("ok", out, spilled))
+        layout = files.close() if files is not None else {}
+        replies.send(("ok", out, layout))
     except BaseException as exc:  # noqa: BLE001 - reported to the parser, which decodes alone instead
         try:
             replies.send(("error", repr(exc)))
@@ -247,36 +250,78 @@ def _remove_spilled(prefix: str) -> None:
                 pass
 
 
-def _spill(columns: RawColumns, prefix: str) -> list[str]:
-    """Move ``columns``' arrays into one file per column (``prefix.<n>``); [] (columns untouched) if they cannot
-    all be written."""
-    from ...model.array_file import write_arrays  # cache imports ingest: imported here, in the child only
-
-    paths = []
-    try:
-        for table, store in columns.parts.items():
-            for key, parts in store.items():
-                path = f"{prefix}.{len(paths)}"
-                write_arrays(path, {"table": table, "key": key}, {str(i): part for i, part in enumerate(parts)},
-                             checksums=False)
-                paths.append(path)
-    except OSError:  # e.g. a full /dev/shm
-        _remove_spilled(prefix)
-        return []
-    columns.parts = {}
-    return paths
+# Where each moved part of a column lies in its file: (dtype, shape, byte offset), by part number.
+_PartPlace = tuple[str, tuple[int, ...], int]
+_Layout = dict[tuple[str, str], tuple[str, dict[int, _PartPlace]]]
 
 
-def _unspill(paths: list[str]) -> dict[str, dict[str, list[np.ndarray]]]:
-    """The arrays ``_spill`` wrote, mapped (each file is removed at once: its pages live while its column does)."""
-    from ...model.array_file import read_arrays
+class _ColumnFiles:
+    """The helper's column parts, moved chunk by chunk into one file per column (``prefix.<n>``).
 
-    parts: dict[str, dict[str, list[np.ndarray]]] = {}
-    for path in paths:
-        header, arrays = read_arrays(path)
-        os.unlink(path)
-        parts.setdefault(header["table"], {})[header["key"]] = [arrays[str(i)] for i in range(len(arrays))]
-    return parts
+    A moved part is replaced by None in the helper's columns (its memory is freed); ``close`` gives where each
+    moved part lies, for ``_read_moved``. Once a write fails (a full ``/dev/shm``), nothing more is moved: the
+    parts not moved go through the pipe with the columns.
+    """
+
+    def __init__(self, prefix: str) -> None:
+        self.prefix = prefix
+        self.files: dict[tuple[str, str], Any] = {}
+        self.layout: _Layout = {}
+        self.failed = False
+
+    def move(self, columns: RawColumns) -> None:
+        if self.failed:
+            return
+        try:
+            for table, store in columns.parts.items():
+                for key, parts in store.items():
+                    self._move_parts(table, key, parts)
+        except OSError:
+            self.failed = True
+
+    def _move_parts(self, table: str, key: str, parts: list[Optional[np.ndarray]]) -> None:
+        out = self.files.get((table, key))
+        if out is None:
+            path = f"{self.prefix}.{len(self.files)}"
+            out = self.files[(table, key)] = open(path, "wb")
+            self.layout[(table, key)] = (path, {})
+        placed = self.layout[(table, key)][1]
+        for number in range(len(placed), len(parts)):
+            part = parts[number]
+            if part is None or number in placed:
+                continue
+            array = np.ascontiguousarray(part)
+            offset = out.tell()
+            padding = -offset % 64  # aligned, as numpy allocates
+            if padding:
+                out.write(bytes(padding))
+            if array.nbytes:
+                out.write(memoryview(array).cast("B"))
+            placed[number] = (array.dtype.str, array.shape, offset + padding)
+            parts[number] = None
+
+    def close(self) -> _Layout:
+        """Where the moved parts lie (the files are complete once this returns)."""
+        for out in self.files.values():
+            out.close()  # an OSError here (the last bytes not written) is the helper's error: the parser starts again
+        return self.layout
+
+
+def _read_moved(columns: RawColumns, layout: _Layout) -> None:
+    """Put the parts ``_ColumnFiles`` moved back into ``columns``, as arrays over the mapped files; each file is
+    removed at once (its pages live while a part of it does, until the model build has copied its column)."""
+    for (table, key), (path, placed) in layout.items():
+        try:
+            with open(path, "rb") as f:
+                size = os.fstat(f.fileno()).st_size
+                mapped = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) if size else None
+        finally:
+            os.unlink(path)
+        parts = columns.parts[table][key]
+        for number, (dtype, shape, offset) in placed.items():
+            count = int(np.prod(shape, dtype=np.int64))
+            parts[number] = (np.frombuffer(mapped, dtype=dtype, count=count, offset=offset).reshape(shape)
+                             if mapped is not None and count else np.zeros(shape, dtype=dtype))
 
 
 # Merging the two processes' columns ----------------------------------------------------------
