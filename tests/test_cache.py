@@ -188,7 +188,8 @@ def test_the_run_manager_keeps_the_cache_bounded_but_never_drops_live_spans(tmp_
 
 
 def _flip_a_byte_of_every_column(model_path: str, table: str) -> list[str]:
-    """Flip one byte in the middle of each non-empty column of ``table`` in a cached model file (in place)."""
+    """Flip one byte in the middle of each non-empty column of ``table`` stored in a cached model file (in place;
+    a column stored as one value in the header has no bytes of its own)."""
     import msgspec
 
     from profscope.tb_plugin.model import array_file as cache_module
@@ -202,7 +203,7 @@ def _flip_a_byte_of_every_column(model_path: str, table: str) -> list[str]:
     with open(model_path, "r+b") as f:
         for name, info in header["arrays"].items():
             size = int(np.prod(info["shape"])) * np.dtype(info["dtype"]).itemsize
-            if name.startswith(table + ".") and size:
+            if name.startswith(table + ".") and size and "offset" in info:
                 f.seek(data_start + info["offset"] + size // 2)
                 byte = f.read(1)[0]
                 f.seek(-1, os.SEEK_CUR)

@@ -2,7 +2,9 @@
 
 One file per model: a magic string, the header's length and CRC-32, the JSON header (strings, tracks,
 metadata, the directory of arrays with each array's dtype, shape, offset and CRC-32), then the raw column
-arrays, each 64-byte aligned. Reading memory-maps the file and wraps the arrays without copying, so
+arrays, each 64-byte aligned. A model's column that holds one value throughout (the collective columns of a trace
+without collectives, the Python ids of one recorded without Python frames) is stored as that value in the
+directory, and read back as a broadcast view that takes no memory. Reading memory-maps the file and wraps the arrays without copying, so
 opening a large model reads nothing but its header; an array's checksum is checked when a view first
 uses it (``trace_model._Table``). The same format holds what is derived from a model beside it (the
 trace index) and the columns a second decoding process hands back (``ingest/chrome/parallel.py``).
@@ -31,11 +33,13 @@ except ImportError:  # pragma: no cover - isal is a declared dependency
 
 # Bump whenever the model's columns or their meaning change: old entries are then ignored.
 # 7: checksums of the header and of every array; 8: links checked against nesting, Ascend task types,
-# device sync categories; 9: both
-MODEL_FORMAT_VERSION = 9
+# device sync categories; 9: both; 10: a column holding one value throughout is stored as that value
+MODEL_FORMAT_VERSION = 10
 _MAGIC = b"PSCOPE02"
 _PREAMBLE = struct.Struct("<QQ")  # header length, header checksum
 _ALIGN = 64
+# Arrays shorter than this are written as they are, even when they hold one value throughout.
+_MIN_CONSTANT = 1 << 12
 
 
 class CacheWriteError(OSError):
@@ -52,16 +56,35 @@ def checksum(array: np.ndarray) -> int:
     return int(_crc32(memoryview(data).cast("B"))) if data.nbytes else 0
 
 
+def _constant(array: np.ndarray) -> Optional[str]:
+    """The bytes (hex) of the one value every element of a long 1-D array holds, else None."""
+    if array.ndim != 1 or len(array) < _MIN_CONSTANT:
+        return None
+    bits = array.view(f"u{array.dtype.itemsize}") if array.dtype.itemsize in (1, 2, 4, 8) else None
+    if bits is None or not (bits[::4093] == bits[0]).all() or not (bits == bits[0]).all():  # bits: NaN equals NaN
+        return None
+    return array[:1].tobytes().hex()
+
+
 def write_arrays(path: str, header: dict[str, Any], arrays: dict[str, np.ndarray], checksums: bool = True,
-                 publish: bool = True) -> str:
+                 publish: bool = True, constants: bool = False) -> str:
     """Write a JSON header and named arrays (each 64-byte aligned) to ``path`` atomically.
 
     With ``publish=False`` the file is left under a temporary name in the same folder (returned),
     for the caller to move into place (``os.replace``) once what goes beside it is written.
+    With ``constants``, a long array holding one value throughout is written as that value in the header
+    (``read_arrays`` gives it back as a read-only broadcast view, which takes no memory).
     Raises CacheWriteError when the file cannot be written; nothing of it is left behind then.
     """
-    ordered = [(name, np.ascontiguousarray(array)) for name, array in arrays.items()]
+    ordered = []
     directory: dict[str, Any] = {}
+    for name, array in arrays.items():
+        array = np.ascontiguousarray(array)
+        fill = _constant(array) if constants else None
+        if fill is None:
+            ordered.append((name, array))
+        else:
+            directory[name] = {"dtype": array.dtype.str, "shape": list(array.shape), "constant": fill}
     offset = 0
     for name, array in ordered:
         offset = (offset + _ALIGN - 1) // _ALIGN * _ALIGN
@@ -135,6 +158,9 @@ def read_arrays(path: str, in_memory: bool = False) -> tuple[dict[str, Any], dic
     checksums: dict[str, int] = {}
     for name, info in header.pop("arrays").items():
         dtype = np.dtype(info["dtype"])
+        if "constant" in info:  # one value throughout (write_arrays' constants); the header's checksum covers it
+            arrays[name] = np.broadcast_to(np.frombuffer(bytes.fromhex(info["constant"]), dtype=dtype), info["shape"])
+            continue
         count = int(np.prod(info["shape"])) if info["shape"] else 1
         if data_start + info["offset"] + count * dtype.itemsize > size:
             raise ValueError("damaged cache file: it is shorter than its arrays")
@@ -169,7 +195,7 @@ def write_model(path: str, model: TraceModel, publish: bool = True) -> str:
         "start": model.start,
         "end": model.end,
     }
-    return write_arrays(path, header, arrays, publish=publish)
+    return write_arrays(path, header, arrays, publish=publish, constants=True)
 
 
 def read_model(path: str, cache_path: Optional[str] = None) -> TraceModel:
