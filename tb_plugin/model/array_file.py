@@ -5,10 +5,9 @@ metadata, the directory of arrays with each array's dtype, shape, offset and CRC
 arrays, each 64-byte aligned. A model's column that holds one value throughout (the collective columns of a trace
 without collectives, the Python ids of one recorded without Python frames) is stored as that value in the
 directory, and read back as a broadcast view that takes no memory. Reading memory-maps the file and wraps the
-arrays without copying, so
-opening a large model reads nothing but its header; an array's checksum is checked when a view first
-uses it (``trace_model._Table``). The same format holds what is derived from a model beside it (the
-trace index) and the columns a second decoding process hands back (``ingest/chrome/parallel.py``).
+arrays without copying, so opening a large model reads nothing but its header; an array's checksum is checked
+when a view first uses it (``trace_model._Table``). The same format holds what is derived from a model beside it
+(the trace index).
 Where such files live, and for how long, is the store's business (``store/cache.py``).
 """
 
