@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from profscope.tb_plugin.model import build
-from profscope.tb_plugin.model.factorize import MAX_DENSE_RANGE, factorize, unique_rows
+from profscope.tb_plugin.model.factorize import MAX_DENSE_RANGE, factorize, factorize_parts, unique_rows
 
 
 @pytest.mark.parametrize("values", [
@@ -19,6 +19,21 @@ def test_factorize_equals_numpy_unique(values: np.ndarray) -> None:
     assert uniques.dtype == values.dtype
     assert np.array_equal(uniques, expected_uniques)
     assert np.array_equal(inverse, expected_inverse.reshape(-1))
+
+
+@pytest.mark.parametrize("parts", [
+    [np.array([5, 3, 5], dtype=np.int32), np.zeros(0, dtype=np.int32), np.array([9, 3, 3, 7], dtype=np.int32)],
+    [np.array([-4, 7], dtype=np.int64), np.array([-4, 0], dtype=np.int64)],
+    [np.array([0, 1], dtype=np.int64), np.array([MAX_DENSE_RANGE * 3], dtype=np.int64)],  # the sorting fallback
+    [np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.int32)],
+])
+def test_factorize_parts_equals_numpy_unique_of_their_concatenation(parts: list[np.ndarray]) -> None:
+    uniques, codes = factorize_parts(parts)
+    expected_uniques, expected_inverse = np.unique(np.concatenate(parts), return_inverse=True)
+    assert np.array_equal(uniques, expected_uniques)
+    assert [len(code) for code in codes] == [len(part) for part in parts]
+    assert all(code.dtype == np.int32 for code in codes)
+    assert np.array_equal(np.concatenate(codes), expected_inverse.reshape(-1))
 
 
 def test_slice_order_equals_lexsort_with_ties() -> None:

@@ -196,6 +196,18 @@ def test_nesting_matches_a_stack_walk_on_random_nested_slices() -> None:
         assert parent.tolist() == want_parent
 
 
+def test_zero_length_counts_at_same_start_match_their_definition() -> None:
+    from profscope.tb_plugin.model.nesting import _zero_length_from_here_at_same_start
+
+    rng = np.random.default_rng(3)
+    for _ in range(500):
+        n = int(rng.integers(1, 40))
+        key = np.sort(rng.integers(0, int(rng.integers(1, 12)), n))
+        zero = rng.random(n) < rng.random()
+        want = [sum(1 for j in range(i, n) if zero[j] and key[j] == key[i]) for i in range(n)]
+        assert _zero_length_from_here_at_same_start(key, zero).tolist() == want
+
+
 def test_back_to_back_and_zero_length(tmp_path: Path) -> None:
     events = [x("outer", 0, 10), x("a", 0, 5), x("b", 5, 5), x("zero", 5, 0), x("after", 10, 1)]
     model = load_trace(str(write(tmp_path / "t.json", trace(events))))

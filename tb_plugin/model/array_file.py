@@ -60,6 +60,8 @@ def _constant(array: np.ndarray) -> Optional[str]:
     """The bytes (hex) of the one value every element of a long 1-D array holds, else None."""
     if array.ndim != 1 or len(array) < _MIN_CONSTANT:
         return None
+    if array.strides == (0,):  # a broadcast value (the build's constant columns): never made whole
+        return array[:1].tobytes().hex()
     bits = array.view(f"u{array.dtype.itemsize}") if array.dtype.itemsize in (1, 2, 4, 8) else None
     if bits is None or not (bits[::4093] == bits[0]).all() or not (bits == bits[0]).all():  # bits: NaN equals NaN
         return None
@@ -79,10 +81,9 @@ def write_arrays(path: str, header: dict[str, Any], arrays: dict[str, np.ndarray
     ordered = []
     directory: dict[str, Any] = {}
     for name, array in arrays.items():
-        array = np.ascontiguousarray(array)
         fill = _constant(array) if constants else None
         if fill is None:
-            ordered.append((name, array))
+            ordered.append((name, np.ascontiguousarray(array)))
         else:
             directory[name] = {"dtype": array.dtype.str, "shape": list(array.shape), "constant": fill}
     offset = 0

@@ -6,12 +6,12 @@ Everything here is array arithmetic over whole columns; nothing loops per event.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Optional
 
 import numpy as np
 
 from .categories import DEVICE_CATEGORIES
-from .factorize import factorize
+from .factorize import factorize, factorize_parts
 from .nesting import nesting
 from .raw_columns import FLOW_END, FLOW_START, RawColumns
 from .trace_model import (
@@ -66,21 +66,19 @@ def _assign_tracks(raw: RawColumns) -> tuple[dict[str, np.ndarray], list[tuple[i
     both are factorised without sorting, then their pair.
     """
     tables = ("slices", "instants", "flows", "counters")
-    pids = {table: raw.column(table, "pid", np.int64) for table in tables}
+    pids = [raw.column(table, "pid", np.int32) for table in tables]
     # Counters are drawn per process: their tid is not meaningful. One id past every string stands for it.
     no_thread = len(raw.strings.strings)
-    tids = {table: raw.column(table, "tid", np.int64) for table in tables[:3]}
-    tids["counters"] = np.full(len(pids["counters"]), no_thread, dtype=np.int64)
-    pid_values, pid_code = factorize(np.concatenate([pids[t] for t in tables]))
-    tid_values, tid_code = factorize(np.concatenate([tids[t] for t in tables]))
-    pair_values, pair_code = factorize(pid_code.astype(np.int64) * max(len(tid_values), 1) + tid_code)
-    track_of: dict[str, np.ndarray] = {}
-    pos = 0
-    for table in tables:
-        n = len(pids[table])
-        track_of[table] = pair_code[pos : pos + n].astype(np.int32)
-        pos += n
+    tids = [raw.column(table, "tid", np.int32) for table in tables[:3]]
+    tids.append(np.full(len(pids[-1]), no_thread, dtype=np.int32))
+    pid_values, pid_codes = factorize_parts(pids)
+    tid_values, tid_codes = factorize_parts(tids)
+    del pids, tids
     width = max(len(tid_values), 1)
+    wide = len(pid_values) * width >= 1 << 31  # pair keys beyond int32
+    pair_values, pair_codes = factorize_parts(
+        [(p.astype(np.int64) if wide else p) * width + t for p, t in zip(pid_codes, tid_codes)])
+    track_of = dict(zip(tables, pair_codes))
     tracks_info = [(int(pid_values[pair // width]), int(tid_values[pair % width])) for pair in pair_values.tolist()]
     return track_of, tracks_info
 
@@ -93,10 +91,7 @@ def _build_slices(raw: RawColumns, track_of: dict[str, np.ndarray]) -> SliceTabl
     order = _slice_order(track, start, dur, event_id)
     track, start, dur, event_id = track[order], start[order], dur[order], event_id[order]
     depth, parent = nesting(track, start, start + dur)
-
-    def col(key: str, dtype: Any) -> np.ndarray:
-        return raw.column("slices", key, dtype)[order]
-
+    col = _OrderedColumns(raw, "slices", order)
     return SliceTable(
         event_id=event_id, track=track, start=start, dur=dur, name=col("name", np.int32), cat=col("cat", np.int32),
         depth=depth, parent=parent, external_id=col("external_id", np.int64),
@@ -111,6 +106,52 @@ def _build_slices(raw: RawColumns, track_of: dict[str, np.ndarray]) -> SliceTabl
         out_msg_nelems=col("out_msg_nelems", np.int64), dtype=col("dtype", np.int32),
         group_size=col("group_size", np.int32),
     )
+
+
+class _OrderedColumns:
+    """A table's raw columns, each concatenated from its parts and put in ``order``.
+
+    Fresh memory is what a large build pays for most (on a virtual machine whose host reclaims freed pages, a first
+    touch costs ~2 s per GB): every column is concatenated into one reused scratch buffer, and a column holding one
+    value throughout (the collective columns of a trace without collectives...) becomes a read-only broadcast view of
+    that value, as the cache stores it, with no copy at all.
+    """
+
+    def __init__(self, raw: RawColumns, table: str, order: np.ndarray) -> None:
+        self.parts = raw.parts.get(table, {})
+        self.order = order
+        self.scratch: Optional[np.ndarray] = None
+
+    def __call__(self, key: str, dtype: Any) -> np.ndarray:
+        n = len(self.order)
+        parts = self.parts.get(key, [])
+        if n == 0 or not parts:
+            return np.zeros(0, dtype=dtype)[self.order]
+        value = _one_value(parts, dtype)
+        if value is not None:
+            parts.clear()
+            return np.broadcast_to(value, (n,))
+        if self.scratch is None:
+            self.scratch = np.empty(n * 8, dtype=np.uint8)
+        whole = self.scratch[: n * np.dtype(dtype).itemsize].view(dtype)
+        np.concatenate(parts, out=whole, casting="unsafe")
+        parts.clear()  # free the parts as soon as the whole column exists
+        return np.take(whole, self.order)
+
+
+def _one_value(parts: list[np.ndarray], dtype: Any) -> Optional[np.ndarray]:
+    """The value (a 0-d array of ``dtype``) that every part holds throughout, else None (NaN counts as one value)."""
+    first: Optional[np.ndarray] = None
+    for part in parts:
+        if len(part) == 0:
+            continue
+        values = part.astype(dtype, copy=False)
+        bits = values.view(f"u{values.dtype.itemsize}")
+        if first is None:
+            first = values[:1].copy()
+        if not (bits == first.view(bits.dtype)[0]).all():
+            return None
+    return None if first is None else first.reshape(())
 
 
 def _slice_order(track: np.ndarray, start: np.ndarray, dur: np.ndarray, event_id: np.ndarray) -> np.ndarray:

@@ -29,6 +29,28 @@ def factorize(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return uniques, code[offsets]
 
 
+def factorize_parts(parts: list[np.ndarray]) -> tuple[np.ndarray, list[np.ndarray]]:
+    """``factorize`` of the parts' concatenation, without making it: ``(uniques, the inverse cut as the parts)``.
+
+    The inverse is int32 (codes count distinct values; used as row indices). Each part is read where it lies:
+    at ten million ids the concatenated copy and the intp offsets cost more than the factorising itself.
+    """
+    present = [part for part in parts if len(part)]
+    if not present:
+        return np.zeros(0, dtype=parts[0].dtype if parts else np.int64), [np.zeros(len(p), np.int32) for p in parts]
+    lo = min(int(part.min()) for part in present)
+    hi = max(int(part.max()) for part in present)
+    if hi - lo >= MAX_DENSE_RANGE:
+        uniques, inverse = factorize(np.concatenate(parts))
+        bounds = np.cumsum([0] + [len(part) for part in parts])
+        return uniques, [inverse[a:b].astype(np.int32) for a, b in zip(bounds[:-1], bounds[1:])]
+    seen = np.zeros(hi - lo + 1, dtype=bool)
+    for part in present:
+        seen[part - lo if lo else part] = True
+    code = np.cumsum(seen, dtype=np.int32) - 1
+    uniques = (np.flatnonzero(seen) + lo).astype(np.result_type(*parts), copy=False)
+    return uniques, [code[part - lo if lo else part] if len(part) else np.zeros(0, np.int32) for part in parts]
+
 
 def unique_rows(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``(unique, inverse)`` as ``np.unique(keys, axis=0, return_inverse=True)`` gives them for rows of one or two

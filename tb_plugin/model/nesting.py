@@ -68,19 +68,22 @@ def _stack_walk(start: list[int], end: list[int]) -> tuple[np.ndarray, np.ndarra
 
 
 def _zero_length_from_here_at_same_start(start_key: np.ndarray, zero: np.ndarray) -> np.ndarray:
-    """For each row: zero-length rows with the same start at this row or after it."""
+    """For each row: zero-length rows with the same start at this row or after it.
+
+    ``start_key`` is sorted. Each zero-length row j counts for the rows of its start from the first one up to j:
+    +1 at that first row and -1 past j, summed once over the stretch of rows they touch (few or none of the
+    rows: whole-column prefix sums cost ~0.8 s at ten million slices).
+    """
     n = len(start_key)
-    if not zero.any():
-        return np.zeros(n, dtype=np.int64)
-    # Count zero-length slices from the end of each equal-start group.
-    zero_i = zero.astype(np.int64)
-    suffix = np.cumsum(zero_i[::-1])[::-1]  # zero-length slices at rows >= i (all groups)
-    group_start = np.r_[True, start_key[1:] != start_key[:-1]]
-    group_id = np.cumsum(group_start) - 1
-    group_last = np.r_[np.flatnonzero(group_start)[1:], n] - 1
-    after_group = np.r_[suffix[1:], 0][group_last[group_id]]
-    # Rows i..group end: suffix(i) - suffix(after group end).
-    return suffix - after_group
+    out = np.zeros(n, dtype=np.int64)
+    rows = np.flatnonzero(zero)
+    if len(rows) == 0:
+        return out
+    first = np.searchsorted(start_key, start_key[rows], side="left")
+    lo, hi = int(first[0]), int(rows[-1]) + 2  # first and rows are sorted
+    change = np.bincount(first - lo, minlength=hi - lo) - np.bincount(rows + 1 - lo, minlength=hi - lo)
+    out[lo : hi - 1] = np.cumsum(change[: hi - 1 - lo])
+    return out
 
 
 def _parents(track: np.ndarray, depth: np.ndarray) -> np.ndarray:
