@@ -196,15 +196,15 @@ def _flip_a_byte_of_every_column(model_path: str, table: str) -> list[str]:
 
     with open(model_path, "rb") as f:
         f.seek(len(cache_module._MAGIC))
-        header_len, _crc = cache_module._PREAMBLE.unpack(f.read(cache_module._PREAMBLE.size))
+        header_offset, header_len, _crc = cache_module._PREAMBLE.unpack(f.read(cache_module._PREAMBLE.size))
+        f.seek(header_offset)
         header = msgspec.json.decode(f.read(header_len))
-    data_start = cache_module._data_start(header_len)
     flipped = []
     with open(model_path, "r+b") as f:
         for name, info in header["arrays"].items():
             size = int(np.prod(info["shape"])) * np.dtype(info["dtype"]).itemsize
             if name.startswith(table + ".") and size and "offset" in info:
-                f.seek(data_start + info["offset"] + size // 2)
+                f.seek(info["offset"] + size // 2)
                 byte = f.read(1)[0]
                 f.seek(-1, os.SEEK_CUR)
                 f.write(bytes([byte ^ 0x10]))

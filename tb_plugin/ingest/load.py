@@ -13,7 +13,7 @@ import posixpath
 from typing import BinaryIO, Callable, Iterator, Optional, Sequence
 
 from ..layout import parse_torch_trace_name, parse_writer_trace_name
-from ..model.build import build_model
+from ..model.build import Allocate, build_model
 from ..model.raw_columns import RawColumns
 from ..model.trace_model import TraceModel
 from . import paddle
@@ -63,9 +63,11 @@ def read_companions(opener: Callable[[str], BinaryIO], locations: Sequence[str])
 
 def load_trace_stream(
     opener: Callable[[], BinaryIO], filename: str = "", progress: Optional[Callable[[float], None]] = None,
-    parallel: bool = False, companions: Optional[dict[str, bytes]] = None,
+    parallel: bool = False, companions: Optional[dict[str, bytes]] = None, allocate: Optional[Allocate] = None,
 ) -> TraceModel:
     """Parse the trace ``opener`` opens (called once, or again if a two-process decode has to start over).
+
+    ``allocate`` places the model's large columns (``model.build``): the parser builds into the cache file.
 
     The file is streamed (``reader.iter_blocks`` → ``chunks.EventChunks``): memory follows the model, not the file.
     """
@@ -88,7 +90,7 @@ def load_trace_stream(
         raw.metadata = checked_metadata(raw.metadata, notes)
         if notes:
             raw.stats.setdefault("notes", []).extend(notes)
-        model = build_model(raw, framework=framework)
+        model = build_model(raw, framework=framework, allocate=allocate)
     except (TraceReadError, TraceFormatError) as exc:
         raise TraceLoadError(str(exc)) from exc
     except RecursionError as exc:

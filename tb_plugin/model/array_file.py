@@ -1,13 +1,15 @@
-"""The file format of a parsed model: a JSON header followed by aligned arrays.
+"""The file format of a parsed model: aligned arrays followed by a JSON header.
 
-One file per model: a magic string, the header's length and CRC-32, the JSON header (strings, tracks,
-metadata, the directory of arrays with each array's dtype, shape, offset and CRC-32), then the raw column
-arrays, each 64-byte aligned. A model's column that holds one value throughout (the collective columns of a trace
-without collectives, the Python ids of one recorded without Python frames) is stored as that value in the
-directory, and read back as a broadcast view that takes no memory. Reading memory-maps the file and wraps the
-arrays without copying, so opening a large model reads nothing but its header; an array's checksum is checked
-when a view first uses it (``trace_model._Table``). The same format holds what is derived from a model beside it
-(the trace index).
+One file per model: a magic string, the header's offset, length and CRC-32, the raw column arrays (each 64-byte
+aligned, or page-aligned where the model build filled them in place), then the JSON header (strings, tracks,
+metadata, the directory of arrays with each array's dtype, shape, offset and CRC-32). The header comes last so that
+arrays can be laid out before it is known: the parser builds a large model's columns straight into the file
+(``ArrayFileWriter.allocate``, memory-mapped), so they are never copied from memory to the file, and touched once.
+A model's column that holds one value throughout (the collective columns of a trace without collectives, the Python
+ids of one recorded without Python frames) is stored as that value in the directory, and read back as a broadcast
+view that takes no memory. Reading memory-maps the file and wraps the arrays without copying, so opening a large
+model reads nothing but its header; an array's checksum is checked when a view first uses it
+(``trace_model._Table``). The same format holds what is derived from a model beside it (the trace index).
 Where such files live, and for how long, is the store's business (``store/cache.py``).
 """
 
@@ -33,11 +35,13 @@ except ImportError:  # pragma: no cover - isal is a declared dependency
 
 # Bump whenever the model's columns or their meaning change: old entries are then ignored.
 # 7: checksums of the header and of every array; 8: links checked against nesting, Ascend task types,
-# device sync categories; 9: both; 10: a column holding one value throughout is stored as that value
-MODEL_FORMAT_VERSION = 10
-_MAGIC = b"PSCOPE02"
-_PREAMBLE = struct.Struct("<QQ")  # header length, header checksum
+# device sync categories; 9: both; 10: a column holding one value throughout is stored as that value;
+# 11: the header after the arrays (built in place)
+MODEL_FORMAT_VERSION = 11
+_MAGIC = b"PSCOPE03"
+_PREAMBLE = struct.Struct("<QQQ")  # header offset, header length, header checksum
 _ALIGN = 64
+_DATA_START = _ALIGN  # the first array's offset: past the magic and the preamble
 # Arrays shorter than this are written as they are, even when they hold one value throughout.
 _MIN_CONSTANT = 1 << 12
 
@@ -68,9 +72,112 @@ def _constant(array: np.ndarray) -> Optional[str]:
     return array[:1].tobytes().hex()
 
 
+class ArrayFileWriter:
+    """An array file written under a temporary name in ``path``'s folder, then published (or left for the caller).
+
+    ``allocate`` lays an array out in the file and maps it: the caller fills it in place (the model build gathers
+    its columns into such arrays), and its memory is the file's page cache, so the model is never copied from
+    memory to the file. ``put`` names each array of the file, writing those not allocated here; ``finish`` writes
+    the header. Every failure to write is a CacheWriteError, and ``abort`` leaves nothing behind (arrays allocated
+    here stay valid while used: their mapping outlives the file's name).
+    """
+
+    def __init__(self, path: str, checksums: bool = True) -> None:
+        self.path = path
+        self.checksums = checksums
+        folder = os.path.dirname(path) or "."
+        try:
+            fd, self.temporary = tempfile.mkstemp(prefix=".tmp-", dir=folder)
+        except OSError as exc:
+            raise CacheWriteError(exc.errno, f"cannot create a file in {folder}: {exc.strerror or exc}") from exc
+        self.file = os.fdopen(fd, "r+b")
+        self.end = _DATA_START
+        self.directory: dict[str, Any] = {}
+        self.allocated: dict[str, tuple[np.ndarray, int]] = {}
+        self.can_allocate = True
+
+    def allocate(self, name: str, dtype: Any, count: int) -> Optional[np.ndarray]:
+        """A writable array of ``count`` values laid out in the file for ``name``; None where the file system cannot
+        reserve its space (the caller makes it in memory then, and ``put`` writes it)."""
+        dtype = np.dtype(dtype)
+        nbytes = count * dtype.itemsize
+        if not nbytes or not self.can_allocate:
+            return None
+        offset = -(-self.end // mmap.ALLOCATIONGRANULARITY) * mmap.ALLOCATIONGRANULARITY
+        try:
+            # Reserved first: a full disk fails here, never as a SIGBUS when a mapped page is first written.
+            os.posix_fallocate(self.file.fileno(), offset, nbytes)
+            mapped = mmap.mmap(self.file.fileno(), nbytes, offset=offset)
+        except (OSError, ValueError, AttributeError):  # no fallocate here (or no room): arrays in memory then
+            self.can_allocate = False
+            return None
+        array = np.frombuffer(mapped, dtype=dtype, count=count)
+        self.allocated[name] = (array, offset)
+        self.end = offset + nbytes
+        return array
+
+    def put(self, name: str, array: np.ndarray, constants: bool = False) -> None:
+        """Store ``array`` as ``name``: in place if ``allocate`` gave it, as a value in the header if ``constants``
+        and it holds one value throughout, else written after the arrays so far."""
+        placed = self.allocated.get(name)
+        if placed is not None and placed[0] is array:
+            offset = placed[1]
+        else:
+            fill = _constant(array) if constants else None
+            if fill is not None:
+                self.directory[name] = {"dtype": array.dtype.str, "shape": list(array.shape), "constant": fill}
+                return
+            array = np.ascontiguousarray(array)
+            offset = -(-self.end // _ALIGN) * _ALIGN
+            if array.nbytes:
+                self._write_at(offset, memoryview(array).cast("B"))
+            self.end = offset + array.nbytes
+        entry: dict[str, Any] = {"dtype": array.dtype.str, "shape": list(array.shape), "offset": offset}
+        if self.checksums:
+            entry["crc"] = checksum(array)
+        self.directory[name] = entry
+
+    def finish(self, header: dict[str, Any], publish: bool = True) -> str:
+        """Write the header (after the arrays) and close the file; published at ``path`` or left under its
+        temporary name (returned), for the caller to move into place once what goes beside it is written."""
+        encoded = msgspec.json.encode({**header, "format": MODEL_FORMAT_VERSION, "arrays": self.directory})
+        offset = -(-self.end // _ALIGN) * _ALIGN
+        self._write_at(offset, encoded)
+        self._write_at(0, _MAGIC + _PREAMBLE.pack(offset, len(encoded), _crc32(encoded)))
+        try:
+            self.file.truncate(offset + len(encoded))
+            self.file.close()
+            if publish:
+                os.replace(self.temporary, self.path)
+        except OSError as exc:
+            self.abort()
+            raise CacheWriteError(exc.errno, f"cannot write {self.path}: {exc.strerror or exc}") from exc
+        return self.path if publish else self.temporary
+
+    def abort(self) -> None:
+        """Remove the unfinished file."""
+        try:
+            self.file.close()
+        except OSError:
+            pass
+        try:
+            os.unlink(self.temporary)
+        except OSError:
+            pass
+
+    def _write_at(self, offset: int, data: Any) -> None:
+        try:
+            self.file.seek(offset)
+            self.file.write(data)
+        except OSError as exc:
+            self.abort()
+            raise CacheWriteError(exc.errno, f"cannot write {self.path}: {exc.strerror or exc}") from exc
+
+
 def write_arrays(path: str, header: dict[str, Any], arrays: dict[str, np.ndarray], checksums: bool = True,
-                 publish: bool = True, constants: bool = False) -> str:
-    """Write a JSON header and named arrays (each 64-byte aligned) to ``path`` atomically.
+                 publish: bool = True, constants: bool = False, writer: Optional[ArrayFileWriter] = None) -> str:
+    """Write a JSON header and named arrays to ``path`` atomically (``writer``: one whose ``allocate`` gave some of
+    the arrays, else a new one).
 
     With ``publish=False`` the file is left under a temporary name in the same folder (returned),
     for the caller to move into place (``os.replace``) once what goes beside it is written.
@@ -78,52 +185,14 @@ def write_arrays(path: str, header: dict[str, Any], arrays: dict[str, np.ndarray
     (``read_arrays`` gives it back as a read-only broadcast view, which takes no memory).
     Raises CacheWriteError when the file cannot be written; nothing of it is left behind then.
     """
-    ordered = []
-    directory: dict[str, Any] = {}
-    for name, array in arrays.items():
-        fill = _constant(array) if constants else None
-        if fill is None:
-            ordered.append((name, np.ascontiguousarray(array)))
-        else:
-            directory[name] = {"dtype": array.dtype.str, "shape": list(array.shape), "constant": fill}
-    offset = 0
-    for name, array in ordered:
-        offset = (offset + _ALIGN - 1) // _ALIGN * _ALIGN
-        directory[name] = {"dtype": array.dtype.str, "shape": list(array.shape), "offset": offset}
-        if checksums:
-            directory[name]["crc"] = checksum(array)
-        offset += array.nbytes
-    encoded = msgspec.json.encode({**header, "format": MODEL_FORMAT_VERSION, "arrays": directory})
-    data_start = _data_start(len(encoded))
-    folder = os.path.dirname(path) or "."
+    writer = writer or ArrayFileWriter(path, checksums)
     try:
-        fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=folder)
-    except OSError as exc:
-        raise CacheWriteError(exc.errno, f"cannot create a file in {folder}: {exc.strerror or exc}") from exc
-    try:
-        with os.fdopen(fd, "wb") as out:
-            out.write(_MAGIC)
-            out.write(_PREAMBLE.pack(len(encoded), _crc32(encoded)))
-            out.write(encoded)
-            for name, array in ordered:
-                out.seek(data_start + directory[name]["offset"])
-                out.write(memoryview(array).cast("B") if array.nbytes else b"")
-            out.truncate(data_start + offset)
-        if publish:
-            os.replace(tmp, path)
-    except BaseException as exc:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        if isinstance(exc, OSError) and not isinstance(exc, CacheWriteError):
-            raise CacheWriteError(exc.errno, f"cannot write {path}: {exc.strerror or exc}") from exc
+        for name, array in arrays.items():
+            writer.put(name, array, constants)
+        return writer.finish(header, publish)
+    except BaseException:
+        writer.abort()
         raise
-    return path if publish else tmp
-
-
-def _data_start(header_len: int) -> int:
-    return (len(_MAGIC) + _PREAMBLE.size + header_len + _ALIGN - 1) // _ALIGN * _ALIGN
 
 
 def read_arrays(path: str, in_memory: bool = False) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
@@ -137,10 +206,11 @@ def read_arrays(path: str, in_memory: bool = False) -> tuple[dict[str, Any], dic
     with open(path, "rb") as f:
         if f.read(len(_MAGIC)) != _MAGIC:
             raise ValueError("not a Profscope cache file of this version")
-        header_len, header_crc = _PREAMBLE.unpack(f.read(_PREAMBLE.size))
+        header_offset, header_len, header_crc = _PREAMBLE.unpack(f.read(_PREAMBLE.size))
         size = os.fstat(f.fileno()).st_size
-        if header_len > size:
+        if not _DATA_START <= header_offset <= size or header_len > size - header_offset:
             raise ValueError("damaged cache file")
+        f.seek(header_offset)
         encoded = f.read(header_len)
         if _crc32(encoded) != header_crc:
             raise ValueError("damaged cache file: its header does not match its checksum")
@@ -154,7 +224,6 @@ def read_arrays(path: str, in_memory: bool = False) -> tuple[dict[str, Any], dic
                 raise ValueError("the file changed while read")
         else:
             mapped = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) if size else b""
-    data_start = _data_start(header_len)
     arrays: dict[str, np.ndarray] = {}
     checksums: dict[str, int] = {}
     for name, info in header.pop("arrays").items():
@@ -163,10 +232,9 @@ def read_arrays(path: str, in_memory: bool = False) -> tuple[dict[str, Any], dic
             arrays[name] = np.broadcast_to(np.frombuffer(bytes.fromhex(info["constant"]), dtype=dtype), info["shape"])
             continue
         count = int(np.prod(info["shape"])) if info["shape"] else 1
-        if data_start + info["offset"] + count * dtype.itemsize > size:
-            raise ValueError("damaged cache file: it is shorter than its arrays")
-        arrays[name] = np.frombuffer(mapped, dtype=dtype, count=count, offset=data_start + info["offset"]).reshape(
-            info["shape"])
+        if not _DATA_START <= info["offset"] <= header_offset - count * dtype.itemsize:
+            raise ValueError("damaged cache file: its arrays do not lie before its header")
+        arrays[name] = np.frombuffer(mapped, dtype=dtype, count=count, offset=info["offset"]).reshape(info["shape"])
         if "crc" in info:
             checksums[name] = info["crc"]
     header["checksums"] = checksums
@@ -179,8 +247,9 @@ def check_array(array: np.ndarray, expected: Optional[int], what: str) -> None:
         raise DamagedModel(f"{what} does not match its checksum")
 
 
-def write_model(path: str, model: TraceModel, publish: bool = True) -> str:
-    """Write ``model`` to ``path`` atomically (temp file + rename); see ``write_arrays`` for ``publish``."""
+def write_model(path: str, model: TraceModel, publish: bool = True, writer: Optional[ArrayFileWriter] = None) -> str:
+    """Write ``model`` to ``path`` atomically (temp file + rename); see ``write_arrays`` for ``publish`` and
+    ``writer`` (the one the model was built into, if any)."""
     arrays = {
         f"{table_name}.{f.name}": getattr(getattr(model, table_name), f.name)
         for table_name in TABLE_TYPES
@@ -196,7 +265,7 @@ def write_model(path: str, model: TraceModel, publish: bool = True) -> str:
         "start": model.start,
         "end": model.end,
     }
-    return write_arrays(path, header, arrays, publish=publish, constants=True)
+    return write_arrays(path, header, arrays, publish=publish, constants=True, writer=writer)
 
 
 def read_model(path: str, cache_path: Optional[str] = None) -> TraceModel:

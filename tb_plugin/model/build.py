@@ -6,7 +6,7 @@ Everything here is array arithmetic over whole columns; nothing loops per event.
 from __future__ import annotations
 
 import re
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 import numpy as np
 
@@ -37,12 +37,17 @@ _GPU_PROCESS = re.compile(r"^(?:GPU|gpu|Device|device)\s*(\d+)")
 _ACCELERATOR_PROCESS = re.compile(r"(?i)\b(?:ascend|npu|mlu|xpu|mtia|dipu|hpu)\b")
 
 
-def build_model(raw: RawColumns, framework: str = "pytorch") -> TraceModel:
+# Where the build puts a large column: (its name in the model file, dtype, length) → an array to fill, or None for
+# one in memory (``array_file.ArrayFileWriter.allocate``: the parser builds a model straight into its cache file).
+Allocate = Callable[[str, Any, int], Optional[np.ndarray]]
+
+
+def build_model(raw: RawColumns, framework: str = "pytorch", allocate: Optional[Allocate] = None) -> TraceModel:
     strings = raw.strings
     text = strings.strings
     track_of, tracks_info = _assign_tracks(raw)
 
-    slices = _build_slices(raw, track_of)
+    slices = _build_slices(raw, track_of, allocate)
     tracks = _describe_tracks(raw, tracks_info, slices)
     instants = _build_instants(raw, track_of)
     counters = _build_counters(raw, track_of)
@@ -83,15 +88,20 @@ def _assign_tracks(raw: RawColumns) -> tuple[dict[str, np.ndarray], list[tuple[i
     return track_of, tracks_info
 
 
-def _build_slices(raw: RawColumns, track_of: dict[str, np.ndarray]) -> SliceTable:
+def _build_slices(raw: RawColumns, track_of: dict[str, np.ndarray], allocate: Optional[Allocate]) -> SliceTable:
     track = track_of["slices"]
     start = raw.column("slices", "start", np.int64)
     dur = raw.column("slices", "dur", np.int64)
     event_id = raw.column("slices", "event_id", np.int64)
     order = _slice_order(track, start, dur, event_id)
-    track, start, dur, event_id = track[order], start[order], dur[order], event_id[order]
+
+    def ordered(name: str, values: np.ndarray) -> np.ndarray:
+        return np.take(values, order, out=allocate(f"slices.{name}", values.dtype, len(order)) if allocate else None)
+
+    track, start, dur, event_id = (ordered("track", track), ordered("start", start), ordered("dur", dur),
+                                   ordered("event_id", event_id))
     depth, parent = nesting(track, start, start + dur)
-    col = _OrderedColumns(raw, "slices", order)
+    col = _OrderedColumns(raw, "slices", order, allocate)
     return SliceTable(
         event_id=event_id, track=track, start=start, dur=dur, name=col("name", np.int32), cat=col("cat", np.int32),
         depth=depth, parent=parent, external_id=col("external_id", np.int64),
@@ -109,7 +119,8 @@ def _build_slices(raw: RawColumns, track_of: dict[str, np.ndarray]) -> SliceTabl
 
 
 class _OrderedColumns:
-    """A table's raw columns, each concatenated from its parts and put in ``order``.
+    """A table's raw columns, each concatenated from its parts and put in ``order`` (into the array ``allocate``
+    gives, if any).
 
     Fresh memory is what a large build pays for most (on a virtual machine whose host reclaims freed pages, a first
     touch costs ~2 s per GB): every column is concatenated into one reused scratch buffer, and a column holding one
@@ -117,9 +128,11 @@ class _OrderedColumns:
     that value, as the cache stores it, with no copy at all.
     """
 
-    def __init__(self, raw: RawColumns, table: str, order: np.ndarray) -> None:
+    def __init__(self, raw: RawColumns, table: str, order: np.ndarray, allocate: Optional[Allocate]) -> None:
+        self.table = table
         self.parts = raw.parts.get(table, {})
         self.order = order
+        self.allocate = allocate
         self.scratch: Optional[np.ndarray] = None
 
     def __call__(self, key: str, dtype: Any) -> np.ndarray:
@@ -136,7 +149,7 @@ class _OrderedColumns:
         whole = self.scratch[: n * np.dtype(dtype).itemsize].view(dtype)
         np.concatenate(parts, out=whole, casting="unsafe")
         parts.clear()  # free the parts as soon as the whole column exists
-        return np.take(whole, self.order)
+        return np.take(whole, self.order, out=self.allocate(f"{self.table}.{key}", dtype, n) if self.allocate else None)
 
 
 def _one_value(parts: list[np.ndarray], dtype: Any) -> Optional[np.ndarray]:

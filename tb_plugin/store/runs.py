@@ -79,7 +79,7 @@ def _parse_into_cache(
     file only as ``storage.open_regular`` allows, a remote one through fsspec with the logdir's options).
     When the model cannot be written to the cache (no cache folder, a full disk), it is returned instead.
     """
-    from ..model.array_file import CacheWriteError, write_model
+    from ..model.array_file import ArrayFileWriter, CacheWriteError, write_model
     from ..ingest.load import TraceLoadError, load_trace_stream, read_companions
     from .storage import LogdirUnreadable, NotReadable
     from .precomputed import derive_and_publish
@@ -87,12 +87,26 @@ def _parse_into_cache(
     def report(fraction: float) -> None:
         parser_pool.report_progress(slot, fraction)
 
+    target = ModelCache(cache_dir).path_for(identity) if cache_dir else None
+    writer: Optional[ArrayFileWriter] = None
+    cache_error = "no writable cache folder"
+    if target is not None:
+        try:  # the model is built straight into its cache file (array_file.ArrayFileWriter)
+            writer = ArrayFileWriter(target)
+        except CacheWriteError as exc:
+            cache_error = str(exc)
     try:
-        # parallel forks a decoding helper. This process runs no other threads for a local file; for a
-        # remote one, fsspec's I/O thread is idle by then and the helper only decodes the bytes it was given.
-        model = load_trace_stream(lambda: access.open(path), posixpath.basename(path),
-                                  lambda fraction: report(_PARSE_SHARE * fraction), parallel=True,
-                                  companions=read_companions(access.open, companions))
+        try:
+            # parallel forks a decoding helper. This process runs no other threads for a local file; for a
+            # remote one, fsspec's I/O thread is idle by then and the helper only decodes the bytes it was given.
+            model = load_trace_stream(lambda: access.open(path), posixpath.basename(path),
+                                      lambda fraction: report(_PARSE_SHARE * fraction), parallel=True,
+                                      companions=read_companions(access.open, companions),
+                                      allocate=writer.allocate if writer is not None else None)
+        except BaseException:
+            if writer is not None:
+                writer.abort()  # nothing of an unfinished model stays in the cache folder
+            raise
     except TraceLoadError as exc:
         return ParseOutcome(error=str(exc))
     except FileNotFoundError:
@@ -101,11 +115,10 @@ def _parse_into_cache(
         return ParseOutcome(error=str(exc))
     except OSError as exc:
         return ParseOutcome(error=f"the file could not be read ({exc.strerror or exc})")
-    target = ModelCache(cache_dir).path_for(identity) if cache_dir else None
-    if target is None:
-        return ParseOutcome(model=model, cache_error="no writable cache folder")
+    if target is None or writer is None:
+        return ParseOutcome(model=model, cache_error=cache_error)
     try:
-        temporary = write_model(target, model, publish=False)
+        temporary = write_model(target, model, publish=False, writer=writer)
     except CacheWriteError as exc:
         return ParseOutcome(model=model, cache_error=str(exc))
     del model  # the derivations read the written model, memory-mapped
