@@ -141,6 +141,7 @@ class ArrayFileWriter:
         """Write the header (after the arrays) and close the file; published at ``path`` or left under its
         temporary name (returned), for the caller to move into place once what goes beside it is written."""
         encoded = msgspec.json.encode({**header, "format": MODEL_FORMAT_VERSION, "arrays": self.directory})
+        self.allocated.clear()  # the arrays are the caller's now: their mapped pages go with the last use
         offset = -(-self.end // _ALIGN) * _ALIGN
         self._write_at(offset, encoded)
         self._write_at(0, _MAGIC + _PREAMBLE.pack(offset, len(encoded), _crc32(encoded)))
@@ -156,6 +157,7 @@ class ArrayFileWriter:
 
     def abort(self) -> None:
         """Remove the unfinished file."""
+        self.allocated.clear()
         try:
             self.file.close()
         except OSError:

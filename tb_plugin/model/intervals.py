@@ -32,11 +32,9 @@ def merge(starts: np.ndarray, ends: np.ndarray) -> Intervals:
     reach = np.maximum.accumulate(ends)
     # A new merged interval starts where this start is beyond everything before it.
     new = np.r_[True, starts[1:] > reach[:-1]]
-    group = np.cumsum(new) - 1
-    merged_starts = starts[new]
-    merged_ends = np.zeros(len(merged_starts), dtype=np.int64)
-    np.maximum.at(merged_ends, group, ends)
-    return merged_starts, merged_ends
+    # A merged interval ends where the running maximum of the ends stands at its last member.
+    first = np.flatnonzero(new)
+    return starts[first], reach[np.r_[first[1:] - 1, len(starts) - 1]]
 
 
 def difference(a: Intervals, b: Intervals) -> Intervals:
@@ -84,11 +82,11 @@ class Segments:
         keep = ends > starts
         lo = np.searchsorted(self.bounds, starts[keep])
         hi = np.searchsorted(self.bounds, ends[keep])
-        w = np.ones(int(keep.sum())) if weights is None else np.asarray(weights, dtype=np.float64)[keep]
-        delta = np.zeros(n + 1)
-        np.add.at(delta, lo, w)
-        np.add.at(delta, hi, -w)
-        return np.cumsum(delta)[:n]
+        # Counts (or weights) added where intervals open and taken where they close: bincount, not np.add.at,
+        # which is several times slower on millions of intervals.
+        w = None if weights is None else np.asarray(weights, dtype=np.float64)[keep]
+        delta = np.bincount(lo, w, minlength=n + 1) - np.bincount(hi, w, minlength=n + 1)
+        return np.cumsum(delta[:n])
 
     def covered(self, intervals: Intervals) -> np.ndarray:
         return self.coverage(*intervals) > 0.5
@@ -126,8 +124,10 @@ def exclusive_breakdown(windows: Intervals, categories: Sequence[Intervals]) -> 
         take = free & segments.covered(category)
         assigned[take] = index
         free &= ~take
-    np.add.at(out, (owner[in_window], assigned[in_window]), lengths[in_window])
-    return out
+    cell = owner[in_window] * out.shape[1] + assigned[in_window]
+    # float64 sums are exact here: each is at most its window's length, far below 2**53 ns (104 days).
+    sums = np.bincount(cell, weights=lengths[in_window], minlength=out.size)
+    return np.rint(sums).astype(np.int64).reshape(out.shape)
 
 
 def covered_length_in(windows: Intervals, intervals: Intervals) -> np.ndarray:
