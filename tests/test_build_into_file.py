@@ -113,3 +113,15 @@ def test_a_damaged_header_offset_is_refused(tmp_path: Path) -> None:
         path.with_name("b.bin").write_bytes(bytes(data))
         with pytest.raises(ValueError):
             array_file.read_arrays(str(path.with_name("b.bin")))
+
+
+def test_the_threaded_gathers_build_the_same_model(tmp_path: Path, monkeypatch) -> None:
+    from profscope.tb_plugin.model import build
+
+    expected = load_trace(str(real_trace(RESNET)))
+    monkeypatch.setattr(build, "_GATHER_THREAD_MIN_ROWS", 0)  # the path of traces of a million slices and more
+    target = tmp_path / "span.model"
+    writer = array_file.ArrayFileWriter(str(target))
+    built = _load_into(target, writer)
+    _assert_same_model(built, expected)
+    _assert_same_model(load_trace(str(real_trace(RESNET))), expected)  # in memory too
