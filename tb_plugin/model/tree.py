@@ -24,32 +24,19 @@ def levels(slices: SliceTable) -> list[np.ndarray]:
 def self_time(slices: SliceTable) -> np.ndarray:
     """Duration minus the durations of direct children (ns; negative when children overrun)."""
     children = np.zeros(len(slices), dtype=np.int64)
-    for rows in levels(slices)[1:]:  # a level's parents come in row order: summed by runs, exactly
-        _add_into(children, slices.parent[rows], slices.dur[rows])
+    has_parent = slices.parent >= 0
+    np.add.at(children, slices.parent[has_parent], slices.dur[has_parent])
     return slices.dur - children
 
 
 def subtree_sum(slices: SliceTable, values: np.ndarray) -> np.ndarray:
     """Per row: its value plus the values of all its descendants."""
     total = values.astype(np.float64 if values.dtype.kind == "f" else np.int64, copy=True)
-    for rows in reversed(levels(slices)[1:]):
-        _add_into(total, slices.parent[rows], total[rows])
+    for rows in reversed(levels(slices)):
+        p = slices.parent[rows]
+        has = p >= 0
+        np.add.at(total, p[has], total[rows[has]])
     return total
-
-
-def _add_into(target: np.ndarray, index: np.ndarray, values: np.ndarray) -> None:
-    """``np.add.at(target, index, values)``: by runs of equal indices where ``index`` is sorted (the parents of one
-    nesting level are, in row order), several times faster than ``ufunc.at`` on millions of rows."""
-    has = index >= 0
-    if not has.all():
-        index, values = index[has], values[has]
-    if len(index) == 0:
-        return
-    if not bool((index[1:] >= index[:-1]).all()):
-        np.add.at(target, index, values)
-        return
-    first = np.flatnonzero(np.r_[True, index[1:] != index[:-1]])
-    target[index[first]] += np.add.reduceat(values, first)
 
 
 def has_ancestor(slices: SliceTable, flag: np.ndarray) -> np.ndarray:
