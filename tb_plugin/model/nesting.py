@@ -20,19 +20,24 @@ def nesting(track: np.ndarray, start: np.ndarray, end: np.ndarray) -> tuple[np.n
     # One key space for all tracks: shift each track's times past the previous track's.
     t0 = int(min(start.min(), end.min()))
     span = int(max(start.max(), end.max())) - t0 + 1
-    offset = track.astype(np.int64) * span
-    start_key = start - t0 + offset
-    end_key = end - t0 + offset
-    rank = np.arange(n, dtype=np.int64)
+    # In place where it can: at ten million slices each temporary is 80 MB, and the build gathers columns beside this.
+    offset = track.astype(np.int64)
+    offset *= span
+    offset -= t0
+    start_key = start + offset
+    end_key = np.add(end, offset, out=offset)
+    zero = end_key == start_key
     # Slices of earlier tracks all "ended" before this track's first start: subtract them too.
-    sorted_ends = np.sort(end_key)
-    ended = np.searchsorted(sorted_ends, start_key, side="right")
+    end_key.sort()
+    ended = np.searchsorted(end_key, start_key, side="right")
+    del end_key, offset
     # Zero-length slices starting at this instant, this one and later ones in the order,
     # were counted as ended although they are not earlier: take them back out.
-    zero = end_key == start_key
-    not_earlier_zero = _zero_length_from_here_at_same_start(start_key, zero)
-    depth = rank - (ended - not_earlier_zero)
-    depth = np.maximum(depth, 0)
+    ended -= _zero_length_from_here_at_same_start(start_key, zero)
+    depth = np.arange(n, dtype=np.int64)  # the rank of each slice
+    depth -= ended
+    del ended
+    np.maximum(depth, 0, out=depth)
     parent = _parents(track, depth)
     # Slices that overrun their parent (a range that starts inside another and ends after it)
     # break the arithmetic above. Those tracks are redone with the stack walk that torch's
