@@ -292,22 +292,27 @@ def slice_at(slices: SliceTable, track: np.ndarray, ts: np.ndarray) -> np.ndarra
     """Row of the innermost slice on ``track`` that contains ``ts`` (-1 if none)."""
     if len(slices) == 0 or len(ts) == 0:
         return np.full(len(ts), -1, dtype=np.int32)
-    t0 = int(min(slices.start.min(), ts.min()))
-    span = int(max(slices.end.max(), ts.max())) - t0 + 1
-    key = slices.track.astype(np.int64) * span + (slices.start - t0)
-    query = track.astype(np.int64) * span + (ts - t0)
-    row = np.searchsorted(key, query, side="right") - 1
-    row = np.where(row >= 0, row, 0)
-    end = slices.end
+    # Slices are sorted by (track, start): the queries of each track search that track's starts (a composite key over
+    # every slice cost two whole-column temporaries, 0.8 s at ten million slices).
+    order = np.argsort(track, kind="stable")
+    sorted_track = track[order]
+    group = np.flatnonzero(np.r_[True, sorted_track[1:] != sorted_track[:-1]])
+    lows = np.searchsorted(slices.track, sorted_track[group], side="left")
+    highs = np.searchsorted(slices.track, sorted_track[group], side="right")
+    candidate = np.full(len(ts), -1, dtype=np.int64)
+    for first, last, lo, hi in zip(group.tolist(), np.r_[group[1:], len(ts)].tolist(), lows.tolist(), highs.tolist()):
+        if lo < hi:
+            queries = order[first:last]
+            row = np.searchsorted(slices.start[lo:hi], ts[queries], side="right") - 1
+            candidate[queries] = np.where(row >= 0, row + lo, -1)
     found = np.full(len(ts), -1, dtype=np.int64)
-    candidate = row.astype(np.int64)
     # Walk up the parents until the slice contains ts (a few steps at most).
     for _ in range(64):
         ok = (candidate >= 0) & (found < 0)
         if not ok.any():
             break
         idx = np.where(ok, candidate, 0)
-        contains = ok & (slices.track[idx] == track) & (slices.start[idx] <= ts) & (end[idx] >= ts)
+        contains = ok & (slices.start[idx] <= ts) & (slices.start[idx] + slices.dur[idx] >= ts)
         found = np.where(contains, candidate, found)
         candidate = np.where(ok & ~contains, slices.parent[idx].astype(np.int64), -1)
     return found.astype(np.int32)
