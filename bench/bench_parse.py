@@ -5,7 +5,9 @@ What a parser worker does for one trace (``store.runs._parse_into_cache``), with
 runs of the two alternate, so that both meet the same machine: on a virtual machine whose speed and memory costs drift
 by tens of percent within minutes, only alternating runs compare two versions. Prints every run and the medians.
 
-    python bench/bench_parse.py --trace big.pt.trace.json.gz --repeat 3 --against /tmp/old
+    mkdir -p ../old/profscope && touch ../old/profscope/__init__.py
+    git archive <commit> tb_plugin writer | tar -x -C ../old/profscope
+    python bench/bench_parse.py --trace big.pt.trace.json.gz --repeat 3 --against ../old
     python bench/bench_parse.py --events 200000 --repeat 1          # a generated trace (tracegen.py)
 """
 
