@@ -155,6 +155,29 @@ def test_evict_removes_least_recently_used_entries_beyond_the_bound(tmp_path: Pa
     assert cache.evict(keep=[str(held)]) == []  # within the bound now
 
 
+def test_evict_removes_the_unfinished_file_of_a_writer_that_is_gone(tmp_path: Path) -> None:
+    import socket
+    import subprocess
+    import sys
+
+    from profscope.tb_plugin.model.array_file import temporary_prefix
+
+    folder = tmp_path / "cache"
+    folder.mkdir()
+    ended = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    dead_pid = int(ended.stdout)  # a process that has exited
+    host = socket.gethostname()
+    killed = folder / f".tmp-{host}-{dead_pid}-abc_12"  # a parse killed while building into its file
+    killed.write_bytes(b"half a model")
+    live = folder / (temporary_prefix() + "x9")  # this process's own, being written
+    live.write_bytes(b"t")
+    elsewhere = folder / f".tmp-another-host-{dead_pid}-abc"  # another machine's: its pids say nothing here
+    elsewhere.write_bytes(b"t")
+    ModelCache(str(folder), max_bytes=10**9).evict()
+    assert not killed.exists()
+    assert live.exists() and elsewhere.exists()
+
+
 def test_load_marks_the_entry_as_recently_used(tmp_path: Path) -> None:
     trace = copy_trace(real_trace(RESNET), tmp_path / "run")
     cache = ModelCache(str(tmp_path / "cache"))

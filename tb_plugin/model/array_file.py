@@ -19,6 +19,7 @@ import dataclasses
 import functools
 import mmap
 import os
+import socket
 import struct
 import tempfile
 from typing import Any, Optional
@@ -72,6 +73,12 @@ def _constant(array: np.ndarray) -> Optional[str]:
     return array[:1].tobytes().hex()
 
 
+def temporary_prefix() -> str:
+    """The name prefix of this process's unfinished files: the cache's ``evict`` removes those of a writer that is gone
+    (a parse killed while it builds into its file) without waiting for them to grow stale."""
+    return f".tmp-{socket.gethostname()}-{os.getpid()}-"
+
+
 class ArrayFileWriter:
     """An array file written under a temporary name in ``path``'s folder, then published (or left for the caller).
 
@@ -87,7 +94,7 @@ class ArrayFileWriter:
         self.checksums = checksums
         folder = os.path.dirname(path) or "."
         try:
-            fd, self.temporary = tempfile.mkstemp(prefix=".tmp-", dir=folder)
+            fd, self.temporary = tempfile.mkstemp(prefix=temporary_prefix(), dir=folder)
         except OSError as exc:
             raise CacheWriteError(exc.errno, f"cannot create a file in {folder}: {exc.strerror or exc}") from exc
         self.file = os.fdopen(fd, "r+b")

@@ -28,6 +28,7 @@ import getpass
 import hashlib
 import os
 import re
+import socket
 import struct
 import tempfile
 import time
@@ -174,7 +175,7 @@ class ModelCache:
         for name in names:
             path = os.path.join(self.cache_dir, name)
             if name.startswith(".tmp-"):
-                _remove_if(path, lambda st: now - st.st_mtime > _STALE_TEMP_SECONDS)
+                _remove_if(path, lambda st: now - st.st_mtime > _STALE_TEMP_SECONDS or _writer_gone(name))
                 continue
             match = _ENTRY_FILE.match(name)
             if match:  # other files in the folder are not the cache's: left alone
@@ -221,6 +222,25 @@ def _stat(path: str) -> Optional[os.stat_result]:
         return os.stat(path)
     except OSError:
         return None
+
+
+# An unfinished file of ``ArrayFileWriter``: ``.tmp-<host>-<pid>-<random>``.
+_WRITER_TEMPORARY = re.compile(r"^\.tmp-(?P<host>.+)-(?P<pid>\d+)-[A-Za-z0-9_]+$")
+
+
+def _writer_gone(name: str) -> bool:
+    """Whether ``name`` is the unfinished file of a writer process of this machine that no longer runs (a parse
+    killed while it built its model into the file). Files of other machines sharing the folder are left to age."""
+    match = _WRITER_TEMPORARY.match(name)
+    if match is None or match["host"] != socket.gethostname():
+        return False
+    try:
+        os.kill(int(match["pid"]), 0)
+    except ProcessLookupError:
+        return True
+    except (PermissionError, OverflowError, ValueError):
+        return False
+    return False
 
 
 def _remove_if(path: str, condition: Callable[[os.stat_result], bool]) -> None:
