@@ -93,11 +93,13 @@ _Time = Union[float, str]
 
 
 class _Event(msgspec.Struct, gc=False):
+    """An event as most writers spell it: times are numbers (``_TextTimesEvent`` takes text too)."""
+
     ph: str = ""
     name: str = ""
     cat: str = ""
-    ts: _Time = 0.0
-    dur: _Time = 0.0
+    ts: float = 0.0
+    dur: float = 0.0
     pid: _Scalar = 0
     tid: _Scalar = 0
     id: _Scalar = -1  # flow id
@@ -120,10 +122,18 @@ class _LenientEvent(msgspec.Struct, gc=False):
     args: Any = None
 
 
+class _TextTimesEvent(_Event, gc=False):
+    """Times that may be decimal text (MindSpore), read exactly by ``_times_ns``."""
+
+    ts: _Time = 0.0  # type: ignore[assignment]
+    dur: _Time = 0.0  # type: ignore[assignment]
+
+
 _INVALID_EVENT = _Event(ph="?invalid")
 _STRICT_DECODER = msgspec.json.Decoder(list[_Event])
+_TEXT_TIMES_DECODER = msgspec.json.Decoder(list[_TextTimesEvent])
 _LENIENT_DECODER = msgspec.json.Decoder(list[_LenientEvent])
-_STRICT_EVENT = msgspec.json.Decoder(_Event)
+_STRICT_EVENT = msgspec.json.Decoder(_TextTimesEvent)
 _LENIENT_EVENT = msgspec.json.Decoder(_LenientEvent)
 # A UTF-16 surrogate escape (JSON text can spell a lone one, which no decoder accepts).
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
@@ -281,20 +291,28 @@ def _with_brackets(data: bytearray, a: int, b: int, decode: Callable[[memoryview
         data[a - 1], data[b] = saved
 
 
-def _decode_events(view: memoryview) -> list[Any]:
+def _decode_events(view: memoryview, text_times: bool = False) -> tuple[list[Any], Any]:
+    """The chunk's events, and the decoder that read them (``_STRICT_DECODER``: every time is a float).
+
+    Decoders are tried from the fastest to the most tolerant: times as numbers, times that may be
+    text (``text_times`` starts there: the trace had such times before), any value types, each event
+    on its own.
+    """
     # Decode errors are copied without their traceback (``_detached``): a traceback holds frames that hold
     # ``view``, an export of the streaming window, which could then not grow or shrink until the next
     # garbage collection.
     failure: Optional[Exception] = None
-    try:
-        return _STRICT_DECODER.decode(view)
-    except msgspec.ValidationError:
-        pass
-    except (msgspec.DecodeError, UnicodeDecodeError) as exc:
-        failure = _detached(exc)
+    for decoder in (_TEXT_TIMES_DECODER,) if text_times else (_STRICT_DECODER, _TEXT_TIMES_DECODER):
+        try:
+            return decoder.decode(view), decoder
+        except msgspec.ValidationError:
+            continue
+        except (msgspec.DecodeError, UnicodeDecodeError) as exc:
+            failure = _detached(exc)
+            break
     if failure is None:
         try:
-            return _lenient_events(_LENIENT_DECODER.decode(view))
+            return _lenient_events(_LENIENT_DECODER.decode(view)), _LENIENT_DECODER
         except (msgspec.DecodeError, UnicodeDecodeError) as exc:  # a ValidationError is a DecodeError
             failure = _detached(exc)
     events = _decode_one_by_one(view)
@@ -303,7 +321,7 @@ def _decode_events(view: memoryview) -> list[Any]:
             raise failure
         finally:
             del failure, view  # no cycle through this frame (failure → traceback → frame → failure)
-    return events
+    return events, _STRICT_EVENT
 
 
 def _detached(exc: Exception) -> Exception:
@@ -371,7 +389,7 @@ def _lenient_events(events: list[_LenientEvent]) -> list[_Event]:
         try:
             args = ev.args if isinstance(ev.args, dict) else {}
             out.append(
-                _Event(
+                _TextTimesEvent(
                     ph=str(ev.ph), name=str(ev.name), cat=str(ev.cat),
                     # Strings stay strings: ``_times_ns`` reads them exactly (float() would round epoch µs).
                     ts=ev.ts if isinstance(ev.ts, str) else float(ev.ts),
@@ -449,6 +467,8 @@ class _ChunkReader:
         self._category_kind: dict[int, int] = {}
         # Operator names whose slices can carry collective arguments (decided once per name).
         self._collective_name: dict[int, bool] = {}
+        # Times were text in a chunk before (MindSpore): later chunks are decoded for that at once.
+        self.text_times = False
         # Events decoded one by one (_decode_one_by_one): texts repaired, the first problem's byte.
         self.repaired_text = 0
         self.first_problem: Optional[int] = None
@@ -494,10 +514,14 @@ class _ChunkReader:
             )
         return tuple(table[identities] for table in self._identity_table)
 
-    def read(self, events: list[Any], first_event_id: int) -> None:
+    def read(self, events: list[Any], first_event_id: int, numeric_times: bool = False) -> None:
         n = len(events)
-        ts, bad_ts = _times_ns(list(map(_get_ts, events)))
-        dur, bad_dur = _times_ns(list(map(_get_dur, events)))
+        if numeric_times:
+            ts, bad_ts = _numbers_ns(np.fromiter(map(_get_ts, events), dtype=np.float64, count=n))
+            dur, bad_dur = _numbers_ns(np.fromiter(map(_get_dur, events), dtype=np.float64, count=n))
+        else:
+            ts, bad_ts = _times_ns(list(map(_get_ts, events)))
+            dur, bad_dur = _times_ns(list(map(_get_dur, events)))
         bad = bad_ts if bad_dur is None else bad_dur if bad_ts is None else bad_ts | bad_dur
         if bad is not None:  # a time that is text but not a number: the event is invalid (as in _lenient_events)
             for row in np.flatnonzero(bad).tolist():
@@ -746,14 +770,16 @@ def decode_chunk(reader: _ChunkReader, view: memoryview, first: int, index: int,
     Raises ``msgspec.DecodeError`` (or ``UnicodeDecodeError``) before changing anything when the bytes are
     not a JSON array.
     """
-    events = _decode_events(view)
+    events, decoder = _decode_events(view, reader.text_times)
+    if decoder is _TEXT_TIMES_DECODER:
+        reader.text_times = True  # the next chunks are likely alike: they start with this decoder
     if isinstance(events, _EventsDecodedAlone):
         reader.repaired_text += events.repaired_text
         if events.first_problem is not None and reader.first_problem is None:
             reader.first_problem = position - 1 + events.first_problem  # the view starts with its '['
     out = reader.out
     out.begin_chunk(index, first, len(events))
-    reader.read(events, first)
+    reader.read(events, first, numeric_times=decoder is _STRICT_DECODER)
     rows = np.flatnonzero(reader.last_phase_class == _PHASE_COUNTER)
     if len(rows):
         raw_events = _RAW_LIST.decode(view)
