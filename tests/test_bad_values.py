@@ -126,3 +126,28 @@ def test_csv_side_files_with_a_bare_carriage_return_are_format_errors() -> None:
         parse_step_trace_csv(b"step_num,start_point,end_point,total\r1,abc\r2,1,2,3\n")
     rows, _columns, _reduce = parse_step_trace_csv(b"step_num,start_point,end_point,total\r1,0,100,100\r")
     assert [(r.step, r.total) for r in rows] == [(1, 100)]
+
+
+def test_times_as_numbers_and_as_text_in_different_chunks_are_read_alike(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first decoder takes numbers only; a chunk with text times (MindSpore's spelling) takes the next one,
+    which later chunks then start with: both spellings, in any order of chunks, give the same exact times."""
+    monkeypatch.setattr(chunks, "CHUNK_BYTES", 1024)
+    monkeypatch.setattr(chunks, "RESERVE_BYTES", 1024)
+
+    def event(i: int, as_text: bool) -> bytes:
+        ts, dur = 1795303374563000 + i * 10, 3.25
+        # Text is read to the ns; a number only to float precision (0.25 µs here), which .5 is exact in.
+        spelled = (f'"{ts}.125"', f'"{dur}"') if as_text else (f"{ts}.5", f"{dur}")
+        return (f'{{"ph": "X", "name": "op{i}", "cat": "cpu_op", "pid": 1, "tid": 1, '
+                f'"ts": {spelled[0]}, "dur": {spelled[1]}}}').encode()
+
+    # Numbers, then text, then numbers again: each run several chunks long.
+    events = [event(i, as_text=30 <= i < 60) for i in range(90)]
+    data = b'{"traceEvents": [' + b", ".join(events) + b"]}"
+    from profscope.tb_plugin.ingest.chrome.decode import decode_events
+
+    raw = decode_events(chunks.open_events(iter([data])))
+    assert len(raw.chunk_events) > 6
+    assert raw.column("slices", "start", "int64").tolist() == [
+        (1795303374563000 + i * 10) * 1000 + (125 if 30 <= i < 60 else 500) for i in range(90)]
+    assert raw.column("slices", "dur", "int64").tolist() == [3250] * 90
