@@ -33,11 +33,13 @@ def precompute(model: TraceModel, views: dict[tuple[Any, ...], Callable[[], Any]
 
 def default_views(model: TraceModel, batch_size: Optional[int]) -> dict[tuple[Any, ...], Callable[[], Any]]:
     """The answers a page asks first, by the key its route looks up (``model/stored_answers.answer``)."""
+    # In this order (measured at 10 M events, 3 alternating pairs): the parser's share takes 3.0-3.5 s against
+    # 3.8-5.7 s with the overview first, and peaks 0.18 GB lower; the operator tables alone take 1.1 s against 1.9 s.
     return {
-        ("overview", None, batch_size): lambda: overview.overview(model, batch_size=batch_size),
         ("operators", "name"): lambda: operators.operators(model, "name"),
         ("operators", "input_shape"): lambda: operators.operators(model, "input_shape"),
         ("operators", "stack"): lambda: operators.operators(model, "stack"),
+        ("overview", None, batch_size): lambda: overview.overview(model, batch_size=batch_size),
         ("kernels", "name"): lambda: kernels.kernels(model, "name"),
         ("kernels", "op_and_name"): lambda: kernels.kernels(model, "op_and_name"),
         ("memory",): lambda: memory.memory(model),
