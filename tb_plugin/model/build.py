@@ -448,5 +448,5 @@ def _build_steps(slices: SliceTable, tracks: list[Track], text: list[str], stats
     rows = rows[np.argsort(slices.start[rows], kind="stable")]
     return StepTable(
         number=step_number[slices.name[rows]], name=slices.name[rows], start=slices.start[rows],
-        end=slices.end[rows], slice_row=rows.astype(np.int32),
+        end=slices.end_at(rows), slice_row=rows.astype(np.int32),
     )

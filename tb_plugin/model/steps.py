@@ -58,7 +58,7 @@ def _find_steps(model: TraceModel, marker: Optional[str]) -> Steps:
         rows = np.flatnonzero(model.string_ids_where(lambda t: bool(pattern.match(t)))[s.name] & kinds.on_host)
         rows = rows[np.argsort(s.start[rows], kind="stable")]
         names = [model.strings[int(n)] for n in s.name[rows]]
-        host_start, host_end, source = s.start[rows], s.end[rows], "user"
+        host_start, host_end, source = s.start[rows], s.end_at(rows), "user"
     elif len(model.steps):
         names = [model.strings[int(n)] for n in model.steps.name]
         host_start, host_end, source = model.steps.start, model.steps.end, "ProfilerStep"
@@ -68,7 +68,7 @@ def _find_steps(model: TraceModel, marker: Optional[str]) -> Steps:
     if len(names) == 0:
         host = kinds.host_op
         lo = int(s.start[host].min()) if host.any() else model.start
-        hi = int(s.end[host].max()) if host.any() else model.end
+        hi = int(s.end_at(host).max()) if host.any() else model.end
         names, source = ["span"], "span"
         host_start, host_end = np.array([lo], dtype=np.int64), np.array([hi], dtype=np.int64)
     return _extend_to_device(model, kinds, names, host_start, host_end, source)
@@ -82,14 +82,14 @@ def _extend_to_device(model: TraceModel, kinds: SliceKinds, names: list[str], ho
     launcher = model.links.launcher[device_rows]
     # The step whose host range fully contains the launching runtime call.
     step = np.searchsorted(host_start, s.start[launcher], side="right") - 1
-    inside = (step >= 0) & (s.end[launcher] <= host_end[np.maximum(step, 0)])
+    inside = (step >= 0) & (s.end_at(launcher) <= host_end[np.maximum(step, 0)])
     step, device_rows = step[inside], device_rows[inside]
     counts = np.bincount(step, minlength=n)
     big = np.iinfo(np.int64).max
     device_min = np.full(n, big, dtype=np.int64)
     device_max = np.full(n, -big, dtype=np.int64)
     np.minimum.at(device_min, step, s.start[device_rows])
-    np.maximum.at(device_max, step, s.end[device_rows])
+    np.maximum.at(device_max, step, s.end_at(device_rows))
 
     start, end = host_start.copy(), host_end.copy()
     if counts.sum() > 0:
@@ -100,7 +100,7 @@ def _extend_to_device(model: TraceModel, kinds: SliceKinds, names: list[str], ho
             launched[device_rows] = True
             earlier = kinds.device_activity & ~launched & (s.end < device_min[0])
             if earlier.any():
-                prev_end = max(prev_end, int(s.end[earlier].max()))
+                prev_end = max(prev_end, int(s.end_at(earlier).max()))
         for i in range(n):  # one iteration per step, not per event
             start[i] = max(prev_end, int(host_start[i]))
             end[i] = max(int(host_end[i]), int(device_max[i])) if counts[i] else max(int(host_end[i]), int(start[i]))

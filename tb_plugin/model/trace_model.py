@@ -103,6 +103,10 @@ class SliceTable(_Table):
     def end(self) -> np.ndarray:
         return self.start + self.dur
 
+    def end_at(self, rows: Any) -> np.ndarray:
+        """``end[rows]`` without the ends of every slice (rows: indices, a mask or one index)."""
+        return self.start[rows] + self.dur[rows]
+
 
 @dataclass(frozen=True)
 class InstantTable(_Table):

@@ -50,7 +50,7 @@ _BOOKKEEPING = re.compile(r"^torch\.distributed\.ddp\.reducer::")
 
 
 def _merge_rows(model: TraceModel, mask: np.ndarray) -> intervals.Intervals:
-    return intervals.merge(model.slices.start[mask], model.slices.end[mask])
+    return intervals.merge(model.slices.start[mask], model.slices.end_at(mask))
 
 
 def host_communication(model: TraceModel) -> np.ndarray:
@@ -137,7 +137,7 @@ def kernels_in_steps(model: TraceModel, steps: Steps, rows: np.ndarray) -> Optio
     lo, hi = int(steps.start[0]), int(steps.end[-1])
     s = model.slices
     starts = np.clip(s.start[rows], lo, hi)
-    ends = np.clip(s.end[rows], lo, hi)
+    ends = np.clip(s.end_at(rows), lo, hi)
     inside = ends > starts
     return KernelsInSteps(rows[inside], starts[inside], ends[inside], (lo, hi))
 

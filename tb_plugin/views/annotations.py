@@ -76,6 +76,6 @@ def annotations(model: TraceModel, marker: Optional[str] = None) -> dict[str, An
                      "device_total": device_total[i] / NS_PER_US if device_calls[i] else None,
                      "device_work": device_work[i] / NS_PER_US if calls[i] and has_device else None,
                      "example_id": int(s.event_id[example[i]]), "example_start": int(s.start[example[i]]) / NS_PER_US,
-                     "example_end": int(s.end[example[i]]) / NS_PER_US})
+                     "example_end": int(s.end_at(example[i])) / NS_PER_US})
     rows.sort(key=lambda r: (-r["host_total"], -(r["device_total"] or 0.0)))
     return {**base, "available": True, "reason": None, "has_device": has_device, "rows": rows}

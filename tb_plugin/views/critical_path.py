@@ -188,7 +188,7 @@ def _build_graph(model: TraceModel, host_start: int, host_end: int) -> _Graph:
     n, n_host = len(rows), len(host_rows)
     local = np.full(len(s), -1, dtype=np.int64)
     local[rows] = np.arange(n)
-    start, end = s.start[rows], s.end[rows]
+    start, end = s.start[rows], s.end_at(rows)
     source_ts = min(host_start, int(start.min())) if n else host_start
     ts = np.concatenate([start, end, [source_ts]]).astype(np.int64)
     kind = roles.kind[rows]

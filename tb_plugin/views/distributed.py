@@ -184,7 +184,7 @@ def _collective_instances(model: TraceModel) -> RankInstances:
             names.append(normalize_collective(text[int(s.name[row])]))
         sizes.append(_collective_bytes(model, row, op, source, collective_above, inner_bytes))
     order = np.argsort(s.start[rows], kind="stable")
-    return RankInstances(name=[names[i] for i in order], start=s.start[rows][order], end=s.end[rows][order],
+    return RankInstances(name=[names[i] for i in order], start=s.start[rows][order], end=s.end_at(rows)[order],
                          nbytes=np.asarray(sizes, dtype=np.int64)[order] if sizes else np.zeros(0, np.int64))
 
 

@@ -90,7 +90,7 @@ def kernel_sequences(model: TraceModel, operator: str = "", min_length: int = MI
             "cpu_total": cpu_total[g] / NS_PER_US,
             "device_share": device_total[g] / total_device if total_device > 0 else 0.0,
             "example_id": int(s.event_id[r]), "example_start": int(s.start[r]) / NS_PER_US,
-            "example_end": int(s.end[r]) / NS_PER_US,
+            "example_end": int(s.end_at(r)) / NS_PER_US,
         })
     return {**base, "available": True, "reason": None, "sequences": sequences, "roots": int(keep.sum()),
             "distinct": int(len(unique)), "repeated": int(len(repeated))}

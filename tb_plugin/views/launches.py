@@ -58,7 +58,7 @@ def launch_table(model: TraceModel, marker: Optional[str] = None) -> dict[str, n
         order = np.argsort(s.start[calls], kind="stable")
         calls, first_start, first_row, device, count = (a[order] for a in (calls, first_start, first_row, device, count))
         cpu = s.dur[calls].astype(np.int64)
-        delay = np.maximum(first_start - s.end[calls], 0)
+        delay = np.maximum(first_start - s.end_at(calls), 0)
         return {"call": calls, "cpu": cpu, "delay": delay, "device": device, "count": count, "first": first_row}
 
     return model.memo(("launch_table", marker), compute)

@@ -85,7 +85,7 @@ def _nested_in_same_name(model: TraceModel, operator: np.ndarray) -> np.ndarray:
     if len(rows) < 2:
         return nested
     t0 = int(s.start[rows].min())
-    span = int(s.end[rows].max()) - t0 + 1
+    span = int(s.end_at(rows).max()) - t0 + 1
     # Rows are in slice order, (track, start, longest first): a stable sort by (track, name) gives the order by
     # (track, name, start, latest end first) without sorting the times again (a lexsort of four keys: 3x slower).
     _pairs, pair = unique_rows(np.stack([s.track[rows], s.name[rows]], axis=1))
@@ -93,7 +93,7 @@ def _nested_in_same_name(model: TraceModel, operator: np.ndarray) -> np.ndarray:
     group_key = s.track[rows].astype(np.int64) * (np.int64(s.name.max()) + 1) + s.name[rows]
     group = np.cumsum(np.r_[True, group_key[1:] != group_key[:-1]]) - 1
     # Running maximum of end times within each group (groups offset so they never mix).
-    ends = group * span + (s.end[rows] - t0)
+    ends = group * span + (s.end_at(rows) - t0)
     running = np.maximum.accumulate(ends)
     previous = np.r_[-1, running[:-1]]
     same_group = np.r_[False, group[1:] == group[:-1]]

@@ -67,7 +67,7 @@ def category_intervals(model: TraceModel) -> dict[str, intervals.Intervals]:
     """The time intervals of each category (before priority), over the whole span."""
 
     def of(mask: np.ndarray) -> intervals.Intervals:
-        return intervals.merge(model.slices.start[mask], model.slices.end[mask])
+        return intervals.merge(model.slices.start[mask], model.slices.end_at(mask))
 
     def compute() -> dict[str, intervals.Intervals]:
         kinds = SliceKinds(model)
@@ -380,7 +380,7 @@ def _host_sync_rule(model: TraceModel, kinds: SliceKinds, breakdown: Breakdown) 
         return []
     total = float(steps.durations.sum())
     within = intervals.covered_length_in(
-        (steps.start, steps.end), intervals.merge(s.start[sync], s.end[sync])
+        (steps.start, steps.end), intervals.merge(s.start[sync], s.end_at(sync))
     ).sum()
     share = float(within) / total if total > 0 else 0.0
     if share <= HOST_SYNC_SHARE:

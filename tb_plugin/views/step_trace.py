@@ -103,30 +103,30 @@ class _Timeline:
         """Per step: the latest end of the ``mask`` rows (host) or of the device work launched no later
         than that host end (device)."""
         s = self.model.slices
-        host = _per_step(self.host_step[mask], s.end[mask], self.n, "max")
+        host = _per_step(self.host_step[mask], s.end_at(mask), self.n, "max")
         if not self.device:
             return host
         bound = host[np.maximum(self.launch_step, 0)]
         pick = (self.launch_step >= 0) & (bound != NONE) & (self.launch_time <= bound)
         rows = self.device_rows[pick]
-        return _per_step(self.launch_step[pick], s.end[rows], self.n, "max")
+        return _per_step(self.launch_step[pick], s.end_at(rows), self.n, "max")
 
     def cover(self, inside: np.ndarray) -> intervals.Intervals:
         """The time of the ``inside`` rows (ranges with their descendants): host ranges, or the device work
         they launched."""
         s = self.model.slices
         if not self.device:
-            return intervals.merge(s.start[inside], s.end[inside])
+            return intervals.merge(s.start[inside], s.end_at(inside))
         rows = self.device_rows[inside[self.model.links.op[self.device_rows]]]
-        return intervals.merge(s.start[rows], s.end[rows])
+        return intervals.merge(s.start[rows], s.end_at(rows))
 
     def cover_end(self, inside: np.ndarray) -> np.ndarray:
         """Per step: the end of ``cover(inside)``'s work that belongs to the step."""
         s = self.model.slices
         if not self.device:
-            return _per_step(self.host_step[inside], s.end[inside], self.n, "max")
+            return _per_step(self.host_step[inside], s.end_at(inside), self.n, "max")
         pick = inside[self.model.links.op[self.device_rows]]
-        return _per_step(self.launch_step[pick], s.end[self.device_rows[pick]], self.n, "max")
+        return _per_step(self.launch_step[pick], s.end_at(self.device_rows[pick]), self.n, "max")
 
 
 def _timeline(model: TraceModel, kinds: SliceKinds, steps: Steps, host_only: bool) -> _Timeline:
@@ -380,7 +380,7 @@ def _points(timeline: _Timeline, paddle: bool, fp_point: Optional[str], bp_point
         note_missing(fp, "no Forward event in this step")
     else:
         host_step = timeline.host_step
-        loaded = _per_step(host_step[dataloader], s.end[dataloader], n, "max")
+        loaded = _per_step(host_step[dataloader], s.end_at(dataloader), n, "max")
         after = np.where(loaded != NONE, loaded, timeline.steps.host_start)
         forward_rows = (kinds.operator & ~optimizer_all & ~dataloader_all & ~backward_all & ~kinds.collective_op
                         & (host_step >= 0))
@@ -400,7 +400,7 @@ def _points(timeline: _Timeline, paddle: bool, fp_point: Optional[str], bp_point
     return _Points(
         fp=fp, bp_start=bp_start, bp_end=bp_end, work_end=work_end, forward_cover=forward_cover,
         backward_cover=backward_cover, optimizer=timeline.cover(optimizer_all),
-        dataloader=intervals.merge(s.start[dataloader], s.end[dataloader]), markers=markers, step_notes=step_notes,
+        dataloader=intervals.merge(s.start[dataloader], s.end_at(dataloader)), markers=markers, step_notes=step_notes,
         span_notes=span_notes, has_backward=has_backward, has_optimizer=has_optimizer)
 
 def _with_descendants(slices: SliceTable, masks: list[np.ndarray]) -> list[np.ndarray]:

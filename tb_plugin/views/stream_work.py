@@ -58,7 +58,7 @@ def stream_work(model: TraceModel, marker: Optional[str] = None) -> StreamWork:
         work = SliceKinds(model).device_work
         lo, hi = (int(steps.start[0]), int(steps.end[-1])) if len(steps) else (0, 0)
         rows = np.flatnonzero(work & (s.end > lo) & (s.start < hi))
-        start, end = np.clip(s.start[rows], lo, hi), np.clip(s.end[rows], lo, hi)
+        start, end = np.clip(s.start[rows], lo, hi), np.clip(s.end_at(rows), lo, hi)
         order = np.lexsort((end, start, s.track[rows]))
         rows, start, end = rows[order], start[order], end[order]
         track_ids, stream = np.unique(s.track[rows], return_inverse=True)

@@ -200,7 +200,7 @@ def gpu_utilization_steps(model: TraceModel, device: int) -> tuple[np.ndarray, n
         kinds = SliceKinds(model)
         s = model.slices
         rows = kinds.kernel & (s.device == device)
-        starts, ends = intervals.merge(s.start[rows], s.end[rows])
+        starts, ends = intervals.merge(s.start[rows], s.end_at(rows))
         ts = np.empty(2 * len(starts), dtype=np.int64)
         ts[0::2], ts[1::2] = starts, ends
         values = np.empty(2 * len(starts))
@@ -309,7 +309,7 @@ def event(model: TraceModel, event_id: int) -> dict[str, Any]:
     return {
         **_brief(model, row),
         "cat": text[int(s.cat[row])],
-        "end": _us(s.end[row]),
+        "end": _us(s.end_at(row)),
         "thread": track.thread_name, "process": track.process_name, "kind": track.kind,
         "args": {k: v for k, v in args.items() if v is not None},
         "stack": stack.split(";") if stack else _python_frames_above(model, row),
