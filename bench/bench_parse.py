@@ -29,7 +29,7 @@ SEED = HERE.parent / "tests/data/kineto_resnet50/resnet50_num_workers_0/worker0.
 
 # Run in a fresh interpreter per measurement: nothing of one parse (heap, page cache of the model) helps the next.
 _ONE_PARSE = """
-import json, os, sys, tempfile, time
+import json, os, resource, sys, tempfile, time
 from profscope.tb_plugin.store import runs
 # Where the time goes: each phase timed where the parse job calls it (from the start until the merge is the decode).
 phases, marks = {}, {}
@@ -62,7 +62,9 @@ if outcome.error:
     sys.exit(f"the parse failed: {outcome.error}")
 first = marks.get("merge", marks.get("build"))
 phases["decode"] = first - started if first is not None else None
-print(json.dumps({"seconds": seconds, "phases": phases}))
+peak_mb = {"parser": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,  # kB on Linux
+           "helpers": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024}
+print(json.dumps({"seconds": seconds, "phases": phases, "peak_rss_mb": peak_mb}))
 """
 # Printed per run, in this order (the rest of a run: reading the header, cache write, publishing).
 PHASES = ("decode", "merge", "build", "derivations")
@@ -103,6 +105,7 @@ def main() -> None:
             versions["--against"] = args.against
         times: dict[str, list[float]] = {name: [] for name in versions}
         phases: dict[str, dict[str, list[float]]] = {name: {} for name in versions}
+        peaks: dict[str, list[float]] = {name: [] for name in versions}
         for run in range(1, args.repeat + 1):
             for name, package_dir in versions.items():
                 result = one_parse(trace, package_dir)
@@ -110,13 +113,16 @@ def main() -> None:
                 for phase, seconds in result["phases"].items():
                     if seconds is not None:
                         phases[name].setdefault(phase, []).append(seconds)
-                print(f"run {run} {name}: {result['seconds']:.2f} s ({_phases_text(result['phases'])})", flush=True)
+                peaks[name].append(result["peak_rss_mb"]["parser"])
+                print(f"run {run} {name}: {result['seconds']:.2f} s ({_phases_text(result['phases'])}; peak RSS "
+                      f"{result['peak_rss_mb']['parser']:,.0f} MB, helpers {result['peak_rss_mb']['helpers']:,.0f} MB)",
+                      flush=True)
         title = f"{trace.name}: {trace.stat().st_size / 1e6:,.1f} MB on disk"
     print(f"\n== {title}; parse job (decode, build, cache write, derivations), medians of {args.repeat} ==")
     for name, values in times.items():
         medians = {phase: statistics.median(v) for phase, v in phases[name].items()}
         print(f"  {name:<16} {statistics.median(values):7.2f} s   ({', '.join(f'{v:.2f}' for v in values)})")
-        print(f"  {'':<16} phases: {_phases_text(medians)}")
+        print(f"  {'':<16} phases: {_phases_text(medians)}; the parser's peak RSS {statistics.median(peaks[name]):,.0f} MB")
     if len(times) == 2:
         this, other = (statistics.median(v) for v in times.values())
         print(f"  this / --against {this / other:7.2f} x")

@@ -17,6 +17,19 @@ from .interning import StringTable
 FLOW_START, FLOW_STEP, FLOW_END = 0, 1, 2
 
 
+def constant_part(value: Any, count: int, dtype: Any) -> np.ndarray:
+    """A part holding ``value`` ``count`` times, in no memory: a read-only broadcast view. Most parts of the sparse
+    argument columns (kernel, collective, Python arguments...) hold only their "absent" value."""
+    return np.broadcast_to(np.array(value, dtype=dtype), (count,))
+
+
+def part_constant(part: np.ndarray) -> Any:
+    """The value of a part made by ``constant_part`` (a numpy scalar), else None."""
+    if part.ndim == 1 and len(part) > 1 and part.strides[0] == 0:
+        return part[0]
+    return None
+
+
 @dataclass
 class RawColumns:
     """Columns of one trace in file order, before sorting and linking (see model.build)."""

@@ -31,7 +31,7 @@ from msgspec import Raw
 
 from ...model.categories import ARGS_CATEGORIES, DEVICE_CATEGORIES, KNOWN_CATEGORIES
 from ...model.interning import NO_STRING, OptionalStrings, RawJsonStrings, ScalarKeys, StringTable
-from ...model.raw_columns import FLOW_END, FLOW_START, FLOW_STEP, RawColumns
+from ...model.raw_columns import FLOW_END, FLOW_START, FLOW_STEP, RawColumns, constant_part
 from . import begin_end
 from .chunks import Chunk, EventChunks, TraceFormatError, open_events
 
@@ -621,6 +621,9 @@ class _ChunkReader:
     def _sparse(columns: dict[str, np.ndarray], n: int, rows: np.ndarray,
                 values: dict[str, tuple[Any, Any, np.ndarray]]) -> None:
         for key, (dtype, missing, subset) in values.items():
+            if len(rows) == 0:  # no such slice in the chunk: the column's part takes no memory
+                columns[key] = constant_part(missing, n, dtype)
+                continue
             full = np.full(n, missing, dtype=dtype)
             full[rows] = subset
             columns[key] = full

@@ -36,7 +36,7 @@ import msgspec
 import numpy as np
 
 from ...model.interning import StringTable
-from ...model.raw_columns import RawColumns
+from ...model.raw_columns import RawColumns, constant_part, part_constant
 from . import begin_end, decode
 from .chunks import Chunk, EventChunks
 from .decode import TraceFormatError
@@ -250,8 +250,9 @@ def _remove_spilled(prefix: str) -> None:
                 pass
 
 
-# Where each moved part of a column lies in its file: (dtype, shape, byte offset), by part number.
-_PartPlace = tuple[str, tuple[int, ...], int]
+# Where each moved part of a column lies in its file: (dtype, shape, byte offset, None), by part number; a part holding
+# one value throughout (``constant_part``) is not written: (dtype, shape, -1, the value).
+_PartPlace = tuple[str, tuple[int, ...], int, Any]
 _Layout = dict[tuple[str, str], tuple[str, dict[int, _PartPlace]]]
 
 
@@ -290,6 +291,11 @@ class _ColumnFiles:
             part = parts[number]
             if part is None or number in placed:
                 continue
+            value = part_constant(part)
+            if value is not None:  # nothing to write: the value travels in the layout
+                placed[number] = (part.dtype.str, part.shape, -1, value.item())
+                parts[number] = None
+                continue
             array = np.ascontiguousarray(part)
             offset = out.tell()
             padding = -offset % 64  # aligned, as numpy allocates
@@ -297,7 +303,7 @@ class _ColumnFiles:
                 out.write(bytes(padding))
             if array.nbytes:
                 out.write(memoryview(array).cast("B"))
-            placed[number] = (array.dtype.str, array.shape, offset + padding)
+            placed[number] = (array.dtype.str, array.shape, offset + padding, None)
             parts[number] = None
 
     def close(self) -> _Layout:
@@ -318,10 +324,13 @@ def _read_moved(columns: RawColumns, layout: _Layout) -> None:
         finally:
             os.unlink(path)
         parts = columns.parts[table][key]
-        for number, (dtype, shape, offset) in placed.items():
+        for number, (dtype, shape, offset, value) in placed.items():
             count = int(np.prod(shape, dtype=np.int64))
-            parts[number] = (np.frombuffer(mapped, dtype=dtype, count=count, offset=offset).reshape(shape)
-                             if mapped is not None and count else np.zeros(shape, dtype=dtype))
+            if value is not None:
+                parts[number] = constant_part(value, count, dtype)
+            else:
+                parts[number] = (np.frombuffer(mapped, dtype=dtype, count=count, offset=offset).reshape(shape)
+                                 if mapped is not None and count else np.zeros(shape, dtype=dtype))
 
 
 # Merging the two processes' columns ----------------------------------------------------------
@@ -370,6 +379,9 @@ def merge(first: RawColumns, second: RawColumns) -> RawColumns:
     def renumbered(side_index: int, table: str, key: str, values: np.ndarray, chunk: int) -> np.ndarray:
         if key in STRING_COLUMNS.get(table, ()) and not identity[side_index]:
             remap = remaps[side_index]
+            value = part_constant(values)
+            if value is not None:  # stays a part in no memory
+                return constant_part(remap[value] if value >= 0 else value, len(values), values.dtype)
             values = np.where(values >= 0, remap[np.maximum(values, 0)], values).astype(values.dtype)
         elif side_index == 1 and table == "flows" and key == "flow_id" and len(flow_remap):
             string_id = values <= -2
