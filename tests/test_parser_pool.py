@@ -257,3 +257,27 @@ def test_a_cache_that_cannot_be_written_still_serves_every_span(
     said = [r.getMessage() for r in caplog.records if "cannot be written" in r.getMessage()]
     assert len(said) == 1 and reason in said[0] and "kept in memory" in said[0]
     assert not [name for name in os.listdir(cache_dir) if name.startswith(".tmp-")]
+
+
+def test_a_worker_does_not_run_the_servers_main_script_again(tmp_path: Path) -> None:
+    """multiprocessing's spawn runs the parent's main script in the child (TensorBoard's: 0.39 s of every worker's
+    start); the pool's workers leave it out, and a process the server spawns otherwise still gets it."""
+    script = tmp_path / "server_main.py"
+    script.write_text(
+        "import multiprocessing, os, sys\n"
+        "print('main script ran as', __name__, flush=True)\n"
+        "def other_child():\n"
+        "    pass\n"
+        "if __name__ == '__main__':\n"
+        "    from profscope.tb_plugin.store.parser_pool import ParserPool\n"
+        "    pool = ParserPool(1)\n"
+        "    print('job in', pool.submit(os.getpid, (), 1).result(timeout=120) != os.getpid(), flush=True)\n"
+        "    pool.shutdown()\n"
+        "    child = multiprocessing.get_context('spawn').Process(target=other_child)\n"
+        "    child.start()\n"
+        "    child.join()\n"
+    )
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["main script ran as __main__", "job in True",
+                                        "main script ran as __mp_main__"]  # the other child only
