@@ -31,7 +31,9 @@ import numpy as np
 
 from ..detect import HEAD_BYTES
 
-CHUNK_BYTES = 8 << 20
+# Small chunks decode faster: a chunk's Python objects stay in the CPU's caches from their decode to their
+# freeing (1 MB against 8 MB: 0.81 against 1.10 s per million events to columns, 0.58 against 0.67 s to decode).
+CHUNK_BYTES = 1 << 20
 RESERVE_BYTES = 1 << 20
 # The "traceEvents" key must come within this many bytes of the start to stream the document.
 HEAD_SEARCH_BYTES = 64 << 20

@@ -12,8 +12,8 @@ event and string ids. B/E pairs are made after the merge (a pair may straddle th
 
 The helper's column arrays (~115 bytes per event) come back through files in shared memory
 (``/dev/shm`` where it is writable), one per column, which the parser maps: a column's pages
-are freed as soon as the model build has copied it. The helper appends each chunk's arrays to
-them as soon as it decoded the chunk (``_ColumnFiles``), while the parser is still decoding: written
+are freed as soon as the model build has copied it. The helper appends its chunks' arrays to
+them every ``MOVE_EVENTS`` events (``_ColumnFiles``), while the parser is still decoding: written
 at the end, the copy kept the parser waiting (10 M events: 1.8 s). Pickling them through the pipe
 cost ~0.3 s of serial time per 120 MB. Where no file can be written (a small ``/dev/shm``), the
 arrays go through the pipe.
@@ -26,6 +26,7 @@ worker processes and the CLI, which run no other threads).
 
 from __future__ import annotations
 
+import functools
 import mmap
 import multiprocessing
 import os
@@ -35,7 +36,7 @@ from typing import Any, Callable, Optional
 import msgspec
 import numpy as np
 
-from ...model.interning import StringTable
+from ...model.interning import NO_STRING, StringTable
 from ...model.raw_columns import RawColumns, constant_part, part_constant
 from . import begin_end, decode
 from .chunks import Chunk, EventChunks
@@ -44,8 +45,10 @@ from .decode import TraceFormatError
 # Until this many bytes of events were seen, the parser decodes alone (a small trace needs no helper).
 MIN_PARALLEL_BYTES = 16 << 20
 # Chunks the helper may have queued, and the room of each (a larger chunk is decoded by the parser).
-SLOTS = 2
-SLOT_BYTES = 24 << 20
+SLOTS = 8
+SLOT_BYTES = 4 << 20
+# The helper moves its parts into its column files once it has decoded this many events since the last move.
+MOVE_EVENTS = 20_000
 # Columns holding ids into the trace's string table, per table.
 STRING_COLUMNS = {
     "slices": ("name", "cat", "pid", "tid", "input_dims", "input_type", "call_stack", "collective", "dtype",
@@ -197,6 +200,7 @@ def _helper_main(ring: mmap.mmap, requests: Any, replies: Any, spill_prefix: Opt
         reader = decode._ChunkReader(out)
         files = _ColumnFiles(spill_prefix) if spill_prefix else None
         first = 0
+        moved = 0
         while (request := requests.recv()) is not None:
             index, offset, length, position = request
             try:
@@ -205,8 +209,11 @@ def _helper_main(ring: mmap.mmap, requests: Any, replies: Any, spill_prefix: Opt
                 replies.send(("bad", index))
                 return
             replies.send(("done", offset // SLOT_BYTES))  # the slot is free again before the copy below
-            if files is not None:
+            if files is not None and first - moved >= MOVE_EVENTS:
                 files.move(out)
+                moved = first
+        if files is not None:
+            files.move(out)
         decode.finish_columns(out, reader, None, "guessed")
         layout = files.close() if files is not None else {}
         replies.send(("ok", out, layout))
@@ -376,19 +383,23 @@ def merge(first: RawColumns, second: RawColumns) -> RawColumns:
         shift[index] = total - local_first
         total += count
 
-    def renumbered(side_index: int, table: str, key: str, values: np.ndarray, chunk: int) -> np.ndarray:
-        if key in STRING_COLUMNS.get(table, ()) and not identity[side_index]:
-            remap = remaps[side_index]
-            value = part_constant(values)
-            if value is not None:  # stays a part in no memory
-                return constant_part(remap[value] if value >= 0 else value, len(values), values.dtype)
-            values = np.where(values >= 0, remap[np.maximum(values, 0)], values).astype(values.dtype)
-        elif side_index == 1 and table == "flows" and key == "flow_id" and len(flow_remap):
-            string_id = values <= -2
-            values = values.copy()
-            values[string_id] = -2 - flow_remap[-2 - values[string_id]]
-        if key == _EVENT_ID and shift.get(chunk, 0):
-            values = values + shift[chunk]
+    # Per side and dtype, its string ids → merged ids, with a last entry for NO_STRING (-1): one gather per part.
+    string_tables: dict[tuple[int, Any], np.ndarray] = {}
+
+    def merged_strings(side_index: int, values: np.ndarray) -> np.ndarray:
+        lookup = string_tables.get((side_index, values.dtype))
+        if lookup is None:
+            lookup = string_tables[(side_index, values.dtype)] = np.append(remaps[side_index], NO_STRING).astype(
+                values.dtype)
+        value = part_constant(values)
+        if value is not None:  # stays a part in no memory
+            return constant_part(lookup[value], len(values), values.dtype)
+        return lookup[values]
+
+    def merged_flow_ids(values: np.ndarray) -> np.ndarray:
+        string_id = values <= -2
+        values = values.copy()
+        values[string_id] = -2 - flow_remap[-2 - values[string_id]]
         return values
 
     parts: dict[str, dict[str, list[np.ndarray]]] = {}
@@ -400,11 +411,26 @@ def merge(first: RawColumns, second: RawColumns) -> RawColumns:
         keys = list(dict.fromkeys([*first.parts.get(table, {}), *second.parts.get(table, {})]))
         store = parts[table] = {}
         for key in keys:
+            # What each side's parts of this column need (most columns: nothing, the part is taken as it is).
+            change: list[Optional[Callable[[np.ndarray], np.ndarray]]] = [None, None]
+            if key in STRING_COLUMNS.get(table, ()):
+                for side_index in (0, 1):
+                    if not identity[side_index]:
+                        change[side_index] = functools.partial(merged_strings, side_index)
+            elif table == "flows" and key == "flow_id" and len(flow_remap):
+                change[1] = merged_flow_ids
+            event_ids = key == _EVENT_ID
             column = []
             for chunk, side_index, position in order:
                 own = sides[side_index].parts[table][key]
-                column.append(renumbered(side_index, table, key, own[position], chunk))
+                values = own[position]
                 own[position] = None  # type: ignore[call-overload]  # free as we go
+                renumber = change[side_index]
+                if renumber is not None:
+                    values = renumber(values)
+                if event_ids and shift[chunk]:
+                    values = values + shift[chunk]
+                column.append(values)
             store[key] = column
         part_chunks[table] = [chunk for chunk, _side, _position in order]
     meta = sorted(
