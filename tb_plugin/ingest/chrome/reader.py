@@ -26,8 +26,10 @@ except ImportError:  # pragma: no cover - isal is a declared dependency
 GZIP_MAGIC = b"\x1f\x8b"
 # A decompressed trace larger than this is refused (time, not memory: the reading is streamed).
 DEFAULT_MAX_BYTES = int(os.environ.get("PROFSCOPE_MAX_TRACE_BYTES", str(16 * 1024**3)))
-# Decompressed bytes handed to the decoder at a time, and compressed bytes read at a time.
-BLOCK_BYTES = 8 << 20
+# Decompressed bytes handed to the decoder at a time, and compressed bytes read at a time. Blocks of the decode's
+# chunk size: a block is cut and decoded while it is still in the CPU's caches (a 2 M-event .gz decoded by two
+# processes: 2.19 against 2.51 s with 8 MB blocks, medians of 7 alternating runs).
+BLOCK_BYTES = 1 << 20
 _INPUT_BYTES = 1 << 20
 
 Progress = Optional[Callable[[float], None]]
