@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib.util
 import logging
 import os
+import platform
 import shutil
 import signal
 import subprocess
@@ -281,3 +282,27 @@ def test_a_worker_does_not_run_the_servers_main_script_again(tmp_path: Path) -> 
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == ["main script ran as __main__", "job in True",
                                         "main script ran as __mp_main__"]  # the other child only
+
+
+def _in_heap(address: int) -> bool:
+    with open("/proc/self/maps") as maps:
+        for line in maps:
+            if line.rstrip().endswith("[heap]"):
+                low, high = (int(part, 16) for part in line.split()[0].split("-"))
+                if low <= address < high:
+                    return True
+    return False
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux") or platform.libc_ver()[0] != "glibc",
+                    reason="glibc's heap on Linux")
+def test_a_parse_job_takes_large_blocks_from_the_heap_and_stops_after() -> None:
+    import numpy as np
+
+    size = 64 << 20  # above glibc's largest threshold for a block mapped on its own (32 MB)
+    with parser_pool.reused_heap():
+        inside = np.ones(size, dtype=np.uint8)
+        assert _in_heap(inside.ctypes.data)
+        del inside
+    after = np.ones(size, dtype=np.uint8)
+    assert not _in_heap(after.ctypes.data)

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import atexit
 import concurrent.futures as futures
+import contextlib
 import logging
 import multiprocessing
 import os
@@ -35,7 +36,7 @@ import weakref
 from collections import deque
 from dataclasses import dataclass, field
 from multiprocessing import connection
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Iterator, Optional
 
 logger = logging.getLogger(__name__)
 
@@ -125,6 +126,40 @@ def release_free_memory() -> None:
         ctypes.CDLL(None).malloc_trim(0)
     except (OSError, AttributeError):  # not glibc: nothing to do
         pass
+
+
+# glibc's mallopt parameters, and their defaults.
+_M_TRIM_THRESHOLD, _M_MMAP_MAX = -1, -4
+_DEFAULT_TRIM_THRESHOLD, _DEFAULT_MMAP_MAX = 128 * 1024, 65536
+
+
+@contextlib.contextmanager
+def reused_heap() -> Iterator[None]:
+    """glibc: while a job runs, every block comes from the heap and freed memory stays there for the next one.
+
+    By default a block of more than 32 MB (a column of millions of rows) is mapped for itself and unmapped when
+    freed, so the next one takes fresh pages from the system, and the first touch of a page is a fault that zeroes
+    it (on a virtual machine whose host takes freed memory back, 1.5 s per GB). Numpy's temporaries are such blocks.
+    Kept in the heap, a freed column's pages serve the next one. Measured on the 10 M-event parse job (medians of 3,
+    alternating): 16.27 -> 15.86 s, the derivations 4.18 -> 3.76 s, the parser's system time 4.5 -> 3.4 s; its peak
+    RSS +2%. On leaving, the heap is trimmed and the defaults come back. Forked children (the decode helper, the
+    derivation child) inherit the setting.
+    """
+    try:
+        import ctypes
+
+        mallopt = ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError):  # not glibc
+        yield
+        return
+    mallopt(_M_MMAP_MAX, 0)
+    mallopt(_M_TRIM_THRESHOLD, -1)  # never trimmed while the job runs
+    try:
+        yield
+    finally:
+        mallopt(_M_MMAP_MAX, _DEFAULT_MMAP_MAX)
+        mallopt(_M_TRIM_THRESHOLD, _DEFAULT_TRIM_THRESHOLD)
+        release_free_memory()
 
 
 # Spawning a worker normally runs the server's main script again in it (multiprocessing imports it as ``__mp_main__``

@@ -73,7 +73,17 @@ def _parse_into_cache(
     companions: Sequence[str] = (), batch_size: Optional[int] = None,
 ) -> ParseOutcome:
     """Parse one trace into the cache (in a worker process of ``parser_pool``), with what its pages ask
-    first derived beside it (precomputed.py) before the model is published.
+    first derived beside it (precomputed.py) before the model is published; freed memory is reused meanwhile
+    (``parser_pool.reused_heap``)."""
+    with parser_pool.reused_heap():
+        return _parse_and_derive(path, cache_dir, identity, slot, access, companions, batch_size)
+
+
+def _parse_and_derive(
+    path: str, cache_dir: Optional[str], identity: SourceIdentity, slot: int, access: FileAccess,
+    companions: Sequence[str], batch_size: Optional[int],
+) -> ParseOutcome:
+    """``_parse_into_cache``'s work.
 
     ``path`` is a local path, or a remote file's URL; ``access`` opens it in this process (a local
     file only as ``storage.open_regular`` allows, a remote one through fsspec with the logdir's options).
@@ -142,7 +152,8 @@ def _derive_in_cache(model_path: str, batch_size: Optional[int]) -> None:
     from . import precomputed
 
     try:
-        precomputed.derive(read_model(model_path), batch_size)
+        with parser_pool.reused_heap():
+            precomputed.derive(read_model(model_path), batch_size)
     except Exception:  # noqa: BLE001 - only an optimisation: the views compute on demand otherwise
         logger.debug("profscope: deriving %s failed", model_path, exc_info=True)
 
