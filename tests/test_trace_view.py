@@ -92,6 +92,15 @@ def test_level_query_matches_raw_on_real_trace() -> None:
         assert np.all(result.end[single] - result.start[single] >= 0)
 
 
+def test_each_kept_level_holds_at_most_three_quarters_of_the_finer_one() -> None:
+    model = load_trace(str(real_trace(RESNET)))
+    index = build_index(model)
+    sizes = [len(level.start) for level in index.levels]
+    assert len(sizes) >= 3 and sizes[0] == len(model.slices.start)
+    # The coarsest level is always kept (it summarises every lane); each other one must shrink by a quarter.
+    assert all(finer * 0.75 >= coarser for finer, coarser in zip(sizes, sizes[1:-1])), sizes
+
+
 def test_tracks_counters_event_search(tmp_path: Path) -> None:
     model = load_trace(str(write(tmp_path / "w.1.pt.trace.json", gpu_step_trace())))
     listing = trace.tracks(model)

@@ -30,8 +30,10 @@ INDEX_VERSION = 2  # 2: compact levels (no lane column, 32-bit counts and rows, 
 
 LEVEL_FACTOR = 4
 BASE_RESOLUTION_NS = 1_000  # level 1 merges what is shorter than 1 µs
-# A level that merges almost nothing is not kept: the finer one answers its queries with as few items.
-_KEEP_LEVEL_BELOW = 0.97
+# A level is kept where it holds at most 3/4 of the items of the finer kept level: otherwise the finer one answers its
+# queries with at most 4/3 as many items, and the level is not worth its memory and writing (10 M events: 2 of the
+# 4 finest levels held 77-90% of the items of the level below; without them the index file is 425 -> 187 MB).
+_KEEP_LEVEL_BELOW = 0.75
 _LEVEL_ARRAYS = ("start", "end", "count", "row", "reach", "lane_offsets")
 
 
