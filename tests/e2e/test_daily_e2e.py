@@ -19,7 +19,7 @@ import time
 import urllib.parse
 import urllib.request
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Optional
 
 import pytest
 
@@ -124,12 +124,27 @@ def _get(server: TensorBoardServer, url: str) -> bytes:
         return response.read()
 
 
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except FileNotFoundError:  # renamed meanwhile
+        return 0
+
+
 def _downloaded(folder: Path, timeout_s: float = 30.0) -> Path:
     deadline = time.monotonic() + timeout_s
+    seen: Optional[tuple[Path, int]] = None
     while time.monotonic() < deadline:
-        done = [p for p in folder.iterdir() if not p.name.endswith(".crdownload")]
-        if done:
-            return done[0]
+        # Chromium may show the file under its final name before writing it (seen once in CI: an empty read), and
+        # keeps partial ones as .crdownload or hidden temporaries: a download is done when it alone is there, not
+        # empty, and its size is the same at two polls.
+        entries = list(folder.iterdir())
+        partial = [p for p in entries if p.name.endswith(".crdownload") or p.name.startswith(".")]
+        done = [(p, _size(p)) for p in entries if p not in partial]
+        if len(done) == 1 and not partial and done[0][1] > 0:
+            if done[0] == seen:
+                return done[0][0]
+            seen = done[0]
         time.sleep(POLL_S)
     raise AssertionError(f"nothing was downloaded into {folder}: {list(folder.iterdir())}")
 
