@@ -139,10 +139,10 @@ def reused_heap() -> Iterator[None]:
 
     By default a block of more than 32 MB (a column of millions of rows) is mapped for itself and unmapped when
     freed, so the next one takes fresh pages from the system, and the first touch of a page is a fault that zeroes
-    it (on a virtual machine whose host takes freed memory back, 1.5 s per GB). Numpy's temporaries are such blocks.
-    Kept in the heap, a freed column's pages serve the next one. Measured on the 10 M-event parse job (medians of 3,
-    alternating): 16.27 -> 15.86 s, the derivations 4.18 -> 3.76 s, the parser's system time 4.5 -> 3.4 s; its peak
-    RSS +2%. On leaving, the heap is trimmed and the defaults come back. Forked children (the decode helper, the
+    it (on a virtual machine whose host takes freed memory back, about 2 s per GB). Numpy's temporaries are such
+    blocks. Kept in the heap, a freed column's pages serve the next one. Measured on the 10 M-event parse job (medians
+    of 3, alternating): 16.27 -> 15.86 s, the derivations 4.18 -> 3.76 s; its peak RSS +2% (the same settings as
+    glibc tunables: the parser's system time 4.5 -> 3.4 s). On leaving, the heap is trimmed and the defaults come back. Forked children (the decode helper, the
     derivation child) inherit the setting.
     """
     try:
