@@ -110,7 +110,8 @@ def test_file_still_being_written_waits(tmp_path: Path, make_client) -> None:
     assert runs["live"]["status"] == "ready"
 
 
-def test_a_gzip_bomb_is_stopped_at_the_limit(tmp_path: Path, monkeypatch) -> None:
+@pytest.mark.parametrize("inflater", ["isal", "zlib"])
+def test_a_gzip_bomb_is_stopped_at_the_limit(tmp_path: Path, monkeypatch, inflater: str) -> None:
     """Inflation stops at the size limit: no call of the inflater produces more than a block, and no more
     than the limit (plus the one byte that tells it was passed) is ever produced."""
     import tracemalloc
@@ -124,13 +125,13 @@ def test_a_gzip_bomb_is_stopped_at_the_limit(tmp_path: Path, monkeypatch) -> Non
     path = tmp_path / "w.1.pt.trace.json.gz"
     path.write_bytes(bomb)
     produced: list[int] = []
-    real_decompressobj = reader._zlib_impl.decompressobj
+    real_inflater = reader._new_inflater if inflater == "isal" else reader._ZlibInflater
 
     class Counting:
-        def __init__(self, wbits: int) -> None:
-            self.inner = real_decompressobj(wbits)
+        def __init__(self) -> None:
+            self.inner = real_inflater()
 
-        def decompress(self, data, max_length=0):
+        def decompress(self, data, max_length):
             out = self.inner.decompress(data, max_length)
             produced.append(len(out))
             return out
@@ -138,11 +139,7 @@ def test_a_gzip_bomb_is_stopped_at_the_limit(tmp_path: Path, monkeypatch) -> Non
         def __getattr__(self, name):
             return getattr(self.inner, name)
 
-    class Inflater:
-        decompressobj = Counting
-        error = reader._zlib_impl.error
-
-    monkeypatch.setattr(reader, "_zlib_impl", Inflater)
+    monkeypatch.setattr(reader, "_new_inflater", Counting)
     monkeypatch.setattr(reader, "BLOCK_BYTES", 1 << 20)
     monkeypatch.setattr(reader, "DEFAULT_MAX_BYTES", 4 << 20)
     tracemalloc.start()
@@ -154,3 +151,38 @@ def test_a_gzip_bomb_is_stopped_at_the_limit(tmp_path: Path, monkeypatch) -> Non
         tracemalloc.stop()
     assert sum(produced) <= (4 << 20) + 1 and max(produced) <= 1 << 20
     assert peak < 8 << 20  # a few blocks, never the inflated whole (64 MB)
+
+
+@pytest.mark.parametrize("inflater", ["isal", "zlib"])
+@pytest.mark.parametrize("input_bytes", [7, 4096, 1 << 20])
+def test_every_gzip_member_is_inflated_and_damage_is_named(monkeypatch, inflater: str, input_bytes: int) -> None:
+    """Members one after another (and padding zeros after them) are read whole, in blocks of at most
+    BLOCK_BYTES, whatever the size of the compressed reads; a truncated member and a wrong checksum are errors.
+    Long runs of zeros make blocks that need no new input (the inflater still holds output), random bytes
+    blocks that need several reads."""
+    import io
+    import random
+
+    from profscope.tb_plugin.ingest.chrome import reader
+
+    if inflater == "zlib":
+        monkeypatch.setattr(reader, "_new_inflater", reader._ZlibInflater)
+    monkeypatch.setattr(reader, "_INPUT_BYTES", input_bytes)
+    monkeypatch.setattr(reader, "BLOCK_BYTES", 1000)
+    noise = random.Random(7).randbytes(20000)
+    first, second = noise[:9000] + bytes(300000) + noise[9000:12000], bytes(5000) + noise[12000:]
+    members = gzip.compress(first) + gzip.compress(second)
+
+    def inflated(blob: bytes) -> list[bytes]:
+        return list(reader.iter_blocks(io.BytesIO(blob)))
+
+    for blob in (members, members + bytes(8)):
+        blocks = inflated(blob)
+        assert b"".join(blocks) == first + second
+        assert max(map(len, blocks)) <= 1000
+    with pytest.raises(reader.TraceReadError, match="truncated"):
+        inflated(members[:-30])
+    damaged = bytearray(members)
+    damaged[-8] ^= 0xFF  # the second member's CRC-32
+    with pytest.raises(reader.TraceReadError, match="corrupt"):
+        inflated(bytes(damaged))

@@ -5,23 +5,25 @@ A trace is read as a stream of blocks of at most ``BLOCK_BYTES`` decompressed by
 (``chunks.EventChunks``): the whole document is never held, so the memory of a load follows
 the model it builds, not the file (a 4.7 GB trace needs a window of a few tens of MB).
 
-Gzip is inflated with ISA-L (``isal.isal_zlib``) when it is installed: it is several times
-faster than zlib (about 3 GB/s of output here), and decompression would otherwise weigh on
+Gzip is inflated with ISA-L (``isal.igzip_lib``) when it is installed: it is several times
+faster than zlib (about 4.5 GB/s of output here), and decompression would otherwise weigh on
 the load of a large trace. Every call to the inflater is given the most it may produce
 (``max_length``): a gzip bomb is stopped at the size limit, never after it, and no call
-produces more than one block.
+produces more than one block. The inflater keeps the input it has not used yet: zlib's
+``decompressobj`` hands it back as a new ``unconsumed_tail`` after every block, which copied
+each MB of compressed input about ten times (4.7 GB inflated: 1.40 s, against 0.97 s now).
 """
 
 from __future__ import annotations
 
 import os
 import zlib
-from typing import BinaryIO, Callable, Iterator, Optional
+from typing import Any, BinaryIO, Callable, Iterator, Optional
 
 try:  # ISA-L's inflate; zlib is the fallback.
-    from isal import isal_zlib as _zlib_impl
+    from isal import igzip_lib as _igzip
 except ImportError:  # pragma: no cover - isal is a declared dependency
-    _zlib_impl = zlib  # type: ignore[misc]
+    _igzip = None  # type: ignore[assignment]
 
 GZIP_MAGIC = b"\x1f\x8b"
 # A decompressed trace larger than this is refused (time, not memory: the reading is streamed).
@@ -89,22 +91,60 @@ def iter_blocks(stream: BinaryIO, max_bytes: Optional[int] = None, progress: Pro
         yield block
 
 
+class _ZlibInflater:
+    """zlib's gzip inflater with the interface of ISA-L's ``IgzipDecompressor``: ``needs_input`` says when it
+    has produced all it can from the input given so far, ``eof`` and ``unused_data`` tell where the member
+    ended."""
+
+    def __init__(self) -> None:
+        self._inflater = zlib.decompressobj(31)  # 31: gzip wrapper
+        self.needs_input = True
+
+    @property
+    def eof(self) -> bool:
+        return self._inflater.eof
+
+    @property
+    def unused_data(self) -> bytes:
+        return self._inflater.unused_data
+
+    def decompress(self, data: bytes, max_length: int) -> bytes:
+        tail = self._inflater.unconsumed_tail
+        out = self._inflater.decompress(tail + data if tail else data, max_length)
+        # A full block may leave output in the inflater with every input byte used: ask again before reading.
+        self.needs_input = not self._inflater.unconsumed_tail and len(out) < max_length
+        return out
+
+
+def _new_inflater() -> Any:
+    """An inflater of one gzip member (ISA-L's when installed)."""
+    if _igzip is not None:
+        return _igzip.IgzipDecompressor(flag=_igzip.DECOMP_GZIP)
+    return _ZlibInflater()  # pragma: no cover - isal is a declared dependency (tests run this one too)
+
+
+_INFLATE_ERRORS: tuple[type[Exception], ...] = (zlib.error,) + ((_igzip.IsalError,) if _igzip is not None else ())
+
+
 def _inflate(stream: BinaryIO, head: bytes, max_bytes: int, report: Callable[[int], None]) -> Iterator[bytes]:
     """Every gzip member of ``stream`` (which started with ``head``), inflated block by block."""
     produced = 0
     pending = head
     try:
         while True:  # one gzip member per pass
-            inflater = _zlib_impl.decompressobj(31)  # 31: gzip wrapper
+            inflater = _new_inflater()
             while not inflater.eof:
-                if not pending:
-                    pending = stream.read(_INPUT_BYTES)
-                    report(len(pending))
+                if inflater.needs_input:
                     if not pending:
-                        raise TraceReadError("the gzip file is truncated (incomplete or still being written)")
+                        pending = stream.read(_INPUT_BYTES)
+                        report(len(pending))
+                        if not pending:
+                            raise TraceReadError("the gzip file is truncated (incomplete or still being written)")
+                    data, pending = pending, b""
+                else:
+                    data = b""  # output left from the input already given
                 # At most one block, and at most one byte past the limit: that byte tells the limit was passed.
-                out = inflater.decompress(pending, min(BLOCK_BYTES, max_bytes - produced + 1))
-                pending = inflater.unconsumed_tail
+                out = inflater.decompress(data, min(BLOCK_BYTES, max_bytes - produced + 1))
                 produced += len(out)
                 if produced > max_bytes:
                     raise TraceReadError(f"decompressed trace is larger than the limit of {max_bytes} bytes")
@@ -120,7 +160,7 @@ def _inflate(stream: BinaryIO, head: bytes, max_bytes: int, report: Callable[[in
                 pending += more
             if pending[:2] != GZIP_MAGIC:
                 return
-    except (zlib.error, _zlib_impl.error) as exc:  # type: ignore[attr-defined]
+    except _INFLATE_ERRORS as exc:
         raise TraceReadError(f"the gzip file is corrupt: {exc}") from exc
 
 
