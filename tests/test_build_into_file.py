@@ -7,6 +7,7 @@ the build fall back to memory; a failed parse leaves nothing in the cache folder
 from __future__ import annotations
 
 import errno
+import mmap
 import os
 from pathlib import Path
 
@@ -125,3 +126,49 @@ def test_the_threaded_gathers_build_the_same_model(tmp_path: Path, monkeypatch) 
     built = _load_into(target, writer)
     _assert_same_model(built, expected)
     _assert_same_model(load_trace(str(real_trace(RESNET))), expected)  # in memory too
+
+
+def _resident_pages(array: np.ndarray) -> int:
+    """How many of the pages under ``array`` (page-aligned) are in memory (``mincore``)."""
+    import ctypes
+
+    pages = -(-array.nbytes // mmap.PAGESIZE)
+    vector = (ctypes.c_ubyte * pages)()
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.mincore.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p)
+    assert libc.mincore(array.ctypes.data, array.nbytes, vector) == 0, os.strerror(ctypes.get_errno())
+    return sum(v & 1 for v in vector)
+
+
+def _prefault_threads() -> list[str]:
+    import threading
+
+    return [t.name for t in threading.enumerate() if t.name == "profscope-prefault"]
+
+
+@pytest.mark.skipif(array_file._MADVISE is None, reason="prefaulting is for Linux")
+def test_allocated_columns_are_faulted_in_by_another_thread(tmp_path: Path, monkeypatch) -> None:
+    """An allocated column's pages are in memory before anything writes them (MADV_POPULATE_WRITE on the
+    prefault thread), a model built so reads back equal, and the thread is gone once the file is finished
+    or aborted (the parser forks after that)."""
+    writer = array_file.ArrayFileWriter(str(tmp_path / "probe.model"))
+    column = writer.allocate("probe", np.int64, 1 << 20)  # 8 MB: over PREFAULT_MIN_BYTES
+    assert column is not None and _prefault_threads()
+    writer._stop_prefaulting()  # waits for the thread to be done
+    assert _resident_pages(column) == -(-column.nbytes // mmap.PAGESIZE)
+    assert not column.any()  # faulted in, nothing written
+    writer.abort()
+
+    monkeypatch.setattr(array_file, "PREFAULT_MIN_BYTES", 1)  # every column of the small real trace
+    expected = load_trace(str(real_trace(RESNET)))
+    writer = array_file.ArrayFileWriter(str(tmp_path / "m.model"))
+    model = _load_into(tmp_path, writer)
+    assert writer.allocated and _prefault_threads()
+    path = array_file.write_model(str(tmp_path / "m.model"), model, writer=writer)
+    assert not _prefault_threads()
+    _assert_same_model(expected, array_file.read_model(path))
+
+    writer = array_file.ArrayFileWriter(str(tmp_path / "aborted.model"))
+    writer.allocate("probe", np.int64, 1 << 20)
+    writer.abort()
+    assert not _prefault_threads()
