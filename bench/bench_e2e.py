@@ -10,7 +10,8 @@ What it measures, per repeat (each in fresh processes, never two at once):
   does); then the first ``operators`` answer, ``trace/tracks``, the first ``trace/slices``
   answer (2000 px, the whole span, every slice track, as the viewer's first tile), then
   ``--windows`` more ``trace/slices`` windows (zoomed and panned) for their median and max;
-* the process tree's peak memory during the cold run, sampled every ``--sample-ms``;
+* the process tree's peak memory during the cold run, sampled every ``--sample-ms`` (the CPU time the sampling
+  took is printed: it competes with the parse for the same cores);
 * warm: a second ``tensorboard`` on the same cache: start → overview, and the same first answers.
 
 Memory of the process tree is the sum over TensorBoard and every descendant (parser processes,
@@ -134,12 +135,14 @@ class TreeMemory:
         self.pid, self.interval = pid, interval
         self.peak_pss = self.peak_rss = self.peak_anon = 0
         self.peak_processes = 0
+        self.cpu_seconds = 0.0  # what the sampling itself cost (reading smaps_rollup walks every page table)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
 
     def _run(self) -> None:
         while not self._stop.is_set():
+            begun = time.thread_time()
             pids = _descendants(self.pid)
             sums = [0, 0, 0]
             for pid in pids:
@@ -150,6 +153,7 @@ class TreeMemory:
             self.peak_rss, self.peak_pss = max(self.peak_rss, sums[0]), max(self.peak_pss, sums[1])
             self.peak_anon = max(self.peak_anon, sums[2])
             self.peak_processes = max(self.peak_processes, len(pids))
+            self.cpu_seconds += time.thread_time() - begun
             self._stop.wait(self.interval)
 
     def stop(self) -> None:
@@ -269,6 +273,7 @@ def measure_server(logdir: Path, trace: Path, cache_dir: Path, work: Path, windo
         out["peak_rss_bytes"] = server.memory.peak_rss
         out["peak_anon_bytes"] = server.memory.peak_anon
         out["processes"] = server.memory.peak_processes
+        out["sampling_cpu_s"] = server.memory.cpu_seconds
     return out
 
 
@@ -353,6 +358,7 @@ def report(results: Results, trace: Path, events: Optional[int]) -> None:
         ("peak memory of the process tree, cold (PSS)", gb(m(results.cold, "peak_pss_bytes")), "GB",
          TARGETS["cold_peak_gb"]),
         ("  of it anonymous (Pss_Anon)", gb(m(results.cold, "peak_anon_bytes")), "GB", ""),
+        ("  CPU time the sampling took, cold", m(results.cold, "sampling_cpu_s"), "s", ""),
         ("  sum of RSS (shared pages counted per process)", gb(m(results.cold, "peak_rss_bytes")), "GB", ""),
         ("  floor: peak RSS of the msgspec decode", None if floor_mb is None else floor_mb / 1000, "GB", ""),
         ("warm: second tensorboard → overview", warm_s, "s", TARGETS["warm_overview_s"]),
@@ -394,7 +400,9 @@ def main(argv: Optional[list[str]] = None) -> int:
     parser.add_argument("--plain", action="store_true", help="generate plain .json instead of .json.gz")
     parser.add_argument("--repeat", type=int, default=3, help="cold + warm + floor runs (medians printed)")
     parser.add_argument("--windows", type=int, default=50, help="trace/slices windows after the first")
-    parser.add_argument("--sample-ms", type=float, default=100, help="memory sampling interval")
+    parser.add_argument("--sample-ms", type=float, default=500,
+                        help="memory sampling interval (at 10 M events, every 100 ms cost 1.9 s of CPU: reading "
+                             "smaps_rollup walks each process's page tables)")
     parser.add_argument("--timeout", type=float, default=900, help="seconds a server may take to answer")
     parser.add_argument("--seed", default=str(DEFAULT_SEED))
     parser.add_argument("--skip-floor", action="store_true", help="no msgspec decode (no ratio)")
@@ -412,12 +420,14 @@ def main(argv: Optional[list[str]] = None) -> int:
         logdir = make_logdir(trace, work)
         os.sync()
         events = None
-        if not args.skip_floor:
-            # Untimed: on a virtual machine the first process to touch this much memory pays for the host backing it
-            # (10 M events: 32.6 s, then 14.3 s for the same decode right after), which would flatter every ratio.
-            measure_floor(trace)
         for i in range(max(1, args.repeat)):
             if not args.skip_floor:
+                # Each timed floor comes right after an untimed one. On a virtual machine whose host takes freed memory
+                # back within seconds, a process pays for the host backing each page it touches first (about 2 s per
+                # GB here), unless another process has just freed that much: the floor's 9.2 GB at 10 M events took
+                # 21 s after a warm run (0.4 GB) and 15.6 s after another floor. The cold run always follows a floor,
+                # so both are measured with the same memory just freed.
+                measure_floor(trace)
                 results.floor.append(measure_floor(trace))
                 events = results.floor[-1].get("events")
             cache = work / f"cache{i}"
@@ -426,7 +436,8 @@ def main(argv: Optional[list[str]] = None) -> int:
                 rows.append(row)
                 print(f"run {i + 1} {kind}: overview at {row['overview_s']:.2f} s, operators "
                       f"{row['first_operators_s'] * 1000:.0f} ms, slices {row['first_slices_s'] * 1000:.0f} ms, "
-                      f"peak {row['peak_pss_bytes'] / 1e9:.2f} GB PSS", flush=True)
+                      f"peak {row['peak_pss_bytes'] / 1e9:.2f} GB PSS (sampling it took {row['sampling_cpu_s']:.2f} s "
+                      "of CPU)", flush=True)
             if not args.keep:
                 shutil.rmtree(cache, ignore_errors=True)
         report(results, trace, events)
