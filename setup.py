@@ -12,7 +12,7 @@ import shutil
 import subprocess
 import sys
 
-from setuptools import find_packages, setup
+from setuptools import Extension, find_packages, setup
 from setuptools.command.build_py import build_py
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -125,6 +125,16 @@ setup(
             "profscope = profscope.tb_plugin.exports.cli:main",
         ],
     },
+    # The decoder's fast path (tb_plugin/ingest/chrome/_columnar.c). Optional: without a C compiler the
+    # package still installs, and the decoder reads every chunk through msgspec (slower, same answers).
+    ext_modules=[
+        Extension(
+            "profscope.tb_plugin.ingest.chrome._columnar",
+            sources=["tb_plugin/ingest/chrome/_columnar.c"],
+            extra_compile_args=["-O2"],
+            optional=True,
+        )
+    ],
     cmdclass={"build_py": BuildPyWithFrontend},
     zip_safe=False,
 )

@@ -33,7 +33,8 @@ fi
 # (the frontend's lock file, say) changes the key too; so does a change of this script.
 key_inputs() {
     local file
-    for file in setup.py pyproject.toml frontend/package.json frontend/package-lock.json scripts/ensure_venv.sh; do
+    for file in setup.py pyproject.toml frontend/package.json frontend/package-lock.json scripts/ensure_venv.sh \
+            tb_plugin/ingest/chrome/_columnar.c; do
         printf '%s\n' "$file"
         if [[ -f "$file" ]]; then cat "$file"; fi
     done

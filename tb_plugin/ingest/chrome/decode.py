@@ -32,7 +32,7 @@ from msgspec import Raw
 from ...model.categories import ARGS_CATEGORIES, DEVICE_CATEGORIES, KNOWN_CATEGORIES
 from ...model.interning import NO_STRING, OptionalStrings, RawJsonStrings, ScalarKeys, StringTable
 from ...model.raw_columns import FLOW_END, FLOW_START, FLOW_STEP, RawColumns, constant_part
-from . import begin_end
+from . import begin_end, columnar
 from .chunks import Chunk, EventChunks, TraceFormatError, open_events
 
 _EMPTY_RAW = Raw(b"")
@@ -469,6 +469,8 @@ class _ChunkReader:
         self._collective_name: dict[int, bool] = {}
         # Times were text in a chunk before (MindSpore): later chunks are decoded for that at once.
         self.text_times = False
+        # The C scanner (columnar.py), when built; Paddle's traces (precise_start) need the msgspec path.
+        self.scanner = None if precise_start else columnar.new_scanner()
         # Events decoded one by one (_decode_one_by_one): texts repaired, the first problem's byte.
         self.repaired_text = 0
         self.first_problem: Optional[int] = None
@@ -515,6 +517,7 @@ class _ChunkReader:
         return tuple(table[identities] for table in self._identity_table)
 
     def read(self, events: list[Any], first_event_id: int, numeric_times: bool = False) -> None:
+        """Columns of a chunk decoded by msgspec (event structs)."""
         n = len(events)
         if numeric_times:
             ts, bad_ts = _numbers_ns(np.fromiter(map(_get_ts, events), dtype=np.float64, count=n))
@@ -528,11 +531,39 @@ class _ChunkReader:
                 events[row] = _INVALID_EVENT
             ts[bad] = 0
             dur[bad] = 0
-        self.last_ts = ts
         # (ph, name, cat, pid, tid) repeat a lot: one lookup of the 5-tuple instead of five.
         identities = np.fromiter(map(self.identities.__getitem__, map(_get_identity, events)), dtype=np.int64,
                                  count=n)
-        phase_ids, names, cats, pids, tids = self._identity_parts(identities)
+        self._read_rows(_StructFields(events, self), first_event_id, ts, dur, *self._identity_parts(identities))
+
+    def read_scanned(self, chunk: columnar.ScannedChunk, texts: columnar.Texts, first_event_id: int,
+                     index: int) -> bool:
+        """Columns of chunk number ``index``, read by the C scanner; False, with nothing changed, when the chunk
+        needs the event objects (metadata, counters, B/E pairs) or has a time that is no time: the msgspec path
+        reads it then."""
+        if not columnar.NEEDS_EVENTS.isdisjoint(texts.values(np.unique(chunk["ph"]))):
+            return False
+        ts, bad_ts = _numbers_ns(chunk["ts"])
+        dur, bad_dur = _numbers_ns(chunk["dur"])
+        if bad_ts is not None or bad_dur is not None:
+            return False
+        self.out.begin_chunk(index, first_event_id, chunk.rows)
+        strings = self.out.strings
+        self._read_rows(
+            _ScannedFields(chunk, texts, self), first_event_id, ts, dur,
+            texts.ids(chunk["ph"], "phase", self.phases.__getitem__).astype(np.int32),
+            texts.ids(chunk["name"], "string", strings.__getitem__).astype(np.int32),
+            texts.ids(chunk["cat"], "string", strings.__getitem__).astype(np.int32),
+            texts.ids(chunk["pid"], "scalar", self.scalars.__getitem__).astype(np.int32),
+            texts.ids(chunk["tid"], "scalar", self.scalars.__getitem__).astype(np.int32),
+        )
+        return True
+
+    def _read_rows(self, fields: _Fields, first_event_id: int, ts: np.ndarray, dur: np.ndarray,
+                   phase_ids: np.ndarray, names: np.ndarray, cats: np.ndarray, pids: np.ndarray,
+                   tids: np.ndarray) -> None:
+        n = len(ts)
+        self.last_ts = ts
         for phase_id, count in zip(*np.unique(phase_ids, return_counts=True)):
             ph = self.phases.strings[int(phase_id)]
             self.phase_counts[ph] = self.phase_counts.get(ph, 0) + int(count)
@@ -540,7 +571,8 @@ class _ChunkReader:
         self.last_phase_class = phase_class
         event_id = np.arange(first_event_id, first_event_id + n, dtype=np.int64)
         if not begin_end.PHASES.isdisjoint(self.phases.strings):  # B/E or b/e seen: kept for pairing
-            begin_end.collect(self.out, events, phase_ids, self.phases.strings, event_id, names, cats, pids, tids, ts)
+            begin_end.collect(self.out, fields.events, phase_ids, self.phases.strings, event_id, names, cats, pids,
+                              tids, ts)
         strings = self.out.strings
         for cat_id, count in zip(*np.unique(cats, return_counts=True)):
             text = strings.strings[int(cat_id)]
@@ -548,73 +580,71 @@ class _ChunkReader:
 
         rows = np.flatnonzero(phase_class == _PHASE_COMPLETE)
         if len(rows):
-            self._read_slices(_take(events, rows), rows, event_id, names, cats, pids, tids, ts, dur[rows])
+            self._read_slices(fields, rows, event_id, names, cats, pids, tids, ts, dur[rows])
         rows = np.flatnonzero(phase_class == _PHASE_INSTANT)
         if len(rows):
-            self._read_instants(_take(events, rows), rows, event_id, names, cats, pids, tids, ts)
+            self._read_instants(fields, rows, event_id, names, cats, pids, tids, ts)
         rows = np.flatnonzero(phase_class == _PHASE_FLOW)
         if len(rows):
-            self._read_flows(_take(events, rows), rows, cats, pids, tids, ts, phase_ids)
+            self._read_flows(fields, rows, cats, pids, tids, ts, phase_ids)
         for row in np.flatnonzero(phase_class == _PHASE_META).tolist():
-            ev = events[row]
+            ev = fields.events[row]
             args = ev.args  # only what model.build reads: raw fields would hold the decoder's window
             self.out.add_meta(ev.name, int(pids[row]), int(tids[row]),
                               _Args(name=args.name, labels=args.labels, sort_index=args.sort_index))
 
-    def _read_slices(self, evs: Sequence[Any], rows: np.ndarray, event_id: np.ndarray, names: np.ndarray,
+    def _read_slices(self, fields: _Fields, rows: np.ndarray, event_id: np.ndarray, names: np.ndarray,
                      cats: np.ndarray, pids: np.ndarray, tids: np.ndarray, ts: np.ndarray, dur: np.ndarray) -> None:
-        n = len(evs)
-        args = list(map(_get_args, evs))
-        external_id = _ints(args, attrgetter("external_id"))
+        n = len(rows)
+        external_id = fields.ints("external_id", rows)
         missing = np.flatnonzero(external_id < 0)
         if len(missing):  # the 2021 format spells it "external id" on runtime calls and kernels
-            external_id[missing] = _ints(_take(args, missing), attrgetter("external_id_2021"))
+            external_id[missing] = fields.ints("external_id_2021", rows[missing])
         cat = cats[rows]
         kind = self._kinds_of(cat)
         columns: dict[str, np.ndarray] = dict(
             event_id=event_id[rows], pid=pids[rows], tid=tids[rows], start=ts[rows], dur=np.maximum(dur, 0),
-            name=names[rows], cat=cat, external_id=external_id, correlation=_ints(args, attrgetter("correlation")),
+            name=names[rows], cat=cat, external_id=external_id, correlation=fields.ints("correlation", rows),
         )
         # Operator arguments, only for operator-like slices.
         op_rows = np.flatnonzero(kind == 1)
-        op_args = _take(args, op_rows)
+        at = rows[op_rows]
         self._sparse(columns, n, op_rows, {
-            "input_dims": (np.int32, NO_STRING, self.raw_strings.ids(map(attrgetter("input_dims"), op_args), len(op_args))),
-            "input_type": (np.int32, NO_STRING, self.raw_strings.ids(map(attrgetter("input_type"), op_args), len(op_args))),
-            "call_stack": (np.int32, NO_STRING, self.raw_strings.ids(map(attrgetter("call_stack"), op_args), len(op_args))),
-            "sequence": (np.int64, -1, _ints(op_args, attrgetter("sequence"))),
+            "input_dims": (np.int32, NO_STRING, fields.raw_ids("input_dims", at)),
+            "input_type": (np.int32, NO_STRING, fields.raw_ids("input_type", at)),
+            "call_stack": (np.int32, NO_STRING, fields.raw_ids("call_stack", at)),
+            "sequence": (np.int64, -1, fields.ints("sequence", at)),
         })
         # Collective arguments: only operators named like a collective carry them (record_param_comms, ...).
         coll_rows = op_rows[self._collective_names(names[rows][op_rows])] if len(op_rows) else op_rows
-        coll_args = _take(args, coll_rows)
+        at = rows[coll_rows]
         self._sparse(columns, n, coll_rows, {
-            "collective": (np.int32, NO_STRING, self.opt_strings.ids(map(attrgetter("collective"), coll_args), len(coll_args))),
-            "in_msg_nelems": (np.int64, -1, _ints(coll_args, attrgetter("in_msg_nelems"))),
-            "out_msg_nelems": (np.int64, -1, _ints(coll_args, attrgetter("out_msg_nelems"))),
-            "dtype": (np.int32, NO_STRING, self.opt_strings.ids(map(attrgetter("dtype"), coll_args), len(coll_args))),
-            "group_size": (np.int32, -1, _ints(coll_args, attrgetter("group_size"))),
+            "collective": (np.int32, NO_STRING, fields.text_ids("collective", at)),
+            "in_msg_nelems": (np.int64, -1, fields.ints("in_msg_nelems", at)),
+            "out_msg_nelems": (np.int64, -1, fields.ints("out_msg_nelems", at)),
+            "dtype": (np.int32, NO_STRING, fields.text_ids("dtype", at)),
+            "group_size": (np.int32, -1, fields.ints("group_size", at)),
         })
         py_rows = np.flatnonzero(kind == 2)
-        py_args = _take(args, py_rows)
+        at = rows[py_rows]
         self._sparse(columns, n, py_rows, {
-            "python_id": (np.int64, -1, _optional_ints(py_args, attrgetter("python_id"))),
-            "python_parent_id": (np.int64, -1, _optional_ints(py_args, attrgetter("python_parent_id"))),
+            "python_id": (np.int64, -1, fields.optional_ints("python_id", at)),
+            "python_parent_id": (np.int64, -1, fields.optional_ints("python_parent_id", at)),
         })
         dev_rows = np.flatnonzero(kind == 3)
-        dev_args = _take(args, dev_rows)
+        at = rows[dev_rows]
         self._sparse(columns, n, dev_rows, {
-            "device": (np.int32, -1, _ints(dev_args, attrgetter("device"))),
-            "stream": (np.int64, -1, _ints(dev_args, attrgetter("stream"))),
-            "grid": (np.int32, NO_STRING, self.raw_strings.ids(map(attrgetter("grid"), dev_args), len(dev_args))),
-            "block": (np.int32, NO_STRING, self.raw_strings.ids(map(attrgetter("block"), dev_args), len(dev_args))),
-            "blocks_per_sm": (np.float32, _NAN, _floats(dev_args, attrgetter("blocks_per_sm"))),
-            "warps_per_sm": (np.float32, _NAN, _floats(dev_args, attrgetter("warps_per_sm"))),
-            "occupancy": (np.float32, _NAN, _floats(dev_args, attrgetter("occupancy"))),
-            "nbytes": (np.int64, -1, _ints(dev_args, attrgetter("nbytes"))),
+            "device": (np.int32, -1, fields.ints("device", at)),
+            "stream": (np.int64, -1, fields.ints("stream", at)),
+            "grid": (np.int32, NO_STRING, fields.raw_ids("grid", at)),
+            "block": (np.int32, NO_STRING, fields.raw_ids("block", at)),
+            "blocks_per_sm": (np.float32, _NAN, fields.floats("blocks_per_sm", at)),
+            "warps_per_sm": (np.float32, _NAN, fields.floats("warps_per_sm", at)),
+            "occupancy": (np.float32, _NAN, fields.floats("occupancy", at)),
+            "nbytes": (np.int64, -1, fields.ints("nbytes", at)),
         })
         if self.precise_start:
-            columns["relative_start_us"] = np.fromiter(map(_relative_us, map(attrgetter("start_time"), args)),
-                                                       dtype=np.float64, count=n)
+            columns["relative_start_us"] = fields.relative_start_us(rows)
         self.out.add("slices", **columns)
 
     @staticmethod
@@ -628,43 +658,130 @@ class _ChunkReader:
             full[rows] = subset
             columns[key] = full
 
-    def _read_instants(self, evs: Sequence[Any], rows: np.ndarray, event_id: np.ndarray, names: np.ndarray,
+    def _read_instants(self, fields: _Fields, rows: np.ndarray, event_id: np.ndarray, names: np.ndarray,
                        cats: np.ndarray, pids: np.ndarray, tids: np.ndarray, ts: np.ndarray) -> None:
-        args = list(map(_get_args, evs))
         columns = dict(
-            addr=_ints(args, attrgetter("addr")), bytes=_ints(args, attrgetter("mem_bytes")),
-            total_allocated=_ints(args, attrgetter("total_allocated")),
-            total_reserved=_ints(args, attrgetter("total_reserved")),
-            device_type=_ints(args, attrgetter("device_type")), device_id=_ints(args, attrgetter("device_id")),
+            addr=fields.ints("addr", rows), bytes=fields.ints("mem_bytes", rows),
+            total_allocated=fields.ints("total_allocated", rows),
+            total_reserved=fields.ints("total_reserved", rows),
+            device_type=fields.ints("device_type", rows), device_id=fields.ints("device_id", rows),
         )
-        paddle_rows = np.flatnonzero(_ints(args, attrgetter("current_allocated")) >= 0)
+        paddle_rows = np.flatnonzero(fields.ints("current_allocated", rows) >= 0)
         if len(paddle_rows):  # Paddle's [memory] events: its own argument names (ingest/paddle.py)
             from ..paddle import memory_columns
 
-            for key, values in memory_columns(_take(args, paddle_rows)).items():
+            for key, values in memory_columns(fields.args(rows[paddle_rows])).items():
                 columns[key][paddle_rows] = values
         self.out.add("instants", event_id=event_id[rows], pid=pids[rows], tid=tids[rows], ts=ts[rows],
                      name=names[rows], cat=cats[rows], **columns)
 
-    def _read_flows(self, evs: Sequence[Any], rows: np.ndarray, cats: np.ndarray, pids: np.ndarray,
+    def _read_flows(self, fields: _Fields, rows: np.ndarray, cats: np.ndarray, pids: np.ndarray,
                     tids: np.ndarray, ts: np.ndarray, phase_ids: np.ndarray) -> None:
-        n = len(evs)
         phase_of = np.array([_FLOW_PHASE.get(p, -1) for p in self.phases.strings], dtype=np.int8)
-        binding = self.bindings.ids(map(attrgetter("bp"), evs), n)
+        binding = fields.binding_ids(rows)
         enclosing_id = self.bindings.get("e", -2)
         self.out.add(
-            "flows", flow_id=self._flow_ids(evs), phase=phase_of[phase_ids[rows]], enclosing=binding == enclosing_id,
-            cat=cats[rows], pid=pids[rows], tid=tids[rows], ts=ts[rows],
+            "flows", flow_id=fields.flow_ids(rows), phase=phase_of[phase_ids[rows]],
+            enclosing=binding == enclosing_id, cat=cats[rows], pid=pids[rows], tid=tids[rows], ts=ts[rows],
         )
 
-    def _flow_ids(self, evs: Sequence[Any]) -> np.ndarray:
-        """Flow ids are integers in Kineto; other writers use strings, numbered here (negative)."""
+    def flow_id(self, value: Any) -> int:
+        """A flow id that is no integer of Kineto's range (a string, mostly): numbered here, negative."""
+        if isinstance(value, int) and -(2**62) < value < 2**62:
+            return value
+        return -2 - self.string_flow_ids[str(value)]
+
+
+class _StructFields:
+    """The fields of a chunk's event structs (decoded by msgspec), read column by column for some rows."""
+
+    def __init__(self, events: list[Any], reader: _ChunkReader) -> None:
+        self.events = events
+        self._reader = reader
+        self._args: Optional[list[_Args]] = None
+
+    def args(self, rows: np.ndarray) -> Sequence[_Args]:
+        if self._args is None:
+            self._args = list(map(_get_args, self.events))
+        return _take(self._args, rows)
+
+    def ints(self, key: str, rows: np.ndarray) -> np.ndarray:
+        return _ints(self.args(rows), attrgetter(key))
+
+    def optional_ints(self, key: str, rows: np.ndarray) -> np.ndarray:
+        return _optional_ints(self.args(rows), attrgetter(key))
+
+    def floats(self, key: str, rows: np.ndarray) -> np.ndarray:
+        return _floats(self.args(rows), attrgetter(key))
+
+    def raw_ids(self, key: str, rows: np.ndarray) -> np.ndarray:
+        args = self.args(rows)
+        return self._reader.raw_strings.ids(map(attrgetter(key), args), len(args))
+
+    def text_ids(self, key: str, rows: np.ndarray) -> np.ndarray:
+        args = self.args(rows)
+        return self._reader.opt_strings.ids(map(attrgetter(key), args), len(args))
+
+    def relative_start_us(self, rows: np.ndarray) -> np.ndarray:
+        return np.fromiter(map(_relative_us, map(attrgetter("start_time"), self.args(rows))), dtype=np.float64,
+                           count=len(rows))
+
+    def flow_ids(self, rows: np.ndarray) -> np.ndarray:
+        """Flow ids are integers in Kineto; other writers use strings (``_ChunkReader.flow_id``)."""
+        values = list(map(attrgetter("id"), _take(self.events, rows)))
         try:
-            return np.fromiter(map(attrgetter("id"), evs), dtype=np.int64, count=len(evs))
+            return np.fromiter(values, dtype=np.int64, count=len(values))
         except (TypeError, ValueError, OverflowError):
-            return np.fromiter(
-                (v if isinstance(v, int) and -(2**62) < v < 2**62 else -2 - self.string_flow_ids[str(v)]
-                 for v in map(attrgetter("id"), evs)), dtype=np.int64, count=len(evs))
+            return np.fromiter(map(self._reader.flow_id, values), dtype=np.int64, count=len(values))
+
+    def binding_ids(self, rows: np.ndarray) -> np.ndarray:
+        events = _take(self.events, rows)
+        return self._reader.bindings.ids(map(attrgetter("bp"), events), len(events))
+
+
+class _ScannedFields:
+    """The same reads from the columns of the C scanner (``columnar.py``): no per-event Python work."""
+
+    events: Sequence[Any] = ()  # no event objects: such chunks hold no B/E or metadata events (read_scanned)
+
+    def __init__(self, chunk: columnar.ScannedChunk, texts: columnar.Texts, reader: _ChunkReader) -> None:
+        self._chunk = chunk
+        self._texts = texts
+        self._reader = reader
+
+    def ints(self, key: str, rows: np.ndarray) -> np.ndarray:
+        column = self._chunk.columns.get(key)
+        if column is None:  # an argument the scanner leaves to msgspec (Paddle's): absent in its chunks
+            return np.full(len(rows), -1, dtype=np.int64)
+        return column[rows]
+
+    optional_ints = ints  # null reads as -1 in the scanner
+
+    def floats(self, key: str, rows: np.ndarray) -> np.ndarray:
+        return self._chunk[key][rows]
+
+    def raw_ids(self, key: str, rows: np.ndarray) -> np.ndarray:
+        raw_strings = self._reader.raw_strings
+        return self._texts.ids(self._chunk[key][rows], "raw", raw_strings.__getitem__, NO_STRING)
+
+    def text_ids(self, key: str, rows: np.ndarray) -> np.ndarray:
+        return self._texts.ids(self._chunk[key][rows], "optional text", self._reader.opt_strings.__getitem__)
+
+    def relative_start_us(self, rows: np.ndarray) -> np.ndarray:
+        raise AssertionError("Paddle's traces are read through msgspec")  # precise_start: no scanner
+
+    def args(self, rows: np.ndarray) -> Sequence[_Args]:
+        raise AssertionError("the scanner reads no Paddle memory event")
+
+    def flow_ids(self, rows: np.ndarray) -> np.ndarray:
+        # The scanner's integers have at most 18 digits: all within Kineto's range, as they are.
+        return self._texts.ids(self._chunk["id"][rows], "flow id", self._reader.flow_id)
+
+    def binding_ids(self, rows: np.ndarray) -> np.ndarray:
+        return self._texts.ids(self._chunk["bp"][rows], "binding", self._reader.bindings.__getitem__)
+
+
+_Fields = Union[_StructFields, _ScannedFields]
 
 
 def _relative_us(text: str) -> float:
@@ -773,6 +890,11 @@ def decode_chunk(reader: _ChunkReader, view: memoryview, first: int, index: int,
     Raises ``msgspec.DecodeError`` (or ``UnicodeDecodeError``) before changing anything when the bytes are
     not a JSON array.
     """
+    scanner = reader.scanner
+    if scanner is not None and not reader.text_times:  # the fast path first (columnar.py)
+        scanned = scanner.scan(view)
+        if scanned is not None and reader.read_scanned(scanned, scanner.texts, first, index):
+            return scanned.rows
     events, decoder = _decode_events(view, reader.text_times)
     if decoder is _TEXT_TIMES_DECODER:
         reader.text_times = True  # the next chunks are likely alike: they start with this decoder
