@@ -320,3 +320,15 @@ def test_texts_are_interned_across_chunks() -> None:
     assert first["pid"][0] == second["pid"][0] != first["pid"][1]  # 1 and "1" are two texts
     assert scanner.texts.values(np.concatenate([first["name"], first["pid"]])) == ["a", "b", 1, "1"]
     assert scanner.scan(b'[{"name": "a"},]') is None  # not JSON: left to msgspec
+
+
+@pytest.mark.parametrize("special", [b"\xff", b"\x01", b'\\"', "é".encode(), b"\\n", b"\xe2\x82", b'"'])
+def test_special_bytes_anywhere_in_a_long_text_decode_alike(special: bytes, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The scanner looks at 16 bytes at a time inside texts: a byte that stops it must be seen at every offset."""
+    events = [
+        b'{"ph": "X", "name": "%s%s%s", "ts": 1, "dur": 1, "pid": 1, "tid": 1, "args": {"Call stack": "%s%s"}}'
+        % (b"n" * offset, special, b"m" * 20, b"c" * offset, special)
+        for offset in range(40)
+    ]
+    for event in events:
+        _same_both_ways(_document(_json(_event()), event), monkeypatch, repr(event))
