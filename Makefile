@@ -60,10 +60,11 @@ system-deps:
 # pytest exits 5 when it collected no test: that is a failure here, like any other
 # non-zero code. The skip count and reasons are printed again at the very end of `make test`
 # (only what a user may lack, such as PaddlePaddle, may skip). PROFSCOPE_REQUIRE_E2E turns a missing browser into a failure instead of
-# a skip, so the browser tests cannot silently stop running.
+# a skip, so the browser tests cannot silently stop running; PROFSCOPE_REQUIRE_COLUMNAR does the same for the decoder's C
+# module (tb_plugin/ingest/chrome/_columnar.c, built by the install when a C compiler is there).
 pytest: venv-test system-deps frontend
 	@rm -f "$(SKIP_REPORT)"; status=0; \
-	PROFSCOPE_SKIP_REPORT="$(SKIP_REPORT)" PROFSCOPE_REQUIRE_E2E=1 $(VENV_PYTHON) -m pytest tests/ -ra --durations=10 || status=$$?; \
+	PROFSCOPE_SKIP_REPORT="$(SKIP_REPORT)" PROFSCOPE_REQUIRE_E2E=1 PROFSCOPE_REQUIRE_COLUMNAR=1 $(VENV_PYTHON) -m pytest tests/ -ra --durations=10 || status=$$?; \
 	if [ "$$status" -eq 5 ]; then echo "make test: pytest collected no tests" >&2; exit 1; fi; \
 	exit "$$status"
 
