@@ -686,7 +686,6 @@ static void put_defaults(Cursor *c) {
 static PyObject *Scanner_scan(Scanner *self, PyObject *arg) {
     Py_buffer view;
     if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0) return NULL;
-    Py_ssize_t texts_before = self->strings.count;
     Cursor c = {(const unsigned char *)view.buf, (const unsigned char *)view.buf + view.len, self, 0};
     int status = FALLBACK;
     skip_space(&c);
@@ -729,7 +728,6 @@ static PyObject *Scanner_scan(Scanner *self, PyObject *arg) {
     if (status == FAILED) return NULL;
     if (status == FALLBACK) {
         /* Texts interned by the abandoned scan stay (ids are only ever added); the caller maps new ids lazily. */
-        (void)texts_before;
         Py_RETURN_NONE;
     }
     Py_ssize_t rows = c.row, total = 0;
