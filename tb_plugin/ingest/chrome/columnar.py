@@ -76,25 +76,28 @@ class Texts:
         """
         if len(local) == 0:
             return np.zeros(0, dtype=np.int64)
+        # A space's table holds the answer for id -1 in slot 0 and that of id i in slot i + 1 (looked up as
+        # table[local + 1]); it grows by doubling, so a trace with millions of distinct texts copies it
+        # O(log n) times, not once per chunk.
+        slots = local + 1
         table = self._maps.get(space)
-        top = int(local.max()) + 1
-        if table is None or len(table) - 1 < top:
-            self._refresh(top)
-            size = len(self.entries)
-            grown = np.full(size + 1, _UNMAPPED, dtype=np.int64)  # the last slot answers id -1
+        needed = int(slots.max()) + 1
+        self._refresh(needed - 1)  # the texts up to the largest id, for ``value``
+        if table is None or len(table) < needed:
+            grown = np.full(max(needed, 2 * (0 if table is None else len(table)), 1024), _UNMAPPED, dtype=np.int64)
             if table is not None:
-                grown[: len(table) - 1] = table[:-1]
-            grown[-1] = absent
+                grown[: len(table)] = table
+            grown[0] = absent
             table = self._maps[space] = grown
-        mapped = table[local]
+        mapped = table[slots]
         missing = mapped == _UNMAPPED
         if missing.any():
             # In the order the chunk first uses them, as the msgspec path interns them (equal string ids).
             new = local[missing]
             unique, first = np.unique(new, return_index=True)
             for text_id in unique[np.argsort(first)].tolist():
-                table[text_id] = convert(self.value(text_id))
-            mapped = table[local]
+                table[text_id + 1] = convert(self.value(text_id))
+            mapped = table[slots]
         return mapped
 
     def values(self, local: np.ndarray) -> list[Any]:
