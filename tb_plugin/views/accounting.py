@@ -18,14 +18,16 @@ Definitions (per step window of ``find_steps``; a span's figure is the mean over
   collectives too; HTA counts NCCL kernels only, as here.
 * **Computation** (``computation_intervals``): on a span with device work, the device work
   that is not communication (kernels, memory copies and memsets); on a span without, host
-  operators and annotations (the overview's CPU Exec) outside communication. A host thread's
-  ranges while a collective runs cannot be told from waiting for it, so on host-only spans
-  communication takes priority over host computation, as it does in the overview's
-  breakdown: nothing of a host-only span's communication counts as overlapped.
-  (torch-tb-profiler overlaps host operators with Gloo ranges on CPU-only runs; HTA
-  counts computation kernels only, not memory copies.)
-* **Overlap**: communication while computation runs. ``communication - overlap`` is the
-  overview's Communication category (its priority puts kernels, memcpy and memset first).
+  operators and annotations (the overview's CPU Exec), each thread's own communication
+  excepted: a thread's ranges while it runs a collective itself (the ranges enclosing its
+  ``gloo:all_reduce``) are waiting for it, while another thread's operators at the same time
+  compute. So the main thread's backward overlaps the all-reduce a Gloo thread runs, as
+  torch-tb-profiler's Distributed view counts it (HTA counts computation kernels only, not
+  memory copies or host work).
+* **Overlap**: communication while computation runs. ``communication - overlap`` (exposed
+  communication, ``exposed_communication_intervals``) is the overview's Communication
+  category: on a device span its priority puts kernels, memcpy and memset (the computation)
+  first; on a host-only span the category is defined as this difference.
 * **Device busy**: time at least one device activity (kernel, copy, memset) runs; **device
   idle** is the rest of the step.
 """
@@ -99,15 +101,59 @@ def cpu_exec_intervals(model: TraceModel) -> intervals.Intervals:
     return model.memo("accounting.cpu_exec", compute)
 
 
+def _host_communication_by_thread(model: TraceModel) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The host part of communication as (start, end, track) pieces, sorted by track."""
+    def compute() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        s = model.slices
+        rows = np.flatnonzero(host_communication(model))
+        return s.start[rows], s.end_at(rows), s.track[rows]
+
+    return model.memo("accounting.host_communication_by_thread", compute)
+
+
+def host_computation_intervals(model: TraceModel) -> intervals.Intervals:
+    """Host operators and annotations (the overview's CPU Exec), less each thread's own communication: a thread
+    running a collective waits for it, other threads go on computing."""
+    def compute() -> intervals.Intervals:
+        s = model.slices
+        kinds = SliceKinds(model)
+        starts, ends, tracks = _host_communication_by_thread(model)
+        if not len(tracks):
+            return cpu_exec_intervals(model)
+        ops = kinds.host_op & ~kinds.step
+        waiting = np.unique(tracks)
+        # Slices are sorted by track: each waiting thread's rows are one run of rows, its pieces one run too.
+        row_lo, row_hi = np.searchsorted(s.track, waiting, "left"), np.searchsorted(s.track, waiting, "right")
+        piece_lo, piece_hi = np.searchsorted(tracks, waiting, "left"), np.searchsorted(tracks, waiting, "right")
+        free = ops.copy()
+        parts = []
+        for lo, hi, p_lo, p_hi in zip(row_lo.tolist(), row_hi.tolist(), piece_lo.tolist(), piece_hi.tolist()):
+            free[lo:hi] = False
+            rows = lo + np.flatnonzero(ops[lo:hi])
+            parts.append(intervals.difference((s.start[rows], s.end_at(rows)), (starts[p_lo:p_hi], ends[p_lo:p_hi])))
+        parts.append((s.start[free], s.end_at(free)))
+        return intervals.merge(np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts]))
+
+    return model.memo("accounting.host_computation", compute)
+
+
 def computation_intervals(model: TraceModel) -> intervals.Intervals:
-    """Union of computation: device work that is not communication, else host work outside communication."""
+    """Union of computation: device work that is not communication, else host work less each thread's own
+    communication (see the module docstring)."""
     def compute() -> intervals.Intervals:
         kinds = SliceKinds(model)
         if has_device_work(model):
             return _merge_rows(model, kinds.device_work & ~kinds.collective_kernel)
-        return intervals.difference(cpu_exec_intervals(model), communication_intervals(model))
+        return host_computation_intervals(model)
 
     return model.memo("accounting.computation", compute)
+
+
+def exposed_communication_intervals(model: TraceModel) -> intervals.Intervals:
+    """Communication while nothing computes: the overview's Communication category and the step trace's
+    communication phase."""
+    return model.memo("accounting.exposed_communication",
+                      lambda: intervals.difference(communication_intervals(model), computation_intervals(model)))
 
 
 @dataclass(frozen=True)

@@ -75,7 +75,7 @@ def category_intervals(model: TraceModel) -> dict[str, intervals.Intervals]:
             "kernel": of(kinds.kernel & ~kinds.collective_kernel),
             "memcpy": of(kinds.memcpy),
             "memset": of(kinds.memset),
-            "communication": accounting.communication_intervals(model),
+            "communication": accounting.exposed_communication_intervals(model),
             "runtime": of(kinds.runtime),
             "dataloader": of(kinds.dataloader),
             "cpu_exec": accounting.cpu_exec_intervals(model),

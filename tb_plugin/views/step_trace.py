@@ -14,8 +14,8 @@ A step is a window of ``find_steps`` (the overview's steps). Points per step:
   Paddle: ``Optimization`` events.
 - communication: communication not overlapped by computation, as ``accounting`` defines both
   (collective kernels, and host collectives such as Gloo's; computation is device work on spans
-  with any, else none: on host-only spans a thread's ranges during a collective are not told from
-  waiting for it). It equals the overview's Communication category.
+  with any, else host work less each thread's own time in a collective). It equals the overview's
+  Communication category.
 
 Time base: on a CPU-only span (and Paddle's, whose summary counts host time) points are host
 times in the steps' host ranges. When device work is linked to its launches, each point is moved
@@ -438,8 +438,9 @@ def _communication(model: TraceModel) -> tuple[intervals.Intervals, Optional[str
     if len(comm[0]) == 0:
         return intervals.empty(), None
     marker = ("collectives not overlapped by device work" if accounting.has_device_work(model)
-              else "collective ranges (host work during a collective is not told from waiting for it)")
-    return intervals.difference(comm, accounting.computation_intervals(model)), marker
+              else "collective ranges not overlapped by host work of other threads (a thread's own ranges "
+                   "during its collective wait for it)")
+    return accounting.exposed_communication_intervals(model), marker
 
 
 def _step_marker_text(steps: Steps) -> str:
