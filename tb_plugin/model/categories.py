@@ -316,22 +316,29 @@ class SliceKinds:
         return (by_name | self._by_category(PADDLE_DATALOADER_CATEGORIES)) & self.host_op
 
     @cached_property
+    def collective_range(self) -> np.ndarray:
+        """Host ranges of collectives themselves: named as one (``COLLECTIVE_OP_NAME``) or carrying a collective's
+        arguments. Not what they enclose: a range may outlive its collective and hold a model's forward pass."""
+        own = self._by_name(lambda s: bool(COLLECTIVE_OP_NAME.match(s))) & self.host_op
+        return own | ((self.model.slices.collective >= 0) & self.host_op)
+
+    @cached_property
     def collective_op(self) -> np.ndarray:
         """Host ranges of collectives, and everything nested inside one."""
-        own = self._by_name(lambda s: bool(COLLECTIVE_OP_NAME.match(s))) & self.host_op
-        own |= (self.model.slices.collective >= 0) & self.host_op
-        return own | has_ancestor(self.model.slices, own)
+        return self.collective_range | has_ancestor(self.model.slices, self.collective_range)
 
     @cached_property
     def collective_kernel(self) -> np.ndarray:
         """Device activities of collectives: by kernel name, naming their collective (Ascend's communication
-        tasks, ingest/mindspore/ascend_layers.py), or launched from inside a collective op."""
+        tasks, ingest/mindspore/ascend_layers.py), or launched by a collective's own range (the operator the
+        launch is linked to is the collective range itself, not an operator nested inside one: an annotation
+        named like a collective that encloses a forward pass does not make its kernels communication)."""
         by_name = self._by_name(lambda s: bool(COLLECTIVE_KERNEL_NAME.match(s))) & self.device_activity
         by_name |= (self.model.slices.collective >= 0) & self.device_activity
         op = self.model.links.op
         by_op = np.zeros(len(op), dtype=bool)
         has_op = op >= 0
-        by_op[has_op] = self.collective_op[op[has_op]]
+        by_op[has_op] = self.collective_range[op[has_op]]
         return (by_name | by_op) & self.kernel
 
     @cached_property

@@ -8,10 +8,13 @@ number wherever it appears.
 Definitions (per step window of ``find_steps``; a span's figure is the mean over its steps):
 
 * **Communication** (``communication_intervals``): time a collective runs. On the device:
-  collective kernels (NCCL/RCCL/HCCL kernels, and kernels launched from inside a collective
-  operator). On the host: the outermost host range of a collective (``gloo:``, ``nccl:``,
-  ``c10d::``, ``record_param_comms``, …) that launched *no* device collective kernel. Gloo
-  (and any collective that runs on the host) is thus communication on CPU-only and on GPU
+  collective kernels (NCCL/RCCL/HCCL kernels, and kernels whose launch is linked to a
+  collective's own range). On the host: the host ranges of collectives (``gloo:``, ``nccl:``,
+  ``c10d::``, ``record_param_comms``, …) under an outermost one that launched *no* device
+  collective kernel, over their own time: the time of a collective range less that of the other
+  ranges nested in it (an operator, an annotation: a ``## forward ##`` that a long-lived
+  collective annotation happens to enclose is not communication), its runtime calls included.
+  Gloo (and any collective that runs on the host) is thus communication on CPU-only and on GPU
   spans alike, while the host range that only enqueues an NCCL kernel is not: the kernel is
   the communication. DDP's reducer bookkeeping ranges (``torch.distributed.ddp.reducer::``) copy
   data locally and are not communication. torch-tb-profiler counts the host ranges of NCCL
@@ -56,11 +59,12 @@ def _merge_rows(model: TraceModel, mask: np.ndarray) -> intervals.Intervals:
 
 
 def host_communication(model: TraceModel) -> np.ndarray:
-    """Rows of the outermost host ranges of collectives that launched no device collective kernel."""
+    """Rows of the host collective ranges whose own time is communication: those under an outermost collective
+    range that launched no device collective kernel (DDP's bookkeeping left out)."""
     def compute() -> np.ndarray:
         kinds = SliceKinds(model)
         s = model.slices
-        host = kinds.collective_op & kinds.on_host
+        host = kinds.collective_range & kinds.on_host
         if not host.any():
             return host
         bookkeeping = model.string_ids_where(lambda name: bool(_BOOKKEEPING.match(name)))[s.name] & host
@@ -70,15 +74,54 @@ def host_communication(model: TraceModel) -> np.ndarray:
         launched = np.zeros(len(s), dtype=np.int64)
         for linked in (model.links.op[device_rows], model.links.launcher[device_rows]):
             launched[linked[linked >= 0]] = 1
-        return roots & (tree.subtree_sum(s, launched) == 0)
+        quiet_root = roots & (tree.subtree_sum(s, launched) == 0)
+        return host & (quiet_root | tree.has_ancestor(s, quiet_root))
 
     return model.memo("accounting.host_communication", compute)
+
+
+def _own_time(model: TraceModel, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(start, end, track) of the time of each flagged range that is its own: the range less its direct children
+    that are neither flagged themselves nor runtime calls (a flagged range nested in such a child has pieces of
+    its own). Children of one range are disjoint on its thread, so the pieces are the gaps between them."""
+    s = model.slices
+    kinds = SliceKinds(model)
+    ranges = np.flatnonzero(rows)
+    parent = s.parent
+    child = np.flatnonzero((parent >= 0) & ~rows & ~kinds.runtime)
+    child = child[rows[parent[child]]]
+    owner = parent[child]
+    order = np.lexsort((s.start[child], owner))
+    child, owner = child[order], owner[order]
+    owner_start, owner_end = s.start[owner], s.end_at(owner)
+    child_start = np.clip(s.start[child], owner_start, owner_end)
+    child_end = np.clip(s.end_at(child), owner_start, owner_end)
+    # Each range: from its start to its first child's start (or its end); each child: from its end to the next
+    # child's start in the same range (or the range's end).
+    first = np.r_[True, owner[1:] != owner[:-1]] if len(owner) else np.zeros(0, dtype=bool)
+    last = np.r_[owner[1:] != owner[:-1], True] if len(owner) else np.zeros(0, dtype=bool)
+    first_owner = owner[first]
+    at = np.searchsorted(first_owner, ranges)
+    has_child = at < len(first_owner)
+    has_child[has_child] = first_owner[at[has_child]] == ranges[has_child]
+    range_end = s.end_at(ranges)
+    range_end[has_child] = child_start[first][at[has_child]]
+    child_next = np.where(last, owner_end, np.r_[child_start[1:], 0] if len(child) else child_start)
+    starts = np.concatenate([s.start[ranges], child_end])
+    ends = np.concatenate([range_end, child_next])
+    tracks = np.concatenate([s.track[ranges], s.track[owner]])
+    keep = ends > starts
+    order = np.argsort(tracks[keep], kind="stable")
+    return starts[keep][order], ends[keep][order], tracks[keep][order]
 
 
 def communication_intervals(model: TraceModel) -> intervals.Intervals:
     """Union of the time collectives run (see the module docstring)."""
     def compute() -> intervals.Intervals:
-        return _merge_rows(model, SliceKinds(model).collective_kernel | host_communication(model))
+        s = model.slices
+        kernels = SliceKinds(model).collective_kernel
+        starts, ends, _ = _host_communication_by_thread(model)
+        return intervals.merge(np.concatenate([s.start[kernels], starts]), np.concatenate([s.end_at(kernels), ends]))
 
     return model.memo("accounting.communication", compute)
 
@@ -104,9 +147,7 @@ def cpu_exec_intervals(model: TraceModel) -> intervals.Intervals:
 def _host_communication_by_thread(model: TraceModel) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The host part of communication as (start, end, track) pieces, sorted by track."""
     def compute() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        s = model.slices
-        rows = np.flatnonzero(host_communication(model))
-        return s.start[rows], s.end_at(rows), s.track[rows]
+        return _own_time(model, host_communication(model))
 
     return model.memo("accounting.host_communication_by_thread", compute)
 
