@@ -84,3 +84,69 @@ def test_a_kernel_launched_by_the_collective_range_is_communication(tmp_path: Pa
     # The collective ran on the device: its kernel is the communication, its host range is not.
     assert _us(times.communication) == 200
     assert _us(times.computation) == 500
+
+
+# --- an NCCL collective's host ranges are not communication ---------------------------------------------------
+
+
+def _nccl_rank(with_gloo: bool) -> list[dict[str, Any]]:
+    """An NCCL all-reduce as torch records it: c10d::allreduce_ [100, 200) > record_param_comms > nccl:all_reduce
+    launching the NCCL kernel [300, 700); then a second record_param_comms [800, 830) around the collective's wait
+    (a cudaStreamWaitEvent, no launch). With ``with_gloo``, a Gloo barrier of a CPU process group on a thread of
+    its own [900, 960)."""
+    events = [
+        x("ProfilerStep#1", 0, 1000, cat=ANNOTATION),
+        x("c10d::allreduce_", 100, 100),
+        x("record_param_comms", 110, 80),
+        x("nccl:all_reduce", 120, 60, cat=ANNOTATION),
+        *_launch("ncclKernel_AllReduce_RING_LL_Sum_float(ncclWorkElem)", 130, 10, 1, 300, 400),
+        x("record_param_comms", 800, 30),
+        x("cudaStreamWaitEvent", 805, 2, cat="cuda_runtime", args={"correlation": 2}),
+    ]
+    if with_gloo:
+        events.append(x("gloo:barrier", 900, 60, tid=2))
+    return events
+
+
+@pytest.mark.parametrize("with_gloo", [False, True])
+def test_nccl_wait_ranges_are_not_host_communication(tmp_path: Path, with_gloo: bool) -> None:
+    model = _load(tmp_path, _nccl_rank(with_gloo), distributedInfo={"rank": 0, "world_size": 2, "backend": "nccl"})
+    times = accounting.step_times(model)
+    # The kernel [300, 700) is the communication; the wait's record_param_comms is not, the Gloo barrier is.
+    assert _us(times.communication) == 400 + (60 if with_gloo else 0)
+    assert _names(model, accounting.host_communication(model)) == (["gloo:barrier"] if with_gloo else [])
+
+
+def test_a_rank_without_collective_kernels_keeps_its_host_collectives(tmp_path: Path) -> None:
+    """The same ranges with no NCCL kernel recorded: nothing says the collectives ran on the device."""
+    events = [e for e in _nccl_rank(False) if e.get("cat") != "kernel" and e.get("ph") == "X"]
+    model = _load(tmp_path, events)
+    # c10d::allreduce_ [100, 200) (its launch call included) and the second record_param_comms [800, 830).
+    assert _us(accounting.step_times(model).communication) == 100 + 30
+
+
+# The df_index_resolver rank of HTA's tests: NCCL, each collective with a second record_param_comms around its wait.
+NCCL_WAITS = "hta/df_index_resolver/df_index_resolver.json.gz"
+
+
+def test_nccl_rank_communication_is_its_kernels() -> None:
+    from conftest import real_trace
+
+    model = load_trace(str(real_trace(NCCL_WAITS)))
+    s = model.slices
+    kinds = SliceKinds(model)
+    named = model.string_ids_where(lambda t: t == "record_param_comms")[s.name]
+    launched = np.zeros(len(s), dtype=np.int64)
+    linked = model.links.launcher[kinds.collective_kernel]
+    launched[linked[linked >= 0]] = 1
+    from profscope.tb_plugin.model.tree import subtree_sum
+
+    waits = named & (subtree_sum(s, launched) == 0)
+    assert int(waits.sum()) == 2020 and round(_us(s.dur[waits])) == 9117
+    assert not accounting.host_communication(model).any()
+    times = accounting.step_times(model)
+    windows = (times.steps.start, times.steps.end)
+    kernels_only = intervals.covered_length_in(windows, accounting.collective_kernel_intervals(model))
+    assert np.array_equal(times.communication, kernels_only)
+    # HTA 0.5.0 over these steps (test_hta_agreement.py): 357,343 µs of communication kernels, 0% overlapped.
+    assert round(_us(times.communication)) == 357343 and _us(times.overlap) == 0

@@ -14,9 +14,13 @@ Definitions (per step window of ``find_steps``; a span's figure is the mean over
   collective kernel, over their own time: the time of a collective range less that of the other
   ranges nested in it (an operator, an annotation: a ``## forward ##`` that a long-lived
   collective annotation happens to enclose is not communication), its runtime calls included.
-  Gloo (and any collective that runs on the host) is thus communication on CPU-only and on GPU
-  spans alike, while the host range that only enqueues an NCCL kernel is not: the kernel is
-  the communication. DDP's reducer bookkeeping ranges (``torch.distributed.ddp.reducer::``) copy
+  On a rank whose collectives run on the device (it has collective kernels), only the ranges of
+  a host backend (``gloo:``, with the collective ranges around and inside them) count: the
+  others enqueue kernels or wait for them, such as the short ``record_param_comms`` that torch
+  records around an NCCL collective's wait, with no launch inside. Gloo (and any collective
+  that runs on the host) is thus communication on CPU-only and on GPU spans alike, while the
+  host range that only enqueues an NCCL kernel, or waits for it, is not: the kernel is the
+  communication. DDP's reducer bookkeeping ranges (``torch.distributed.ddp.reducer::``) copy
   data locally and are not communication. torch-tb-profiler counts the host ranges of NCCL
   collectives too; HTA counts NCCL kernels only, as here.
 * **Computation** (``computation_intervals``): on a span with device work, the device work
@@ -52,6 +56,8 @@ from ..model.trace_model import TraceModel
 # Host ranges named like collectives that move no data between ranks: DDP's reducer copying a bucket
 # back into the gradients (``torch.distributed.ddp.reducer::copy_bucket_to_grad``) is local work.
 _BOOKKEEPING = re.compile(r"^torch\.distributed\.ddp\.reducer::")
+# The host ranges of a backend whose collectives run on the host (ProcessGroupGloo's work ranges).
+_HOST_BACKEND = re.compile(r"^gloo:")
 
 
 def _merge_rows(model: TraceModel, mask: np.ndarray) -> intervals.Intervals:
@@ -60,7 +66,8 @@ def _merge_rows(model: TraceModel, mask: np.ndarray) -> intervals.Intervals:
 
 def host_communication(model: TraceModel) -> np.ndarray:
     """Rows of the host collective ranges whose own time is communication: those under an outermost collective
-    range that launched no device collective kernel (DDP's bookkeeping left out)."""
+    range that launched no device collective kernel (DDP's bookkeeping left out), and on a rank whose
+    collectives run on the device, only a host backend's (see the module docstring)."""
     def compute() -> np.ndarray:
         kinds = SliceKinds(model)
         s = model.slices
@@ -69,6 +76,13 @@ def host_communication(model: TraceModel) -> np.ndarray:
             return host
         bookkeeping = model.string_ids_where(lambda name: bool(_BOOKKEEPING.match(name)))[s.name] & host
         host &= ~(bookkeeping | tree.has_ancestor(s, bookkeeping))
+        if kinds.collective_kernel.any():
+            # The rank's collectives run on the device: a host range of one enqueues its kernels or waits for them
+            # (torch records a second, short record_param_comms around an NCCL collective's wait, with no launch
+            # in it). Only a host backend's ranges, and the collective ranges around or inside them, run on the host.
+            runs_on_host = model.string_ids_where(lambda name: bool(_HOST_BACKEND.match(name)))[s.name] & host
+            host &= (runs_on_host | tree.has_ancestor(s, runs_on_host)
+                     | (tree.subtree_sum(s, runs_on_host.astype(np.int64)) > 0))
         roots = host & ~tree.has_ancestor(s, host)
         device_rows = np.flatnonzero(kinds.collective_kernel)
         launched = np.zeros(len(s), dtype=np.int64)
