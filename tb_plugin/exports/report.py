@@ -73,7 +73,7 @@ class SpanViews:
     overview: dict[str, Any]
     operators: dict[str, Any]
     kernels: dict[str, Any]
-    memory: dict[str, Any]  # the memory view's "available", "hint", "devices" and "peak"
+    memory: dict[str, Any]  # the memory view's "available", "hint", "devices", "peak" and "notes"
     details: dict[str, str] = field(default_factory=dict)  # run / worker / span / file, as known
 
 
@@ -92,7 +92,7 @@ def collect_span(model: TraceModel, label: str, group_by: str = "name", batch_si
         overview=compare_view.span_overview(model, batch_size),
         operators=compare_view.span_operators(model, group_by),
         kernels=compare_view.span_kernels(model),
-        memory={key: memory.get(key) for key in ("available", "hint", "devices", "peak")},
+        memory={key: memory.get(key) for key in ("available", "hint", "devices", "peak", "notes")},
         details=dict(details or {}),
     )
 
@@ -373,7 +373,8 @@ def _text_memory(span: SpanViews) -> str:
     columns = (Column("Device", "<"), Column("Peak allocated"), Column("At (into the span)"), Column("Peak reserved"))
     rows = [[p["device"], format_bytes(p["allocated"]), format_duration(p["offset_us"]), format_bytes(p["reserved"])]
             for p in peaks]
-    return "Memory peak per device\n" + text_table(columns, rows)
+    notes = "".join(f"\n{note}" for note in span.memory.get("notes") or [])
+    return "Memory peak per device\n" + text_table(columns, rows) + notes
 
 
 def summary_text(span: SpanViews, top: int = 10, sort: Optional[str] = None) -> str:
@@ -412,7 +413,8 @@ def summary_json(span: SpanViews, top: int = 10, sort: Optional[str] = None) -> 
         "operators": {"group_by": span.operators.get("group_by", "name"), "sort": key, "total_rows": len(span.operators.get("rows", [])),
                       "rows": top_operators(span.operators, top, sort)},
         "kernels": {"total_rows": len(span.kernels.get("rows", [])), "rows": list(span.kernels.get("rows", []))[:top]},
-        "memory": {"available": bool(span.memory.get("available")), "peaks": memory_peaks(span)},
+        "memory": {"available": bool(span.memory.get("available")), "peaks": memory_peaks(span),
+                   "notes": list(span.memory.get("notes") or [])},
     }
 
 
@@ -682,7 +684,8 @@ def _memory_html(span: SpanViews) -> str:
                HtmlColumn("Peak reserved"), HtmlColumn("Capacity")]
     rows = [[esc(p["device"]), esc(format_bytes(p["allocated"])), esc(format_duration(p["offset_us"])),
              esc(format_bytes(p["reserved"])), esc(format_bytes(p["capacity"]))] for p in peaks]
-    return html_table(columns, rows, test_id="memory")
+    notes = "".join(f'<p class="muted">{esc(note)}</p>' for note in span.memory.get("notes") or [])
+    return html_table(columns, rows, test_id="memory") + notes
 
 
 def span_section_html(span: SpanViews, anchor: str, heading: str, top: int) -> str:

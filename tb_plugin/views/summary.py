@@ -5,10 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 from ..model.categories import GENERIC, SliceKinds
 from ..model.trace_model import TraceModel
+from .memory import memory_events
 
 NS_PER_US = 1000.0
 # How many unknown categories a limitation names (the parse notes list them all).
@@ -53,7 +52,8 @@ def span_summary(model: TraceModel) -> dict[str, Any]:
 
 
 def _memory_events(model: TraceModel) -> int:
-    return int(np.count_nonzero(model.instants.addr >= 0)) if len(model.instants) else 0
+    """The memory view's events (``views/memory.py``: with an address, an allocator total, or a size)."""
+    return len(memory_events(model).rows)
 
 
 def _plural(count: int, word: str) -> str:

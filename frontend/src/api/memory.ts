@@ -45,10 +45,11 @@ export interface AllocationRow {
   readonly operator: string;
   readonly device: string;
   readonly allocTime: number;
-  /** null: never freed within the span. */
+  /** null: never freed within the span, or not known (an event without an address). */
   readonly freeTime: number | null;
   readonly lifetime: number | null;
-  readonly neverFreed: boolean;
+  /** null: not known (the event has no address, so no free is paired with it). */
+  readonly neverFreed: boolean | null;
 }
 
 export interface OperatorMemoryRow {
@@ -75,6 +76,8 @@ export interface MemoryData {
   readonly peaks: ReadonlyMap<string, MemoryPeak>;
   readonly allocations: readonly AllocationRow[];
   readonly byOperator: readonly OperatorMemoryRow[];
+  /** What the span's memory events do not say (totals rebuilt from sizes, no addresses). */
+  readonly notes: readonly string[];
 }
 
 /** What the tables are about; the curves always cover the whole span and every device. */
@@ -148,7 +151,7 @@ export function parseAllocations(value: unknown): AllocationRow[] {
       allocTime: number(allocTime[i]),
       freeTime: free,
       lifetime: nullableNumber(lifetime[i]),
-      neverFreed: typeof neverFreed[i] === "boolean" ? (neverFreed[i] as boolean) : free === null,
+      neverFreed: typeof neverFreed[i] === "boolean" ? (neverFreed[i] as boolean) : neverFreed[i] === null ? null : free === null,
     });
   }
   return rows;
@@ -191,6 +194,7 @@ export function parseMemory(json: unknown): MemoryData {
     peaks: mapOf(objectOf(json["peak"]), parsePeak),
     allocations: parseAllocations(json["events"]),
     byOperator: listField(json, "by_operator", parseOperatorRow),
+    notes: Array.isArray(json["notes"]) ? json["notes"].filter((note): note is string => typeof note === "string") : [],
   };
 }
 

@@ -85,8 +85,8 @@ export function allocationColumns(origin: number): TableColumn<AllocationRow>[] 
       width: 104,
       align: "center",
       sortValue: (row) => row.neverFreed,
-      text: (row) => (row.neverFreed ? "never freed" : ""),
-      cellClass: (row) => (row.neverFreed ? "ps-badge" : null),
+      text: (row) => (row.neverFreed === null ? "unknown" : row.neverFreed ? "never freed" : ""),
+      cellClass: (row) => (row.neverFreed === true ? "ps-badge" : null),
     },
   ];
 }
