@@ -1,12 +1,12 @@
 // Analyses: the questions that come after the overview, one section each (idle time by cause, kernel
 // launches, queue length, frequent kernel sequences, annotations), all over the Overview's steps. Each
 // section loads its own route, so a slow or failing analysis leaves the others in place.
-import { el, injectStyleOnce } from "../components/dom";
-import { injectViewStyles } from "../components/view_styles";
-import { spanRefOf } from "../components/view_parts";
-import { sectionFrame } from "./analyses_section";
-import { ANALYSIS_SECTIONS } from "./analyses_sections";
-import type { ViewContext, ViewDefinition } from "./types";
+import { el, injectStyleOnce } from "../../components/dom";
+import { injectViewStyles } from "../../components/view_styles";
+import { spanRefOf } from "../../components/view_parts";
+import { sectionFrame } from "./section_frame";
+import { ANALYSIS_SECTIONS } from "./section_list";
+import type { ViewContext, ViewDefinition } from "../types";
 
 const STYLE_ELEMENT_ID = "profscope-analyses-styles";
 const CSS = `

@@ -1,7 +1,7 @@
 // Analyses page, annotations: the user's own record_function ranges ("data/*", "train/*") and their copies on
 // the device, as a table like the operator table: calls, host time, device time.
-import { ANALYSIS_ROUTES, parseAnnotations, type AnnotationRow, type AnnotationsData } from "../api/analyses";
-import { formatCount } from "../lib/format";
+import { ANALYSIS_ROUTES, parseAnnotations, type AnnotationRow, type AnnotationsData } from "../../api/analyses";
+import { formatCount } from "../../lib/format";
 import {
   analysisSection,
   microsColumn,
@@ -9,7 +9,7 @@ import {
   showInTrace,
   SHOW_IN_TRACE_HINT,
   type SectionContext,
-} from "./analyses_section";
+} from "./section_frame";
 
 const DEVICE_COPY =
   "Device time of the range's copies on the device (gpu_user_annotation): from the first to the last device work of " +

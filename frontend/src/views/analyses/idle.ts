@@ -1,11 +1,11 @@
 // Analyses page, idle time: each device stream's idle time in the steps split by its cause (waiting on the
 // host, on the previous kernels, other), as stacked columns and a table, and the longest gaps with a way
 // into the trace viewer.
-import { ANALYSIS_ROUTES, parseIdleTime, type IdleGap, type IdleStream, type IdleTimeData } from "../api/analyses";
-import { createStackedColumnChart } from "../components/chart";
-import { keyValueList } from "../components/view_parts";
-import { formatCount, formatPercent } from "../lib/format";
-import { formatAxisDuration, formatTime, shortKernelName } from "../lib/metric_format";
+import { ANALYSIS_ROUTES, parseIdleTime, type IdleGap, type IdleStream, type IdleTimeData } from "../../api/analyses";
+import { createStackedColumnChart } from "../../components/chart";
+import { keyValueList } from "../../components/view_parts";
+import { formatCount, formatPercent } from "../../lib/format";
+import { formatAxisDuration, formatTime, shortKernelName } from "../../lib/metric_format";
 import {
   analysisSection,
   microsColumn,
@@ -13,9 +13,9 @@ import {
   showInTrace,
   SHOW_IN_TRACE_HINT,
   type SectionContext,
-} from "./analyses_section";
-import { el } from "../components/dom";
-import { hostWaitShare } from "../lib/analyses_model";
+} from "./section_frame";
+import { el } from "../../components/dom";
+import { hostWaitShare } from "./model";
 
 export const IDLE_DEFINITIONS = {
   hostWait:

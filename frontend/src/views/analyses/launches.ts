@@ -8,14 +8,14 @@ import {
   type LaunchesData,
   type LaunchGroup,
   type LaunchStats,
-} from "../api/analyses";
-import { createBarList } from "../components/bars";
-import { el } from "../components/dom";
-import { keyValueList } from "../components/view_parts";
-import type { TableColumn } from "../components/virtual_table";
-import { binLabels, trimmedCounts } from "../lib/analyses_model";
-import { formatCount, formatPercent } from "../lib/format";
-import { orDash, formatTime, shortKernelName } from "../lib/metric_format";
+} from "../../api/analyses";
+import { createBarList } from "../../components/bars";
+import { el } from "../../components/dom";
+import { keyValueList } from "../../components/view_parts";
+import type { TableColumn } from "../../components/virtual_table";
+import { binLabels, trimmedCounts } from "./model";
+import { formatCount, formatPercent } from "../../lib/format";
+import { orDash, formatTime, shortKernelName } from "../../lib/metric_format";
 import {
   analysisSection,
   microsColumn,
@@ -23,7 +23,7 @@ import {
   showInTrace,
   SHOW_IN_TRACE_HINT,
   type SectionContext,
-} from "./analyses_section";
+} from "./section_frame";
 
 export const LAUNCH_DEFINITIONS = {
   cpu: "CPU duration: how long the runtime call (cudaLaunchKernel, cudaMemcpyAsync, cudaGraphLaunch, …) took on the host.",

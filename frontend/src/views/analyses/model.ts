@@ -1,6 +1,6 @@
 // Pure helpers of the Analyses page (no DOM): what its sections compute from the answers.
-import type { IdleTimeData, KernelSequence } from "../api/analyses";
-import { formatTime, shortKernelName } from "./metric_format";
+import type { IdleTimeData, KernelSequence } from "../../api/analyses";
+import { formatTime, shortKernelName } from "../../lib/metric_format";
 
 /** The share of all the streams' idle time that waits for the host: the headline of launch-bound work. */
 export function hostWaitShare(data: IdleTimeData): number {

@@ -1,11 +1,11 @@
 // Analyses page, queue length: how much launched work waits on each stream. The series itself is a counter
 // track of the trace viewer (one per stream, beside the device's lanes); here, per stream over the steps, the
 // deepest queue, the mean length and the time with an empty queue.
-import { ANALYSIS_ROUTES, parseQueueLength, type QueueLengthData, type QueueStream } from "../api/analyses";
-import { el } from "../components/dom";
-import { formatCount, formatPercent } from "../lib/format";
-import { formatFixed } from "../lib/metric_format";
-import { analysisSection, microsColumn, sectionTable, type SectionContext } from "./analyses_section";
+import { ANALYSIS_ROUTES, parseQueueLength, type QueueLengthData, type QueueStream } from "../../api/analyses";
+import { el } from "../../components/dom";
+import { formatCount, formatPercent } from "../../lib/format";
+import { formatFixed } from "../../lib/metric_format";
+import { analysisSection, microsColumn, sectionTable, type SectionContext } from "./section_frame";
 
 const HOW =
   "The queue of a stream grows by one when a runtime call that launches work on it begins (a cudaGraphLaunch by all " +

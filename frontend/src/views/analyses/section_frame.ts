@@ -1,18 +1,18 @@
 // What every section of the Analyses page shares: a titled panel whose title says in a tooltip how the
 // analysis is computed, one load of its route (loading note, 202 polling, error panel), the empty state
 // with the backend's reason, tables with a CSV download, and "show in trace" links. A section is a small
-// module that only draws its answer; `analyses_sections.ts` lists them in page order.
-import type { ApiClient } from "../api/client";
-import { fetchAnalysis, type Availability } from "../api/analyses";
-import type { SpanRef } from "../api/types";
-import { csvDownloadLink } from "../components/csv_download";
-import { el, replaceChildren, type Child } from "../components/dom";
-import { loadInto } from "../components/loader";
-import { metricLabel, sectionHead } from "../components/view_parts";
-import { createVirtualTable, type TableColumn } from "../components/virtual_table";
-import { formatMicrosNumber } from "../lib/metric_format";
-import type { SortState } from "../lib/table_model";
-import type { ViewId } from "../state/url_state";
+// module that only draws its answer; `section_list.ts` lists them in page order.
+import type { ApiClient } from "../../api/client";
+import { fetchAnalysis, type Availability } from "../../api/analyses";
+import type { SpanRef } from "../../api/types";
+import { csvDownloadLink } from "../../components/csv_download";
+import { el, replaceChildren, type Child } from "../../components/dom";
+import { loadInto } from "../../components/loader";
+import { metricLabel, sectionHead } from "../../components/view_parts";
+import { createVirtualTable, type TableColumn } from "../../components/virtual_table";
+import { formatMicrosNumber } from "../../lib/metric_format";
+import type { SortState } from "../../lib/table_model";
+import type { ViewId } from "../../state/url_state";
 
 export interface SectionContext {
   readonly api: ApiClient;

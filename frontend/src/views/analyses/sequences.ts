@@ -1,8 +1,8 @@
 // Analyses page, frequent kernel sequences: the same operator launching the same kernels in the same order,
 // again and again, the most device time first: candidates for fusion or for a CUDA graph.
-import { ANALYSIS_ROUTES, parseKernelSequences, type KernelSequence, type KernelSequencesData } from "../api/analyses";
-import { formatCount, formatPercent } from "../lib/format";
-import { sequenceText } from "../lib/analyses_model";
+import { ANALYSIS_ROUTES, parseKernelSequences, type KernelSequence, type KernelSequencesData } from "../../api/analyses";
+import { formatCount, formatPercent } from "../../lib/format";
+import { sequenceText } from "./model";
 import {
   analysisSection,
   microsColumn,
@@ -10,7 +10,7 @@ import {
   showInTrace,
   SHOW_IN_TRACE_HINT,
   type SectionContext,
-} from "./analyses_section";
+} from "./section_frame";
 
 const HOW =
   "Each outermost operator in the Overview's steps with the device work launched by it and the operators nested in " +

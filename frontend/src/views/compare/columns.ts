@@ -1,14 +1,14 @@
 // Columns of the Compare page's operator and kernel tables: each number for the baseline and
 // the experiment side by side, then the change per step and the ratio. A row that only one
 // side has is marked in the "In" column and its other side reads "—".
-import type { CompareGrouping, CompareKernelRow, CompareOperatorRow, RowSide } from "../api/compare";
-import type { KernelRow } from "../api/kernels";
-import type { OperatorRow } from "../api/operators";
-import type { TableColumn } from "../components/virtual_table";
-import { formatCount } from "../lib/format";
-import { formatMicrosNumber, formatTime } from "../lib/metric_format";
-import { METRIC_DEFINITIONS as DEF } from "../lib/metrics";
-import { formatRatio, formatSignedMicros, timeDirection } from "./compare_model";
+import type { CompareGrouping, CompareKernelRow, CompareOperatorRow, RowSide } from "../../api/compare";
+import type { KernelRow } from "../../api/kernels";
+import type { OperatorRow } from "../../api/operators";
+import type { TableColumn } from "../../components/virtual_table";
+import { formatCount } from "../../lib/format";
+import { formatMicrosNumber, formatTime } from "../../lib/metric_format";
+import { METRIC_DEFINITIONS as DEF } from "../../lib/metrics";
+import { formatRatio, formatSignedMicros, timeDirection } from "./model";
 
 export const SIDE_TEXT: Readonly<Record<RowSide, string>> = {
   both: "both",

@@ -6,7 +6,7 @@
 // rows pick a new pair. Other URL parameters: compare.group_by, compare.op_sort,
 // compare.op_filter, compare.kernel_sort, compare.kernel_filter, compare.table_sort, and
 // compare.base_batch / compare.exp_batch (batch sizes entered in the page, for per-sample figures).
-import type { QueryParams } from "../api/client";
+import type { QueryParams } from "../../api/client";
 import {
   compareParams,
   fetchCompare,
@@ -16,21 +16,21 @@ import {
   type CompareKernelRow,
   type CompareOperatorRow,
   type CompareRequest,
-} from "../api/compare";
-import { csvDownloadLink } from "../components/csv_download";
-import { el, replaceChildren } from "../components/dom";
-import { createHostLoader } from "../components/loader";
-import { injectViewStyles } from "../components/view_styles";
-import { emptyNote, metricLabel, spanRefOf } from "../components/view_parts";
-import { createVirtualTable, type TableColumn } from "../components/virtual_table";
-import { formatCount } from "../lib/format";
-import { formatSortParam, parseSortParam } from "../lib/table_model";
-import { COMPARE_DEF, compareKernelColumns, compareOperatorColumns, compareOperatorKey } from "./compare_columns";
-import { pairParams, parseBatchSize, resolvePair, spanChoices, type ComparePair } from "./compare_model";
-import { notesSection, pairFactsSection, pairPickers, stepTimeSection } from "./compare_parts";
-import { injectCompareStyles } from "./compare_styles";
+} from "../../api/compare";
+import { csvDownloadLink } from "../../components/csv_download";
+import { el, replaceChildren } from "../../components/dom";
+import { createHostLoader } from "../../components/loader";
+import { injectViewStyles } from "../../components/view_styles";
+import { emptyNote, metricLabel, spanRefOf } from "../../components/view_parts";
+import { createVirtualTable, type TableColumn } from "../../components/virtual_table";
+import { formatCount } from "../../lib/format";
+import { formatSortParam, parseSortParam } from "../../lib/table_model";
+import { COMPARE_DEF, compareKernelColumns, compareOperatorColumns, compareOperatorKey } from "./columns";
+import { pairParams, parseBatchSize, resolvePair, spanChoices, type ComparePair } from "./model";
+import { notesSection, pairFactsSection, pairPickers, stepTimeSection } from "./parts";
+import { injectCompareStyles } from "./styles";
 import { createRunTableSection } from "./runs_table";
-import type { ViewContext, ViewDefinition } from "./types";
+import type { ViewContext, ViewDefinition } from "../types";
 
 const IMPACT_SORT = { column: "impact", direction: "desc" } as const;
 

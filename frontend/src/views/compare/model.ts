@@ -1,10 +1,10 @@
 // The pure half of the Compare page: which two spans are compared (from the URL, or the
 // defaults), the span choices of the pickers, the run table's picks, and how deltas read.
 // No DOM.
-import type { RunInfo, SpanRef } from "../api/types";
-import { formatDuration, formatPercent } from "../lib/format";
-import { formatFixed, formatMicrosNumber } from "../lib/metric_format";
-import { spanFactsText, spanOptionTitle } from "../lib/span_names";
+import type { RunInfo, SpanRef } from "../../api/types";
+import { formatDuration, formatPercent } from "../../lib/format";
+import { formatFixed, formatMicrosNumber } from "../../lib/metric_format";
+import { spanFactsText, spanOptionTitle } from "../../lib/span_names";
 
 /** The two spans of a comparison. */
 export interface ComparePair {

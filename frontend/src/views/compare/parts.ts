@@ -1,14 +1,14 @@
 // The parts of the Compare page built from a `compare` answer: the pair pickers, the step
 // time headline with paired stacked bars (baseline above experiment, on one scale), the
 // per-category table with delta and ratio, and the notes.
-import type { CompareData, CompareGrouping, Paired } from "../api/compare";
-import type { BreakdownCategory } from "../api/overview";
-import { el } from "../components/dom";
-import { passiveTip } from "../components/tooltip";
-import { keyValueList, metricLabel } from "../components/view_parts";
-import { formatCount, formatPercent } from "../lib/format";
-import { formatMicros, formatTime } from "../lib/metric_format";
-import { CATEGORY_INFO, METRIC_DEFINITIONS as DEF, STEP_SOURCE_TEXT } from "../lib/metrics";
+import type { CompareData, CompareGrouping, Paired } from "../../api/compare";
+import type { BreakdownCategory } from "../../api/overview";
+import { el } from "../../components/dom";
+import { passiveTip } from "../../components/tooltip";
+import { keyValueList, metricLabel } from "../../components/view_parts";
+import { formatCount, formatPercent } from "../../lib/format";
+import { formatMicros, formatTime } from "../../lib/metric_format";
+import { CATEGORY_INFO, METRIC_DEFINITIONS as DEF, STEP_SOURCE_TEXT } from "../../lib/metrics";
 import {
   formatChange,
   formatRatio,
@@ -21,7 +21,7 @@ import {
   timeDirection,
   type ComparePair,
   type SpanChoice,
-} from "./compare_model";
+} from "./model";
 
 const GROUPINGS: readonly { value: CompareGrouping; label: string }[] = [
   { value: "name", label: "Operator name" },

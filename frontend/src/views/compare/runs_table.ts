@@ -2,20 +2,20 @@
 // step time, each breakdown category, GPU utilization, peak memory, batch size). Clicking
 // rows picks a baseline and an experiment; "Compare" opens that pair. Spans still loading
 // are listed without numbers (the page remounts when their run is ready).
-import { fetchRunTable, type RunTableData, type RunTableRow } from "../api/compare";
-import type { ApiClient } from "../api/client";
-import { BREAKDOWN_CATEGORIES, type BreakdownCategory } from "../api/overview";
-import { csvDownloadLink } from "../components/csv_download";
-import { el, replaceChildren } from "../components/dom";
-import { loadInto } from "../components/loader";
-import { metricLabel } from "../components/view_parts";
-import { createVirtualTable, type TableColumn, type VirtualTable } from "../components/virtual_table";
-import { formatBytes, formatCount, formatPercent } from "../lib/format";
-import { formatMicrosNumber } from "../lib/metric_format";
-import { CATEGORY_INFO, METRIC_DEFINITIONS as DEF } from "../lib/metrics";
-import { formatSortParam, parseSortParam, type SortState } from "../lib/table_model";
-import type { SpanRef } from "../api/types";
-import { pickRole, sameSpan, spanKey, togglePick, type ComparePair } from "./compare_model";
+import { fetchRunTable, type RunTableData, type RunTableRow } from "../../api/compare";
+import type { ApiClient } from "../../api/client";
+import { BREAKDOWN_CATEGORIES, type BreakdownCategory } from "../../api/overview";
+import { csvDownloadLink } from "../../components/csv_download";
+import { el, replaceChildren } from "../../components/dom";
+import { loadInto } from "../../components/loader";
+import { metricLabel } from "../../components/view_parts";
+import { createVirtualTable, type TableColumn, type VirtualTable } from "../../components/virtual_table";
+import { formatBytes, formatCount, formatPercent } from "../../lib/format";
+import { formatMicrosNumber } from "../../lib/metric_format";
+import { CATEGORY_INFO, METRIC_DEFINITIONS as DEF } from "../../lib/metrics";
+import { formatSortParam, parseSortParam, type SortState } from "../../lib/table_model";
+import type { SpanRef } from "../../api/types";
+import { pickRole, sameSpan, spanKey, togglePick, type ComparePair } from "./model";
 
 export const RUN_TABLE_DEF = {
   pick: "Click rows to pick the baseline (first) and the experiment (second); click a picked row again to unpick it.",

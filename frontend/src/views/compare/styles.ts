@@ -1,6 +1,6 @@
 // Styles of the Compare page and its run table (on top of view_styles.ts and the shell's
 // colour variables), injected once per document.
-import { injectStyleOnce } from "../components/dom";
+import { injectStyleOnce } from "../../components/dom";
 
 const STYLE_ELEMENT_ID = "profscope-compare-styles";
 

@@ -10,19 +10,19 @@ import {
   type MindDataOperator,
   type MindDataPipeline,
   type VerdictStatus,
-} from "../api/data_pipeline";
-import type { Recommendation } from "../api/overview";
-import { createStackedColumnChart } from "../components/chart";
-import { el, injectStyleOnce, replaceChildren } from "../components/dom";
-import { loadInto } from "../components/loader";
-import { passiveTip } from "../components/tooltip";
-import { injectViewStyles } from "../components/view_styles";
-import { keyValueList, metricLabel, spanRefOf } from "../components/view_parts";
-import { stepAxisLabels, stepAxisTitle } from "../lib/chart_data";
-import { formatCount, formatPercent } from "../lib/format";
-import { evidenceLabel, formatAxisDuration, formatEvidenceValue, formatTime, orDash } from "../lib/metric_format";
-import { CATEGORY_INFO } from "../lib/metrics";
-import type { ViewContext, ViewDefinition } from "./types";
+} from "../../api/data_pipeline";
+import type { Recommendation } from "../../api/overview";
+import { createStackedColumnChart } from "../../components/chart";
+import { el, injectStyleOnce, replaceChildren } from "../../components/dom";
+import { loadInto } from "../../components/loader";
+import { passiveTip } from "../../components/tooltip";
+import { injectViewStyles } from "../../components/view_styles";
+import { keyValueList, metricLabel, spanRefOf } from "../../components/view_parts";
+import { stepAxisLabels, stepAxisTitle } from "../../lib/chart_data";
+import { formatCount, formatPercent } from "../../lib/format";
+import { evidenceLabel, formatAxisDuration, formatEvidenceValue, formatTime, orDash } from "../../lib/metric_format";
+import { CATEGORY_INFO } from "../../lib/metrics";
+import type { ViewContext, ViewDefinition } from "../types";
 
 const STYLE_ELEMENT_ID = "profscope-data-pipeline-styles";
 const CSS = `

@@ -1,24 +1,24 @@
 // Distributed (run level: one span of every worker): computation, communication and their
 // overlap per rank, waiting vs transfer, the collectives, and which rank is the straggler.
 // URL parameters: distributed.span_index, distributed.sort, distributed.heat (the heat map's figure).
-import { fetchDistributed, type DistributedData, type RankRow } from "../api/distributed";
-import { injectAnalysisStyles } from "../components/analysis_styles";
-import { csvDownloadLink } from "../components/csv_download";
-import { el, replaceChildren } from "../components/dom";
-import { createHostLoader, loadInto } from "../components/loader";
-import { emptyStateNote, metricLabel, sectionHead } from "../components/view_parts";
-import { singleWorkerState } from "../lib/empty_states";
-import { injectViewStyles } from "../components/view_styles";
-import { createVirtualTable } from "../components/virtual_table";
-import { DISTRIBUTED_DEFINITIONS as DEF } from "../lib/analysis_definitions";
-import { parseSpanIndex, spanIndexCount, stragglerSentence } from "../lib/distributed_model";
-import { formatCount } from "../lib/format";
-import { spanFactsText } from "../lib/span_names";
-import { formatSortParam, parseSortParam, type SortState } from "../lib/table_model";
-import { collectivesTable, rankColumns, stepBars, waitBars } from "./distributed_parts";
-import { fetchStepMatrix } from "../api/rank_steps";
-import { createHeatmap } from "./distributed_heatmap";
-import type { ViewContext, ViewDefinition } from "./types";
+import { fetchDistributed, type DistributedData, type RankRow } from "../../api/distributed";
+import { injectAnalysisStyles } from "../../components/analysis_styles";
+import { csvDownloadLink } from "../../components/csv_download";
+import { el, replaceChildren } from "../../components/dom";
+import { createHostLoader, loadInto } from "../../components/loader";
+import { emptyStateNote, metricLabel, sectionHead } from "../../components/view_parts";
+import { singleWorkerState } from "../../lib/empty_states";
+import { injectViewStyles } from "../../components/view_styles";
+import { createVirtualTable } from "../../components/virtual_table";
+import { DISTRIBUTED_DEFINITIONS as DEF } from "../../lib/analysis_definitions";
+import { parseSpanIndex, spanIndexCount, stragglerSentence } from "../../lib/distributed_model";
+import { formatCount } from "../../lib/format";
+import { spanFactsText } from "../../lib/span_names";
+import { formatSortParam, parseSortParam, type SortState } from "../../lib/table_model";
+import { collectivesTable, rankColumns, stepBars, waitBars } from "./parts";
+import { fetchStepMatrix } from "../../api/rank_steps";
+import { createHeatmap } from "./heatmap";
+import type { ViewContext, ViewDefinition } from "../types";
 
 function stragglerCallout(data: DistributedData): HTMLElement | null {
   const straggler = data.straggler;

@@ -1,12 +1,12 @@
 // The Distributed view's rank × step heat map (like a cluster view): one canvas, whatever the number
 // of ranks (1,000 ranks are 560 rows of pixels, each the worst of its ranks), a text-only tooltip with
 // the cell's figures, a click that opens that rank's step in the trace viewer.
-import type { StepMatrix } from "../api/rank_steps";
-import { el } from "../components/dom";
-import { injectRanksStyles } from "../components/ranks_styles";
-import { csvDownloadLink } from "../components/csv_download";
-import { metricLabel, sectionHead } from "../components/view_parts";
-import type { ApiClient } from "../api/client";
+import type { StepMatrix } from "../../api/rank_steps";
+import { el } from "../../components/dom";
+import { injectRanksStyles } from "../../components/ranks_styles";
+import { csvDownloadLink } from "../../components/csv_download";
+import { metricLabel, sectionHead } from "../../components/view_parts";
+import type { ApiClient } from "../../api/client";
 import {
   HEAT_DEFINITIONS,
   HEAT_METRICS,
@@ -23,8 +23,8 @@ import {
   rowLayout,
   stragglerRow,
   worstRank,
-} from "../lib/heatmap_model";
-import { formatCount } from "../lib/format";
+} from "../../lib/heatmap_model";
+import { formatCount } from "../../lib/format";
 
 export interface HeatmapOptions {
   readonly api: ApiClient;

@@ -1,14 +1,14 @@
 // The Distributed view's parts: per-rank stacked bars, the rank table's columns, and the
 // collectives table whose rows expand into one row per rank.
-import type { CollectiveRow, RankRow } from "../api/distributed";
-import { el, type Child } from "../components/dom";
-import { passiveTip } from "../components/tooltip";
-import { metricLabel } from "../components/view_parts";
-import type { TableColumn } from "../components/virtual_table";
-import { DISTRIBUTED_DEFINITIONS as DEF } from "../lib/analysis_definitions";
-import { formatBandwidth, meanMessageBytes, RANK_PART_LABELS, rankSegments, type RankPart } from "../lib/distributed_model";
-import { formatBytes, formatCount, formatPercent } from "../lib/format";
-import { formatMicrosNumber, formatTime } from "../lib/metric_format";
+import type { CollectiveRow, RankRow } from "../../api/distributed";
+import { el, type Child } from "../../components/dom";
+import { passiveTip } from "../../components/tooltip";
+import { metricLabel } from "../../components/view_parts";
+import type { TableColumn } from "../../components/virtual_table";
+import { DISTRIBUTED_DEFINITIONS as DEF } from "../../lib/analysis_definitions";
+import { formatBandwidth, meanMessageBytes, RANK_PART_LABELS, rankSegments, type RankPart } from "../../lib/distributed_model";
+import { formatBytes, formatCount, formatPercent } from "../../lib/format";
+import { formatMicrosNumber, formatTime } from "../../lib/metric_format";
 
 export const PART_COLORS: Readonly<Record<RankPart, string>> = {
   compute: "#4e79a7",

@@ -1,22 +1,22 @@
 // Kernel: which device kernels cost most, their occupancy, and how much kernel time runs on
 // Tensor Cores (NVIDIA GPUs only: elsewhere kernel names cannot tell). The title names the device
 // ("GPU kernels", "Ascend kernels"). URL parameters: kernel.group_by, kernel.sort, kernel.filter.
-import { fetchKernels, isKernelGrouping, type KernelGrouping, type KernelRow, type KernelsData } from "../api/kernels";
-import { createBarList, createShareBar } from "../components/bars";
-import { csvDownloadLink } from "../components/csv_download";
-import { el, replaceChildren } from "../components/dom";
-import { createHostLoader } from "../components/loader";
-import { injectViewStyles } from "../components/view_styles";
-import { createTableControls, emptyStateNote, spanRefOf } from "../components/view_parts";
-import { noKernelsState } from "../lib/empty_states";
-import { createVirtualTable, type TableColumn, type VirtualTable } from "../components/virtual_table";
-import { shares, topN } from "../lib/chart_data";
-import { kernelsTitle } from "../lib/devices";
-import { formatCount, formatPercent } from "../lib/format";
-import { formatFixed, formatMicrosNumber, formatTime, shortKernelName } from "../lib/metric_format";
-import { METRIC_DEFINITIONS as DEF } from "../lib/metrics";
-import { formatSortParam, parseSortParam } from "../lib/table_model";
-import type { ViewContext, ViewDefinition } from "./types";
+import { fetchKernels, isKernelGrouping, type KernelGrouping, type KernelRow, type KernelsData } from "../../api/kernels";
+import { createBarList, createShareBar } from "../../components/bars";
+import { csvDownloadLink } from "../../components/csv_download";
+import { el, replaceChildren } from "../../components/dom";
+import { createHostLoader } from "../../components/loader";
+import { injectViewStyles } from "../../components/view_styles";
+import { createTableControls, emptyStateNote, spanRefOf } from "../../components/view_parts";
+import { noKernelsState } from "../../lib/empty_states";
+import { createVirtualTable, type TableColumn, type VirtualTable } from "../../components/virtual_table";
+import { shares, topN } from "../../lib/chart_data";
+import { kernelsTitle } from "../../lib/devices";
+import { formatCount, formatPercent } from "../../lib/format";
+import { formatFixed, formatMicrosNumber, formatTime, shortKernelName } from "../../lib/metric_format";
+import { METRIC_DEFINITIONS as DEF } from "../../lib/metrics";
+import { formatSortParam, parseSortParam } from "../../lib/table_model";
+import type { ViewContext, ViewDefinition } from "../types";
 
 const GROUPINGS = [
   { value: "name", label: "Kernel name" },

@@ -1,15 +1,15 @@
 // The Memory view's per-device parts: the peak card and the allocated/reserved chart with the
 // peak marked, the capacity line, and the brush that selects a time range.
-import type { MemoryCurve, MemoryDevice, MemoryPeak } from "../api/memory";
-import { el, replaceChildren } from "../components/dom";
-import { createTimeChart, type TimeChart } from "../components/time_chart";
-import { keyValueList, metricLabel } from "../components/view_parts";
-import { MEMORY_DEFINITIONS as DEF } from "../lib/analysis_definitions";
-import { formatBytes, formatCount } from "../lib/format";
-import type { TimeRange } from "../lib/memory_model";
-import { seriesMax } from "../lib/memory_model";
-import { formatAxisDuration, formatTime } from "../lib/metric_format";
-import { byteTicks, formatAxisBytes } from "../lib/chart_ticks";
+import type { MemoryCurve, MemoryDevice, MemoryPeak } from "../../api/memory";
+import { el, replaceChildren } from "../../components/dom";
+import { createTimeChart, type TimeChart } from "../../components/time_chart";
+import { keyValueList, metricLabel } from "../../components/view_parts";
+import { MEMORY_DEFINITIONS as DEF } from "../../lib/analysis_definitions";
+import { formatBytes, formatCount } from "../../lib/format";
+import type { TimeRange } from "../../lib/memory_model";
+import { seriesMax } from "../../lib/memory_model";
+import { formatAxisDuration, formatTime } from "../../lib/metric_format";
+import { byteTicks, formatAxisBytes } from "../../lib/chart_ticks";
 
 export const ALLOCATED_COLOR = "#4e79a7";
 export const RESERVED_COLOR = "#f28e2b";

@@ -3,17 +3,17 @@
 // URL parameters: memory.device, memory.start / memory.end (µs, the trace's time base),
 // memory.min_bytes, memory.name (allocations by operator name), memory.op_filter,
 // memory.alloc_sort, memory.op_sort.
-import { fetchMemory, memoryParams, type AllocationRow, type MemoryData, type MemoryQuery, type OperatorMemoryRow } from "../api/memory";
-import { fetchSpanSummary } from "../api/summary";
-import type { ApiResult, SpanRef } from "../api/types";
-import { injectAnalysisStyles } from "../components/analysis_styles";
-import { el, replaceChildren } from "../components/dom";
-import { csvDownloadLink } from "../components/csv_download";
-import { createHostLoader, createSignalSlot, loadInto } from "../components/loader";
-import { emptyNote, spanRefOf } from "../components/view_parts";
-import { injectViewStyles } from "../components/view_styles";
-import { createVirtualTable, type VirtualTable } from "../components/virtual_table";
-import { formatCount } from "../lib/format";
+import { fetchMemory, memoryParams, type AllocationRow, type MemoryData, type MemoryQuery, type OperatorMemoryRow } from "../../api/memory";
+import { fetchSpanSummary } from "../../api/summary";
+import type { ApiResult, SpanRef } from "../../api/types";
+import { injectAnalysisStyles } from "../../components/analysis_styles";
+import { el, replaceChildren } from "../../components/dom";
+import { csvDownloadLink } from "../../components/csv_download";
+import { createHostLoader, createSignalSlot, loadInto } from "../../components/loader";
+import { emptyNote, spanRefOf } from "../../components/view_parts";
+import { injectViewStyles } from "../../components/view_styles";
+import { createVirtualTable, type VirtualTable } from "../../components/virtual_table";
+import { formatCount } from "../../lib/format";
 import {
   earliestTime,
   formatRangeParams,
@@ -21,9 +21,9 @@ import {
   parseMinBytes,
   parseRangeParams,
   type TimeRange,
-} from "../lib/memory_model";
-import { formatSortParam, parseSortParam } from "../lib/table_model";
-import { deviceChart, peakCard, type DeviceChart } from "./memory_charts";
+} from "../../lib/memory_model";
+import { formatSortParam, parseSortParam } from "../../lib/table_model";
+import { deviceChart, peakCard, type DeviceChart } from "./charts";
 import {
   allocationColumns,
   allocationCountText,
@@ -31,8 +31,8 @@ import {
   operatorMemoryColumns,
   peakHolders,
   rangeText,
-} from "./memory_tables";
-import type { ViewContext, ViewDefinition } from "./types";
+} from "./tables";
+import type { ViewContext, ViewDefinition } from "../types";
 
 /** Allocations the route lists at most (largest first). */
 const ALLOCATION_LIMIT = 5000;

@@ -1,13 +1,13 @@
 // The Memory view's tables: the allocations (largest first) and the bytes per operator, with
 // the operators holding the most of the peak as bars above them.
-import type { AllocationRow, OperatorMemoryRow } from "../api/memory";
-import { createBarList } from "../components/bars";
-import type { TableColumn } from "../components/virtual_table";
-import { MEMORY_DEFINITIONS as DEF } from "../lib/analysis_definitions";
-import { topN } from "../lib/chart_data";
-import { formatBytes, formatCount } from "../lib/format";
-import { formatAddress } from "../lib/memory_model";
-import { formatMicrosNumber, formatTime } from "../lib/metric_format";
+import type { AllocationRow, OperatorMemoryRow } from "../../api/memory";
+import { createBarList } from "../../components/bars";
+import type { TableColumn } from "../../components/virtual_table";
+import { MEMORY_DEFINITIONS as DEF } from "../../lib/analysis_definitions";
+import { topN } from "../../lib/chart_data";
+import { formatBytes, formatCount } from "../../lib/format";
+import { formatAddress } from "../../lib/memory_model";
+import { formatMicrosNumber, formatTime } from "../../lib/metric_format";
 
 const PEAK_BAR_COLOR = "#e15759";
 const TOP_COUNT = 10;

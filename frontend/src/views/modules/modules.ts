@@ -1,19 +1,19 @@
 // Modules: the nn.Module hierarchy (recorded with with_modules=True) as an expandable tree
 // table with calls and forward/backward time, host and device. A column header sorts the
 // children of every module by that column. URL parameters: modules.sort.
-import { fetchModules, type ModuleTree, type ModulesData } from "../api/modules";
-import { injectAnalysisStyles } from "../components/analysis_styles";
-import { el, replaceChildren } from "../components/dom";
-import { loadInto } from "../components/loader";
-import { passiveTip } from "../components/tooltip";
-import { emptyNote, spanRefOf } from "../components/view_parts";
-import { injectViewStyles } from "../components/view_styles";
-import { MODULES_DEFINITIONS as DEF } from "../lib/analysis_definitions";
-import { formatCount } from "../lib/format";
-import { formatMicrosNumber } from "../lib/metric_format";
-import { allParents, expandedToDepth, flattenTree, indexTree, type TreeIndex } from "../lib/tree_model";
-import { formatSortParam, parseSortParam, type SortState } from "../lib/table_model";
-import type { ViewContext, ViewDefinition } from "./types";
+import { fetchModules, type ModuleTree, type ModulesData } from "../../api/modules";
+import { injectAnalysisStyles } from "../../components/analysis_styles";
+import { el, replaceChildren } from "../../components/dom";
+import { loadInto } from "../../components/loader";
+import { passiveTip } from "../../components/tooltip";
+import { emptyNote, spanRefOf } from "../../components/view_parts";
+import { injectViewStyles } from "../../components/view_styles";
+import { MODULES_DEFINITIONS as DEF } from "../../lib/analysis_definitions";
+import { formatCount } from "../../lib/format";
+import { formatMicrosNumber } from "../../lib/metric_format";
+import { allParents, expandedToDepth, flattenTree, indexTree, type TreeIndex } from "../../lib/tree_model";
+import { formatSortParam, parseSortParam, type SortState } from "../../lib/table_model";
+import type { ViewContext, ViewDefinition } from "../types";
 
 type ModuleMetric = "calls" | "forwardHost" | "forwardDevice" | "backwardHost" | "backwardDevice";
 

@@ -1,10 +1,10 @@
 // Columns of the operator table, for each grouping; device and Tensor Core columns only
 // when the span has device activity.
-import type { OperatorGrouping, OperatorRow } from "../api/operators";
-import type { TableColumn } from "../components/virtual_table";
-import { formatCount, formatPercent } from "../lib/format";
-import { formatMicrosNumber } from "../lib/metric_format";
-import { METRIC_DEFINITIONS as DEF } from "../lib/metrics";
+import type { OperatorGrouping, OperatorRow } from "../../api/operators";
+import type { TableColumn } from "../../components/virtual_table";
+import { formatCount, formatPercent } from "../../lib/format";
+import { formatMicrosNumber } from "../../lib/metric_format";
+import { METRIC_DEFINITIONS as DEF } from "../../lib/metrics";
 
 /** First frame of a call stack and how many more there are: "train.py(42): step (+5 frames)". */
 export function stackSummary(stack: string | null): string {

@@ -1,6 +1,6 @@
 // The drill-down panel of one operator row: its call stacks, the kernels it (or anything
 // nested in it) launched, and its first occurrences with a link into the trace view.
-import type { KernelRow } from "../api/kernels";
+import type { KernelRow } from "../../api/kernels";
 import {
   fetchOperatorDetail,
   type OperatorDetail,
@@ -8,16 +8,16 @@ import {
   type OperatorOccurrence,
   type OperatorRow,
   type OperatorStackRow,
-} from "../api/operators";
-import type { SpanSummary } from "../api/summary";
-import type { SpanRef } from "../api/types";
-import type { ApiClient } from "../api/client";
-import { el, replaceChildren } from "../components/dom";
-import { loadInto } from "../components/loader";
-import { keyValueList, simpleTable, type KeyValue, type SimpleColumn } from "../components/view_parts";
-import { formatCount } from "../lib/format";
-import { formatMicrosNumber, formatTime } from "../lib/metric_format";
-import { METRIC_DEFINITIONS as DEF } from "../lib/metrics";
+} from "../../api/operators";
+import type { SpanSummary } from "../../api/summary";
+import type { SpanRef } from "../../api/types";
+import type { ApiClient } from "../../api/client";
+import { el, replaceChildren } from "../../components/dom";
+import { loadInto } from "../../components/loader";
+import { keyValueList, simpleTable, type KeyValue, type SimpleColumn } from "../../components/view_parts";
+import { formatCount } from "../../lib/format";
+import { formatMicrosNumber, formatTime } from "../../lib/metric_format";
+import { METRIC_DEFINITIONS as DEF } from "../../lib/metrics";
 
 export interface DetailOptions {
   readonly api: ApiClient;

@@ -8,24 +8,24 @@ import {
   type OperatorKey,
   type OperatorRow,
   type OperatorsData,
-} from "../api/operators";
-import { fetchSpanSummary, type SpanSummary } from "../api/summary";
-import type { SpanRef } from "../api/types";
-import { createBarList } from "../components/bars";
-import { csvDownloadLink } from "../components/csv_download";
-import { el, replaceChildren } from "../components/dom";
-import { createHostLoader, createSignalSlot } from "../components/loader";
-import { injectViewStyles } from "../components/view_styles";
-import { createTableControls, emptyStateNote, spanRefOf } from "../components/view_parts";
-import { noOperatorsState } from "../lib/empty_states";
-import { createVirtualTable, type VirtualTable } from "../components/virtual_table";
-import { topN } from "../lib/chart_data";
-import { formatTime } from "../lib/metric_format";
-import { METRIC_DEFINITIONS as DEF } from "../lib/metrics";
-import { formatSortParam, parseSortParam, type SortState } from "../lib/table_model";
-import { createOperatorDetailPanel } from "./operator_detail";
-import { operatorColumns, operatorRowKey, stackSummary } from "./operator_columns";
-import type { ViewContext, ViewDefinition } from "./types";
+} from "../../api/operators";
+import { fetchSpanSummary, type SpanSummary } from "../../api/summary";
+import type { SpanRef } from "../../api/types";
+import { createBarList } from "../../components/bars";
+import { csvDownloadLink } from "../../components/csv_download";
+import { el, replaceChildren } from "../../components/dom";
+import { createHostLoader, createSignalSlot } from "../../components/loader";
+import { injectViewStyles } from "../../components/view_styles";
+import { createTableControls, emptyStateNote, spanRefOf } from "../../components/view_parts";
+import { noOperatorsState } from "../../lib/empty_states";
+import { createVirtualTable, type VirtualTable } from "../../components/virtual_table";
+import { topN } from "../../lib/chart_data";
+import { formatTime } from "../../lib/metric_format";
+import { METRIC_DEFINITIONS as DEF } from "../../lib/metrics";
+import { formatSortParam, parseSortParam, type SortState } from "../../lib/table_model";
+import { createOperatorDetailPanel } from "./detail";
+import { operatorColumns, operatorRowKey, stackSummary } from "./columns";
+import type { ViewContext, ViewDefinition } from "../types";
 
 const GROUPINGS = [
   { value: "name", label: "Operator name" },

@@ -1,21 +1,21 @@
 // Overview: where a step's time goes, how busy each GPU and the host CPU are, benchmark
 // figures and recommendations. The step marker (a record_function name that marks user steps) lives
 // in the URL as `overview.step_marker` and reloads the page's data in place.
-import { fetchOverview, type OverviewData } from "../api/overview";
-import { csvDownloadLink } from "../components/csv_download";
-import { emptyStateNote } from "../components/view_parts";
-import { noGpuState } from "../lib/empty_states";
-import type { SpanRef } from "../api/types";
-import { el, replaceChildren } from "../components/dom";
-import { createHostLoader } from "../components/loader";
-import { injectViewStyles } from "../components/view_styles";
-import { keyValueList, metricLabel, spanRefOf } from "../components/view_parts";
-import { passiveTip } from "../components/tooltip";
-import { formatCount } from "../lib/format";
-import { spanOptionLabel, spanOptionTitle } from "../lib/span_names";
-import { formatTime } from "../lib/metric_format";
-import { METRIC_DEFINITIONS as DEF, STEP_SOURCE_TEXT } from "../lib/metrics";
-import type { ViewContext, ViewDefinition } from "./types";
+import { fetchOverview, type OverviewData } from "../../api/overview";
+import { csvDownloadLink } from "../../components/csv_download";
+import { emptyStateNote } from "../../components/view_parts";
+import { noGpuState } from "../../lib/empty_states";
+import type { SpanRef } from "../../api/types";
+import { el, replaceChildren } from "../../components/dom";
+import { createHostLoader } from "../../components/loader";
+import { injectViewStyles } from "../../components/view_styles";
+import { keyValueList, metricLabel, spanRefOf } from "../../components/view_parts";
+import { passiveTip } from "../../components/tooltip";
+import { formatCount } from "../../lib/format";
+import { spanOptionLabel, spanOptionTitle } from "../../lib/span_names";
+import { formatTime } from "../../lib/metric_format";
+import { METRIC_DEFINITIONS as DEF, STEP_SOURCE_TEXT } from "../../lib/metrics";
+import type { ViewContext, ViewDefinition } from "../types";
 import {
   averagesSection,
   benchmarkSection,
@@ -23,7 +23,7 @@ import {
   gpuSummarySection,
   hostCpuSection,
   recommendationsSection,
-} from "./overview_sections";
+} from "./sections";
 
 const MARKER_PARAM = "step_marker";
 

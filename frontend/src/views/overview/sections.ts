@@ -1,14 +1,14 @@
 // The parts of the Overview page, each built from the parsed `overview` answer.
-import type { DeviceSummary, HostCpu, OverviewData, Recommendation, UtilizationFigures } from "../api/overview";
-import { isGpu, summaryTitle } from "../lib/devices";
-import { createStackedColumnChart } from "../components/chart";
-import { fewSamplesText } from "../lib/host_cpu";
-import { el, replaceChildren, type Child } from "../components/dom";
-import { tip } from "../components/tooltip";
-import { createTimeChart } from "../components/time_chart";
-import { keyValueList, metricLabel } from "../components/view_parts";
-import { stepAxisLabels, stepAxisTitle } from "../lib/chart_data";
-import { formatBytes, formatCount, formatPercent } from "../lib/format";
+import type { DeviceSummary, HostCpu, OverviewData, Recommendation, UtilizationFigures } from "../../api/overview";
+import { isGpu, summaryTitle } from "../../lib/devices";
+import { createStackedColumnChart } from "../../components/chart";
+import { fewSamplesText } from "../../lib/host_cpu";
+import { el, replaceChildren, type Child } from "../../components/dom";
+import { tip } from "../../components/tooltip";
+import { createTimeChart } from "../../components/time_chart";
+import { keyValueList, metricLabel } from "../../components/view_parts";
+import { stepAxisLabels, stepAxisTitle } from "../../lib/chart_data";
+import { formatBytes, formatCount, formatPercent } from "../../lib/format";
 import {
   evidenceLabel,
   formatAxisDuration,
@@ -17,8 +17,8 @@ import {
   formatQuantity,
   formatTime,
   orDash,
-} from "../lib/metric_format";
-import { CATEGORY_INFO, METRIC_DEFINITIONS as DEF } from "../lib/metrics";
+} from "../../lib/metric_format";
+import { CATEGORY_INFO, METRIC_DEFINITIONS as DEF } from "../../lib/metrics";
 
 function percentOrDash(value: number | null): string {
   return orDash(value, (share) => formatPercent(share));

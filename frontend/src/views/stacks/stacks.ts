@@ -1,19 +1,19 @@
 // Call stacks: the span's call tree (Python frames, operators, annotations merged by call
 // path) as a flame graph, weighted by host time or by the device time frames launched.
 // URL parameters: stacks.weight (host|device), stacks.search.
-import { fetchFlameGraph, foldedStacksUrl, isFlameWeight, type FlameGraphData, type FlameWeight } from "../api/stacks";
-import { injectAnalysisStyles } from "../components/analysis_styles";
-import { createBarList } from "../components/bars";
-import { el, replaceChildren } from "../components/dom";
-import { createHostLoader } from "../components/loader";
-import { createFlameGraph, type FlameGraph } from "../components/flame_graph";
-import { emptyNote, metricLabel, spanRefOf } from "../components/view_parts";
-import { injectViewStyles } from "../components/view_styles";
-import { STACKS_DEFINITIONS as DEF } from "../lib/analysis_definitions";
-import { buildFlameTree, frameName, pathTo, searchFrames, type FlameTree } from "../lib/flame_layout";
-import { formatCount, formatPercent } from "../lib/format";
-import { formatTime } from "../lib/metric_format";
-import type { ViewContext, ViewDefinition } from "./types";
+import { fetchFlameGraph, foldedStacksUrl, isFlameWeight, type FlameGraphData, type FlameWeight } from "../../api/stacks";
+import { injectAnalysisStyles } from "../../components/analysis_styles";
+import { createBarList } from "../../components/bars";
+import { el, replaceChildren } from "../../components/dom";
+import { createHostLoader } from "../../components/loader";
+import { createFlameGraph, type FlameGraph } from "../../components/flame_graph";
+import { emptyNote, metricLabel, spanRefOf } from "../../components/view_parts";
+import { injectViewStyles } from "../../components/view_styles";
+import { STACKS_DEFINITIONS as DEF } from "../../lib/analysis_definitions";
+import { buildFlameTree, frameName, pathTo, searchFrames, type FlameTree } from "../../lib/flame_layout";
+import { formatCount, formatPercent } from "../../lib/format";
+import { formatTime } from "../../lib/metric_format";
+import type { ViewContext, ViewDefinition } from "../types";
 
 const WEIGHT_LABELS: Readonly<Record<FlameWeight, string>> = { host: "Host time", device: "Device time" };
 const TOP_COUNT = 10;

@@ -2,20 +2,20 @@
 // tail, as a stacked column chart and a table. The FP/BP points (operator names that start forward
 // and end backward, overriding the trace's markers) live in the URL as `steps.fp_point` and
 // `steps.bp_point`; applying them reloads the page's data in place. URL: steps.sort.
-import { fetchStepTrace, type StepTraceData, type StepTraceRow } from "../api/step_trace";
-import type { QueryParams } from "../api/client";
-import type { SpanRef } from "../api/types";
-import { injectAnalysisStyles } from "../components/analysis_styles";
-import { createStackedColumnChart } from "../components/chart";
-import { csvDownloadLink } from "../components/csv_download";
-import { el, replaceChildren } from "../components/dom";
-import { createHostLoader } from "../components/loader";
-import { keyValueList, metricLabel, sectionHead, spanRefOf } from "../components/view_parts";
-import { injectViewStyles } from "../components/view_styles";
-import { createVirtualTable, type TableColumn } from "../components/virtual_table";
-import { stepAxisLabels, stepAxisTitle } from "../lib/chart_data";
-import { formatPercent } from "../lib/format";
-import { formatAxisDuration, formatMicrosNumber, formatTime } from "../lib/metric_format";
+import { fetchStepTrace, type StepTraceData, type StepTraceRow } from "../../api/step_trace";
+import type { QueryParams } from "../../api/client";
+import type { SpanRef } from "../../api/types";
+import { injectAnalysisStyles } from "../../components/analysis_styles";
+import { createStackedColumnChart } from "../../components/chart";
+import { csvDownloadLink } from "../../components/csv_download";
+import { el, replaceChildren } from "../../components/dom";
+import { createHostLoader } from "../../components/loader";
+import { keyValueList, metricLabel, sectionHead, spanRefOf } from "../../components/view_parts";
+import { injectViewStyles } from "../../components/view_styles";
+import { createVirtualTable, type TableColumn } from "../../components/virtual_table";
+import { stepAxisLabels, stepAxisTitle } from "../../lib/chart_data";
+import { formatPercent } from "../../lib/format";
+import { formatAxisDuration, formatMicrosNumber, formatTime } from "../../lib/metric_format";
 import {
   PHASE_INFO,
   averageOf,
@@ -26,9 +26,9 @@ import {
   pointParam,
   visibleLayers,
   type StepLayer,
-} from "../lib/step_trace_model";
-import { formatSortParam, parseSortParam } from "../lib/table_model";
-import type { ViewContext, ViewDefinition } from "./types";
+} from "../../lib/step_trace_model";
+import { formatSortParam, parseSortParam } from "../../lib/table_model";
+import type { ViewContext, ViewDefinition } from "../types";
 
 const FP_PARAM = "fp_point";
 const BP_PARAM = "bp_point";

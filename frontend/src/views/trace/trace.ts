@@ -4,14 +4,14 @@
 //   trace.start, trace.end — the visible window; trace.select — the selected event id;
 //   trace.pinned — the tracks pinned to the top (a JSON list of track ids);
 //   trace.ranks — step|time: the run's workers side by side instead (src/trace/ranks/), trace.rank_step its step.
-import { fetchTracks } from "../api/trace";
-import { el, replaceChildren } from "../components/dom";
-import { loadInto, type LoadStage } from "../components/loader";
-import { spanRefOf } from "../components/view_parts";
-import { injectTraceStyles } from "../trace/styles";
-import { PARAM_END, PARAM_PINNED, PARAM_SELECT, PARAM_START, TraceViewer } from "../trace/viewer";
-import { mountRanksMode, ranksSwitch } from "../trace/ranks/ranks_mode";
-import type { ViewContext, ViewDefinition } from "./types";
+import { fetchTracks } from "../../api/trace";
+import { el, replaceChildren } from "../../components/dom";
+import { loadInto, type LoadStage } from "../../components/loader";
+import { spanRefOf } from "../../components/view_parts";
+import { injectTraceStyles } from "../../trace/styles";
+import { PARAM_END, PARAM_PINNED, PARAM_SELECT, PARAM_START, TraceViewer } from "../../trace/viewer";
+import { mountRanksMode, ranksSwitch } from "../../trace/ranks/ranks_mode";
+import type { ViewContext, ViewDefinition } from "../types";
 
 /** A number from a URL parameter, or null when absent or not a finite number. */
 export function numberParam(value: string | null): number | null {
