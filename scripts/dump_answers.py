@@ -208,7 +208,7 @@ class Dumper:
 
 
 def _cli(args: list[str]) -> bytes:
-    from profscope.tb_plugin.exports import cli
+    from profscope.tb_plugin.reports import cli
 
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
@@ -221,7 +221,7 @@ def _cli(args: list[str]) -> bytes:
 
 def _scalars(path: str) -> bytes:
     try:
-        from profscope.tb_plugin.exports.span_scalars import trace_file_scalars
+        from profscope.tb_plugin.reports.span_scalars import trace_file_scalars
     except ImportError:  # the module may have moved
         from profscope.tb_plugin.outputs.span_scalars import trace_file_scalars  # type: ignore[no-redef]
     return json.dumps(trace_file_scalars(path), sort_keys=True).encode()
