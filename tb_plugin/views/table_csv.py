@@ -296,7 +296,7 @@ def distributed_table(answer: Mapping[str, Any], which: Optional[str] = None) ->
 def distributed_matrix_table(answer: Mapping[str, Any], which: Optional[str] = None) -> Table:
     if which not in (None, "matrix"):
         raise ExportError("table must be matrix")
-    from .rank_steps import matrix_rows
+    from .distributed.rank_steps import matrix_rows
 
     columns = [
         _col("rank", "Rank"), _col("worker", "Worker"), _col("step", "Step"), _us("step_time", "Step time"),

@@ -18,7 +18,7 @@ Tags (all under ``profscope/``; the writer may insert a worker segment, see
   ``gpu0``, ...), when the span recorded memory events;
 * ``profscope/samples_per_second``: when the batch size is known.
 
-Run as ``python -m profscope.tb_plugin.exports.span_scalars TRACE [--batch-size N]`` it prints the
+Run as ``python -m profscope.tb_plugin.reports.span_scalars TRACE [--batch-size N]`` it prints the
 scalars of one trace file as JSON: the writer uses this to analyse a span in a short-lived
 process, away from the training process's memory and interpreter lock.
 """
@@ -92,7 +92,7 @@ def trace_file_scalars(path: str, batch_size: Optional[int] = None) -> dict[str,
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m profscope.tb_plugin.exports.span_scalars",
+        prog="python -m profscope.tb_plugin.reports.span_scalars",
         description="Print the performance scalars of one trace file as JSON (tag -> value).",
     )
     parser.add_argument("trace", help="a trace file (.json or .json.gz)")

@@ -38,10 +38,10 @@ from typing import Optional
 
 import numpy as np
 
-from ..model import intervals, tree
-from ..model.categories import SliceKinds
-from ..model.steps import Steps, find_steps
-from ..model.trace_model import TraceModel
+from ...model import intervals, tree
+from ...model.categories import SliceKinds
+from ...model.steps import Steps, find_steps
+from ...model.trace_model import TraceModel
 
 
 # Host ranges named like collectives that move no data between ranks: DDP's reducer copying a bucket

@@ -26,7 +26,7 @@ from typing import Any, Iterable, Optional, Sequence
 from ..model import stored_answers
 from ..model.trace_model import TraceModel
 from ..views import compare as compare_view
-from ..views import export
+from ..views import table_csv as export
 from ..views import memory as memory_view
 from ..views.overview import CATEGORIES
 
@@ -600,7 +600,7 @@ def _recommendations_html(recommendations: list[dict[str, Any]]) -> str:
 
 
 def _devices_noun(devices: list[dict[str, Any]]) -> str:
-    """ "GPU" when every device is one (``views/devices.py`` names them), else "Device"."""
+    """ "GPU" when every device is one (``views/quantities/devices.py`` names them), else "Device"."""
     return "GPU" if all(d.get("kind", "GPU") == "GPU" for d in devices) else "Device"
 
 

@@ -7,8 +7,8 @@ from typing import Any
 
 import numpy as np
 
-from ..model.categories import GENERIC, SliceKinds
-from ..model.trace_model import TraceModel
+from ...model.categories import GENERIC, SliceKinds
+from ...model.trace_model import TraceModel
 
 NS_PER_US = 1000.0
 # How many unknown categories a limitation names (the parse notes list them all).

@@ -14,11 +14,11 @@ from typing import Any, Optional
 
 import numpy as np
 
-from ..model import intervals
-from ..model.categories import SliceKinds
-from ..model.steps import Steps, find_steps
-from ..model.trace_model import TraceModel
-from .devices import device_label, devices_noun
+from ...model import intervals
+from ...model.categories import SliceKinds
+from ...model.steps import Steps, find_steps
+from ...model.trace_model import TraceModel
+from ..quantities.devices import device_label, devices_noun
 
 NS_PER_US = 1000.0
 

@@ -23,9 +23,9 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
-from ..model.trace_model import TraceModel
-from ..model import intervals
-from .overview import CATEGORIES, category_intervals, step_breakdown
+from ...model.trace_model import TraceModel
+from ...model import intervals
+from ..overview import CATEGORIES, category_intervals, step_breakdown
 
 NS_PER_US = 1000.0
 KINDS = ("cpu", "gpu", "other")

@@ -1,7 +1,7 @@
 """A table route: JSON as always, or with ``format=csv`` the table the page shows as a CSV download.
 
 ``table_route(handler, route)`` wraps a JSON route's handler. With ``format=csv`` the handler's
-answer goes through ``views.export`` with the page's ``sort``, ``filter`` and ``table`` parameters
+answer goes through ``views.table_csv`` with the page's ``sort``, ``filter`` and ``table`` parameters
 (the route's own parameters, such as ``group_by``, have already shaped the answer); errors,
 including 202 while the span loads, are answered exactly as for JSON.
 """
@@ -12,7 +12,7 @@ from typing import Any, Callable
 
 from werkzeug import wrappers
 
-from ..views import export
+from ..views import table_csv as export
 from .http import HttpError, arg, download_route, json_route
 
 FORMATS = ("json", "csv")

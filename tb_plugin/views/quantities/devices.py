@@ -22,7 +22,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-from ..model.trace_model import TraceModel
+from ...model.trace_model import TraceModel
 
 GPU = "GPU"
 NVIDIA, AMD = "NVIDIA", "AMD"

@@ -17,11 +17,11 @@ from typing import Any, Optional
 
 import numpy as np
 
-from ..model import stored_answers
-from ..model.trace_model import TraceModel
-from . import memory as memory_view
-from .compare import span_overview
-from .overview import CATEGORIES
+from ...model import stored_answers
+from ...model.trace_model import TraceModel
+from .. import memory as memory_view
+from ..compare import span_overview
+from ..overview import CATEGORIES
 
 _DEVICE_NUMBER = re.compile(r"\s+\d+$")
 

@@ -21,7 +21,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-from ..model.trace_model import TraceModel
+from ...model.trace_model import TraceModel
 from .stream_work import NS_PER_US, no_device_work_reason, stream_reference, stream_work, time_in_windows
 
 KERNEL_WAIT_US = 30.0

@@ -15,10 +15,10 @@ from typing import Any, Optional
 
 import numpy as np
 
-from ..model.categories import SliceKinds
-from ..model.steps import find_steps
-from ..model.trace_model import TraceModel
-from .operators import operator_columns
+from ...model.categories import SliceKinds
+from ...model.steps import find_steps
+from ...model.trace_model import TraceModel
+from ..operators import operator_columns
 
 NS_PER_US = 1000.0
 HOST_CATEGORIES = frozenset({"user_annotation", "UserDefined", "PythonUserDefined"})

@@ -24,8 +24,8 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
-from ..model.trace_model import TraceModel
-from .accounting import step_times
+from ...model.trace_model import TraceModel
+from ..quantities.accounting import step_times
 
 NS_PER_US = 1000.0
 ALIGNMENTS = ("step", "time")

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from profscope.tb_plugin.views import export
+from profscope.tb_plugin.views import table_csv as export
 
 from conftest import copy_trace, real_trace
 from handmade import gpu_step_trace, trace, write, x

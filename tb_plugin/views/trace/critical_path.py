@@ -54,9 +54,9 @@ from typing import Any, Optional
 
 import numpy as np
 
-from ..model.categories import SliceKinds
-from ..model.steps import find_steps
-from ..model.trace_model import TraceModel
+from ...model.categories import SliceKinds
+from ...model.steps import find_steps
+from ...model.trace_model import TraceModel
 
 NS_PER_US = 1000.0
 

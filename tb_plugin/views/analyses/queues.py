@@ -17,8 +17,8 @@ from typing import Any, Optional
 
 import numpy as np
 
-from ..model.categories import SliceKinds
-from ..model.trace_model import TraceModel
+from ...model.categories import SliceKinds
+from ...model.trace_model import TraceModel
 from .stream_work import NS_PER_US, no_device_work_reason, stream_label, stream_work, time_in_windows
 
 TRACK_PREFIX = "c:queue:"

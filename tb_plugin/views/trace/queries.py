@@ -13,14 +13,14 @@ from typing import Any, Optional
 
 import numpy as np
 
-from ..model import intervals
-from ..model import stored_answers
-from ..model.categories import SliceKinds
-from ..model.float32 import value_as_written
-from ..model.trace_index import query, resolution_for, trace_index
-from ..model.trace_model import TraceModel
-from .devices import device_label, memory_device
-from .queue_length import TRACK_PREFIX as QUEUE_TRACK_PREFIX, queue_series, queue_tracks
+from ...model import intervals
+from ...model import stored_answers
+from ...model.categories import SliceKinds
+from ...model.float32 import value_as_written
+from ...model.trace_index import query, resolution_for, trace_index
+from ...model.trace_model import TraceModel
+from ..quantities.devices import device_label, memory_device
+from ..analyses.queues import TRACK_PREFIX as QUEUE_TRACK_PREFIX, queue_series, queue_tracks
 
 NS_PER_US = 1000.0
 MAX_WIDTH = 8192

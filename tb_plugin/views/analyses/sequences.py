@@ -15,10 +15,10 @@ from typing import Any, Optional
 
 import numpy as np
 
-from ..model import tree
-from ..model.categories import SliceKinds
-from ..model.steps import find_steps
-from ..model.trace_model import TraceModel
+from ...model import tree
+from ...model.categories import SliceKinds
+from ...model.steps import find_steps
+from ...model.trace_model import TraceModel
 
 NS_PER_US = 1000.0
 MIN_LENGTH = 3

@@ -20,9 +20,9 @@ from typing import Any, Optional
 import msgspec
 import numpy as np
 
-from ..model.categories import SliceKinds
-from ..model.trace_model import TraceModel
-from .accounting import step_times
+from ...model.categories import SliceKinds
+from ...model.trace_model import TraceModel
+from ..quantities.accounting import step_times
 
 NS_PER_US = 1000.0
 DTYPE_BYTES = {
@@ -156,7 +156,7 @@ def _collective_instances(model: TraceModel) -> RankInstances:
     text = model.strings
     # The record_param_comms (or other op with collective args) above each slice, for names and sizes.
     with_args = (s.collective >= 0) | (s.in_msg_nelems >= 0)
-    from ..model.tree import nearest_ancestor_where
+    from ...model.tree import nearest_ancestor_where
 
     args_above = nearest_ancestor_where(s, with_args)
     host_collectives = kinds.collective_op & kinds.on_host
@@ -171,7 +171,7 @@ def _collective_instances(model: TraceModel) -> RankInstances:
         host = kinds.collective_op & kinds.on_host
         named = model.string_ids_where(lambda t: bool(re.match(r"^(gloo|nccl|hccl|xccl):", t)))[s.name] & host
         pick = named if named.any() else host
-        from ..model.tree import has_ancestor
+        from ...model.tree import has_ancestor
 
         rows = np.flatnonzero(pick & ~has_ancestor(s, pick))
         owner_op = rows.astype(np.int64)

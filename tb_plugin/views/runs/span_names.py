@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from ..model.trace_model import TraceModel
+from ...model.trace_model import TraceModel
 
 NS_PER_US = 1000.0
 NS_PER_S = 1e9

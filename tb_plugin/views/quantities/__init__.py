@@ -1,0 +1,5 @@
+"""The quantities several pages show, defined once: time accounting (communication, computation, their overlap,
+device busy time, step times) in ``accounting.py``, and what each device is and is called in ``devices.py``.
+
+Imports only ``model``; every page module reads these rather than computing its own.
+"""
