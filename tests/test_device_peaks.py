@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from profscope.tb_plugin.ingest.load import load_trace
-from profscope.tb_plugin.views.devices import device_properties
+from profscope.tb_plugin.views.quantities.devices import device_properties
 from profscope.tb_plugin.views.quantities.device_peaks import (
     PRECISIONS, TABLE, PeaksFileError, load_peaks_file, parse_peaks_file, resolve)
 
