@@ -64,8 +64,9 @@ def device_text(model: TraceModel) -> str:
     rows = np.flatnonzero(SliceKinds(model).device_work)
     if not len(rows):
         return "CPU"
-    names = sorted({device(model, d).name if device(model, d).properties.get("name") else device(model, d).kind
-                    for d in devices_of_rows(model, rows)})
+    described = [device(model, d) for d in devices_of_rows(model, rows)]
+    # A name that is only the label ("Ascend 1", written by a converter) says no more than the kind.
+    names = sorted({d.kind if d.name == d.label else d.name for d in described})
     return " + ".join(names) if names else "device"
 
 
