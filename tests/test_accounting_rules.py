@@ -1,4 +1,4 @@
-"""The rules of ``views/accounting.py`` on hand-made traces, exact to the microsecond.
+"""The rules of ``views/quantities/accounting.py`` on hand-made traces, exact to the microsecond.
 
 Each case is the smallest trace that shows one rule; the real traces that the rules came from are checked in
 test_hta_agreement.py, test_distributed_view.py and test_tb_profiler_reference.py.
@@ -15,7 +15,7 @@ import pytest
 from profscope.tb_plugin.ingest.load import load_trace
 from profscope.tb_plugin.model import intervals
 from profscope.tb_plugin.model.categories import SliceKinds
-from profscope.tb_plugin.views import accounting
+from profscope.tb_plugin.views.quantities import accounting
 from profscope.tb_plugin.views.overview import overview
 
 from handmade import trace, write, x
