@@ -405,3 +405,31 @@ def test_route_uses_mindspore_step_trace_file(tmp_path: Path, make_client) -> No
     status, named = client.get("steptrace", run=run, worker=worker, fp_point="GetNext")
     assert status == 200 and named["source"] == "trace"
     assert any("is not used" in n for n in named["notes"])
+
+
+def test_data_loading_two_figures_named_apart() -> None:
+    """ResNet-50 span 1 (data loading in the main process): the step trace's data loading (host) is all host time in
+    the DataLoader ranges within each step's host range (by hand from the JSON); the Overview's DataLoader category
+    (waiting for data, torch-tb-profiler's DataLoader) only the part while nothing of higher priority runs: while
+    the host loads the next batch the V100 still runs the previous step's kernels."""
+    import gzip
+    import json
+
+    from profscope.tb_plugin.views.overview import overview
+
+    path = real_trace("kineto_resnet50/resnet50_num_workers_0/worker0.1623143089861.pt.trace.json.gz")
+    events = [e for e in json.load(gzip.open(path))["traceEvents"] if e.get("ph") == "X"]
+    loading = [(e["ts"], e["ts"] + e["dur"]) for e in events if e["name"].startswith("enumerate(DataLoader)#")]
+    by_hand = {}
+    for e in events:
+        if e["name"].startswith("ProfilerStep#"):
+            lo, hi = e["ts"], e["ts"] + e["dur"]
+            by_hand[e["name"]] = sum(max(0, min(end, hi) - max(start, lo)) for start, end in loading)
+    model = load_trace(str(path))
+    answer = step_trace(model)
+    check(answer)
+    ours = {row["name"]: row["dataloader"] for row in answer["steps"]}
+    assert ours == {name: pytest.approx(by_hand[name], abs=1e-3) for name in ours}
+    waiting = {row["name"]: row["breakdown"]["dataloader"] for row in overview(model)["steps"]}
+    assert waiting["ProfilerStep#6"] == 57669 and ours["ProfilerStep#6"] == pytest.approx(68777)  # tb-profiler: 57,669
+    assert "waiting for data" in answer["markers"]["dataloader"]

@@ -77,7 +77,7 @@ def category_intervals(model: TraceModel) -> dict[str, intervals.Intervals]:
             "memset": of(kinds.memset),
             "communication": accounting.exposed_communication_intervals(model),
             "runtime": of(kinds.runtime),
-            "dataloader": of(kinds.dataloader),
+            "dataloader": accounting.dataloader_intervals(model),
             "cpu_exec": accounting.cpu_exec_intervals(model),
         }
 

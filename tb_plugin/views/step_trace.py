@@ -210,7 +210,8 @@ def _from_model(model: TraceModel, fp_point: Optional[str], bp_point: Optional[s
     tail = clip(points.work_end, np.where(points.work_end != NONE, end, NONE))
     categories = [comm, points.optimizer, backward, forward, joint, gap, tail]
     table = intervals.exclusive_breakdown(timeline.windows, categories)
-    # Data loading is host time within the step's own host range (informative; part of the gap).
+    # Data loading (host): host time within the step's own host range (informative; part of the gap). The overview's
+    # DataLoader category (waiting for data) counts only the part while nothing of higher priority runs.
     dataloader = intervals.covered_length_in(_host_windows(steps), points.dataloader)
 
     rows = []
@@ -326,7 +327,9 @@ def _points(timeline: _Timeline, paddle: bool, fp_point: Optional[str], bp_point
     backward = by_category(_PADDLE_BACKWARD) if paddle else (by_name(_BACKWARD_NAME) & kinds.operator)
     dataloader_all, optimizer_all, backward_nested = _with_descendants(s, [dataloader, optimizer, backward])
     if dataloader.any():
-        markers["dataloader"] = "Dataloader events" if paddle else "enumerate(DataLoader)#… ranges"
+        markers["dataloader"] = ("Dataloader events" if paddle else "enumerate(DataLoader)#… ranges") + (
+            ": host time in them (the Overview's DataLoader category, waiting for data, counts only the time "
+            "nothing of higher priority runs)")
 
     has_optimizer = bool(optimizer.any())
     if has_optimizer:
@@ -400,7 +403,7 @@ def _points(timeline: _Timeline, paddle: bool, fp_point: Optional[str], bp_point
     return _Points(
         fp=fp, bp_start=bp_start, bp_end=bp_end, work_end=work_end, forward_cover=forward_cover,
         backward_cover=backward_cover, optimizer=timeline.cover(optimizer_all),
-        dataloader=intervals.merge(s.start[dataloader], s.end_at(dataloader)), markers=markers, step_notes=step_notes,
+        dataloader=accounting.dataloader_intervals(model), markers=markers, step_notes=step_notes,
         span_notes=span_notes, has_backward=has_backward, has_optimizer=has_optimizer)
 
 def _with_descendants(slices: SliceTable, masks: list[np.ndarray]) -> list[np.ndarray]:

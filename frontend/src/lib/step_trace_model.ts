@@ -123,7 +123,7 @@ export function markerLines(data: StepTraceData): { label: string; value: string
     { label: "Forward start", value: m.forwardStart ?? absent },
     { label: "Backward", value: m.backward ?? absent },
     { label: "Optimizer", value: m.optimizer ?? absent },
-    { label: "Data loading", value: m.dataloader ?? (fromFile ? absent : "none") },
+    { label: "Data loading (host)", value: m.dataloader ?? (fromFile ? absent : "none") },
     { label: "Communication", value: m.communication ?? (fromFile ? absent : "no collectives") },
   ];
   if (m.timeBase !== null) {

@@ -37,6 +37,13 @@ Definitions (per step window of ``find_steps``; a span's figure is the mean over
   first; on a host-only span the category is defined as this difference.
 * **Device busy**: time at least one device activity (kernel, copy, memset) runs; **device
   idle** is the rest of the step.
+* **Data loading** has two figures on one set of ranges (``dataloader_intervals``: the
+  ``enumerate(DataLoader)#…`` ranges, Paddle's ``Dataloader`` events), named apart: *waiting for
+  data* is the overview's DataLoader category (the Data pipeline page's data wait), the time in
+  them while nothing of higher priority runs (kernels, copies, collectives, runtime calls), over
+  the device-extended steps; *data loading (host)* is the step trace's, all host time in them
+  within each step's host range. They differ when the device still runs the previous step's
+  kernels while the host loads the next batch: the host loads, but nothing waits for it.
 """
 
 from __future__ import annotations
@@ -143,6 +150,11 @@ def communication_intervals(model: TraceModel) -> intervals.Intervals:
 def collective_kernel_intervals(model: TraceModel) -> intervals.Intervals:
     """Union of the device's collective kernels: the part of communication HTA counts too."""
     return model.memo("accounting.collective_kernels", lambda: _merge_rows(model, SliceKinds(model).collective_kernel))
+
+
+def dataloader_intervals(model: TraceModel) -> intervals.Intervals:
+    """The data loading ranges on the host, merged: both data-loading figures are measured on them."""
+    return model.memo("accounting.dataloader", lambda: _merge_rows(model, SliceKinds(model).dataloader))
 
 
 def has_device_work(model: TraceModel) -> bool:
