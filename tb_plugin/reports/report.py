@@ -377,6 +377,12 @@ def _text_memory(span: SpanViews) -> str:
     return "Memory peak per device\n" + text_table(columns, rows) + notes
 
 
+def left_out_lines(overview: dict[str, Any]) -> list[str]:
+    """A sentence per trailing step of the trace that no figure counts, with why (``steps_left_out``)."""
+    return [f"{step['name']} is left out of every figure: {step['reason']}."
+            for step in overview.get("steps_left_out") or []]
+
+
 def summary_text(span: SpanViews, top: int = 10, sort: Optional[str] = None) -> str:
     """The terminal summary of one span."""
     overview = span.overview
@@ -385,7 +391,7 @@ def summary_text(span: SpanViews, top: int = 10, sort: Optional[str] = None) -> 
     sections = [
         f"Profscope summary: {span.label}\n"
         f"framework {span.framework} · steps from {STEP_SOURCE_TEXT.get(overview['step_source'], overview['step_source'])}"
-        f" · {devices}",
+        f" · {devices}" + "".join(f"\n{line}" for line in left_out_lines(overview)),
         _text_breakdown(overview),
     ]
     if overview["devices"]:
@@ -636,6 +642,7 @@ def _overview_html(span: SpanViews, anchor: str) -> str:
                 ("Mean step time", esc(format_duration(mean))),
                 *([("Communication", esc(communication_line(overview) or ""))] if communication_line(overview) else []),
                 ("Benchmark", esc(benchmark_line(overview["benchmark"])))]),
+        *(f'<p class="muted">{esc(line)}</p>' for line in left_out_lines(overview)),
         "<h4>Step time per step</h4>",
         f"<figure>{step_chart_svg(overview)}{_legend(categories)}</figure>",
         "<h4>Mean per step</h4>",

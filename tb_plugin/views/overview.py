@@ -187,6 +187,7 @@ def overview(model: TraceModel, marker: Optional[str] = None, batch_size: Option
     mean_step = float(mean.sum())
     result: dict[str, Any] = {
         "step_source": steps.source,
+        "steps_left_out": [{"name": name, "reason": reason} for name, reason in steps.left_out],
         "has_device": has_device,
         "categories": list(CATEGORIES if has_device else [c for c in CATEGORIES if c not in DEVICE_CATEGORIES]),
         "steps": step_rows,

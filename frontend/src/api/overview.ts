@@ -114,8 +114,15 @@ export interface Recommendation {
   readonly evidence: Readonly<Record<string, EvidenceValue>>;
 }
 
+export interface StepLeftOut {
+  readonly name: string;
+  readonly reason: string;
+}
+
 export interface OverviewData {
   readonly stepSource: StepSource;
+  /** The trace's trailing steps that no figure counts, with why. */
+  readonly stepsLeftOut: readonly StepLeftOut[];
   readonly hasDevice: boolean;
   /** Categories this span reports, in priority order (device ones are absent on CPU-only runs). */
   readonly categories: readonly BreakdownCategory[];
@@ -241,6 +248,11 @@ export function parseRecommendation(value: unknown): Recommendation | null {
   return { id: stringField(value, "id"), text: value["text"], evidence: parseEvidence(value["evidence"]) };
 }
 
+function parseStepLeftOut(value: unknown): StepLeftOut | null {
+  if (!isObject(value) || typeof value["name"] !== "string" || typeof value["reason"] !== "string") return null;
+  return { name: value["name"], reason: value["reason"] };
+}
+
 function parseStepSource(object: JsonObject): StepSource {
   const value = object["step_source"];
   return value === "user" || value === "span" ? value : "ProfilerStep";
@@ -253,6 +265,7 @@ export function parseOverview(json: unknown): OverviewData {
   const categories = BREAKDOWN_CATEGORIES.filter((category) => listed.includes(category));
   return {
     stepSource: parseStepSource(json),
+    stepsLeftOut: listField(json, "steps_left_out", parseStepLeftOut),
     hasDevice: booleanField(json, "has_device"),
     categories,
     steps: listField(json, "steps", parseStep),

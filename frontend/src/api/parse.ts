@@ -32,7 +32,15 @@ export function parseSpanFacts(value: unknown): SpanFacts {
   return {
     startTime: finiteOrNull(info["start_time"]),
     duration: finiteOrNull(info["duration"]),
-    steps: isObject(steps) && count !== null ? { count, first: finiteOrNull(steps["first"]), last: finiteOrNull(steps["last"]) } : null,
+    steps:
+      isObject(steps) && count !== null
+        ? {
+            count,
+            first: finiteOrNull(steps["first"]),
+            last: finiteOrNull(steps["last"]),
+            ...(finiteOrNull(steps["left_out"]) ? { leftOut: finiteOrNull(steps["left_out"]) ?? 0 } : {}),
+          }
+        : null,
   };
 }
 

@@ -104,6 +104,9 @@ function configurationSection(
         { label: "Mean step time", tip: DEF.meanStepTime, value: formatTime(data.meanStepTime) },
       ]),
       el("div", {}, markerForm(marker, onMarker), markerMissed),
+      ...data.stepsLeftOut.map((step) =>
+        el("p", { className: "ps-note", testId: "step-left-out" }, `${step.name} is left out of every figure: ${step.reason}.`),
+      ),
     ),
   );
 }
