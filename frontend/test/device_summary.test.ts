@@ -2,14 +2,14 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { parseKernels } from "../src/api/kernels";
 import { parseOverview, type DeviceSummary } from "../src/api/overview";
-import { kernelsTitle, summaryTitle } from "../src/lib/devices";
+import { deviceCardFields, kernelsTitle, summaryTitle } from "../src/lib/devices";
 import { filteredKernelTotals, inStepsNote, kernelColumns } from "../src/views/kernel/kernel";
 import { readFixture } from "./fixtures";
 
 function device(id: number, label: string, kind: string): DeviceSummary {
   return {
     id, label, kind, name: label, memory: null, computeCapability: null, numSms: null, utilization: 0.5,
-    smEfficiency: null, achievedOccupancy: null, tensorCoreShare: 0, kernelTime: 1, unavailable: {},
+    smEfficiency: null, achievedOccupancy: null, tensorCoreShare: 0, kernelTime: 1, communicationTime: null, unavailable: {},
   };
 }
 
@@ -82,5 +82,24 @@ describe("device summary", () => {
     });
     assert.deepEqual(filteredKernelTotals(ascend, ascend.rows, true), { total: 10, tensorCoreShare: null });
     assert.deepEqual(filteredKernelTotals(ascend, ascend.rows, false), { total: 10, tensorCoreShare: null });
+  });
+});
+
+describe("device cards", () => {
+  test("a device that is not a GPU has no CUDA rows; collectives are communication time", () => {
+    const answer = {
+      steps: [], breakdown: {}, recommendations: [],
+      devices: [
+        { id: 0, name: "NVIDIA H100", label: "GPU 0", kind: "GPU", utilization: 0.5, kernel_time: 10, communication_time: 0 },
+        { id: 1, name: "Ascend 1", label: "Ascend 1", kind: "Ascend", utilization: 0.2, kernel_time: 5.9, communication_time: 41.5 },
+      ],
+    };
+    const [gpu, ascend] = parseOverview(answer).devices;
+    assert.ok(gpu !== undefined && ascend !== undefined);
+    assert.deepEqual(deviceCardFields(gpu), [
+      "name", "memory", "computeCapability", "numSms", "utilization", "smEfficiency", "achievedOccupancy", "tensorCoreShare",
+      "kernelTime",
+    ]);
+    assert.deepEqual(deviceCardFields(ascend), ["name", "memory", "utilization", "kernelTime", "communicationTime"]);
   });
 });

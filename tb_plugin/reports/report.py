@@ -287,10 +287,14 @@ def _device_lines(device: dict[str, Any]) -> list[str]:
              f"{device['num_sms']} SMs" if device.get("num_sms") else None]
     described = ", ".join(f for f in facts if f)
     head = f"{device.get('label') or 'GPU ' + str(device['id'])}: {device['name']}" + (f" ({described})" if described else "")
-    figures = (f"utilization {format_percent(device.get('utilization'))} · "
-               f"est. SM efficiency {format_percent(device.get('sm_efficiency'))} · "
-               f"est. achieved occupancy {format_percent(device.get('achieved_occupancy'))} · "
-               f"Tensor Cores {format_percent(device.get('tensor_core_share'))} of kernel time")
+    figures = f"utilization {format_percent(device.get('utilization'))}"
+    if device.get("kind", "GPU") == "GPU":  # SM and Tensor Core figures are GPU figures: other devices have none
+        figures += (f" · est. SM efficiency {format_percent(device.get('sm_efficiency'))} · "
+                    f"est. achieved occupancy {format_percent(device.get('achieved_occupancy'))} · "
+                    f"Tensor Cores {format_percent(device.get('tensor_core_share'))} of kernel time")
+    if device.get("communication_time"):
+        figures += (f" · kernels {format_duration(device.get('kernel_time'))}, "
+                    f"collectives {format_duration(device['communication_time'])}")
     return [head, "  " + figures]
 
 

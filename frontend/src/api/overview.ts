@@ -62,6 +62,8 @@ export interface DeviceSummary {
   readonly achievedOccupancy: number | null;
   readonly tensorCoreShare: number | null;
   readonly kernelTime: number | null;
+  /** µs of collective kernels within the steps (null in older answers). */
+  readonly communicationTime: number | null;
   /** Why a null figure is null, by its answer field ("sm_efficiency", "achieved_occupancy", "tensor_core_share"). */
   readonly unavailable: Readonly<Record<string, string>>;
 }
@@ -170,6 +172,7 @@ function parseDevice(value: unknown): DeviceSummary | null {
     achievedOccupancy: nullableNumberField(value, "achieved_occupancy"),
     tensorCoreShare: nullableNumberField(value, "tensor_core_share"),
     kernelTime: nullableNumberField(value, "kernel_time"),
+    communicationTime: nullableNumberField(value, "communication_time"),
     unavailable: stringMapField(value, "unavailable"),
   };
 }

@@ -23,6 +23,7 @@ import numpy as np
 from ...model.categories import SliceKinds
 from ...model.trace_model import TraceModel
 from ..quantities.accounting import step_times
+from ..quantities.devices import device
 
 NS_PER_US = 1000.0
 DTYPE_BYTES = {
@@ -38,6 +39,12 @@ _NON_TENSOR_INPUTS = frozenset({"", "Scalar", "ScalarList", "GenericList"})
 _KERNEL_COLLECTIVE = re.compile(r"nccl(?:Dev)?Kernel_([A-Za-z]+)|rccl\w*?_([A-Za-z]+)", re.IGNORECASE)
 _OP_COLLECTIVE = re.compile(r"^(?:nccl:|gloo:|c10d::|hccl:|xccl:)([A-Za-z_]+?)_?$", re.IGNORECASE)
 _RANK_IN_NAME = re.compile(r"(?:rank|worker)[-_]?(\d+)", re.IGNORECASE)
+# The backend that a collective's kernel or host range names, for a trace whose distributedInfo names none (an Ascend
+# timeline: HCCL's hcom_ operators); torch's own backend strings.
+_BACKEND_OF_NAME = ((re.compile(r"^(?:hcom_|hccl)", re.IGNORECASE), "hccl"),
+                    (re.compile(r"^(?:void )?(?:nccl|ncclKernel|ncclDevKernel)", re.IGNORECASE), "nccl"),
+                    (re.compile(r"^rccl", re.IGNORECASE), "rccl"), (re.compile(r"^gloo:"), "gloo"),
+                    (re.compile(r"^hccl:"), "hccl"), (re.compile(r"^xccl:"), "xccl"))
 
 
 def normalize_collective(name: str) -> str:
@@ -205,6 +212,28 @@ def rank_breakdown(model: TraceModel) -> dict[str, float]:
     return model.memo("rank_breakdown", compute)
 
 
+def backend_of(model: TraceModel) -> Optional[str]:
+    """The communication backend: the one distributedInfo names, else the one the collectives' names say (HCCL for
+    an Ascend timeline's hcom_ operators, or its collectives on an Ascend device), else None."""
+    info = model.metadata.get("distributedInfo")
+    if isinstance(info, dict) and isinstance(info.get("backend"), str) and info["backend"]:
+        return str(info["backend"])
+    kinds = SliceKinds(model)
+    s = model.slices
+    rows = np.flatnonzero(kinds.collective_kernel | kinds.collective_range)
+    for name_id in np.unique(s.name[rows]).tolist():  # one test per distinct name
+        name = model.strings[name_id]
+        for pattern, backend in _BACKEND_OF_NAME:
+            if pattern.match(name):
+                return backend
+    kernels = np.flatnonzero(kinds.collective_kernel)
+    if len(kernels):
+        ids = {int(d) for d in np.unique(s.device[kernels]) if d >= 0}
+        if any(device(model, d).kind == "Ascend" for d in ids):
+            return "hccl"
+    return None
+
+
 def _is_distributed(model: TraceModel) -> bool:
     """A rank of a distributed job: the profiler recorded its process group, or it ran collectives."""
     info = model.metadata.get("distributedInfo")
@@ -224,7 +253,7 @@ def distributed(ranks: list[tuple[str, TraceModel]]) -> dict[str, Any]:
         info = model.metadata.get("distributedInfo") or {}
         entries.append({"worker": worker, "rank": rank_of(model, worker, i),
                         "world_size": info.get("world_size") if isinstance(info, dict) else None,
-                        "backend": info.get("backend") if isinstance(info, dict) else None,
+                        "backend": backend_of(model),
                         "model": model})
     entries.sort(key=lambda e: (e["rank"], e["worker"]))
     instances = [collective_instances(e["model"]) for e in entries]

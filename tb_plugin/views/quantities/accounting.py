@@ -36,7 +36,10 @@ Definitions (per step window of ``find_steps``; a span's figure is the mean over
   category: on a device span its priority puts kernels, memcpy and memset (the computation)
   first; on a host-only span the category is defined as this difference.
 * **Device busy**: time at least one device activity (kernel, copy, memset) runs; **device
-  idle** is the rest of the step.
+  idle** is the rest of the step. Waiting is not busy: an Ascend collective whose own tasks the
+  device's streams show is busy while they copy or reduce, not while they wait for a peer's
+  notify (``SliceKinds.busy_work``; the Analyses page's streams and the device summary's
+  utilization count the same). An NCCL kernel is one kernel, busy throughout, as HTA counts it.
 * **Data loading** has two figures on one set of ranges (``dataloader_intervals``: the
   ``enumerate(DataLoader)#…`` ranges, Paddle's ``Dataloader`` events), named apart: *waiting for
   data* is the overview's DataLoader category (the Data pipeline page's data wait), the time in
@@ -256,8 +259,9 @@ def kernels_in_steps(model: TraceModel, steps: Steps, rows: np.ndarray) -> Optio
 
 
 def device_intervals(model: TraceModel) -> intervals.Intervals:
-    """Union of every device activity that is work: kernels (collectives included), copies, memsets."""
-    return model.memo("accounting.device", lambda: _merge_rows(model, SliceKinds(model).device_work))
+    """Union of the time the device is busy: kernels (collectives included), copies, memsets; a collective whose own
+    tasks the device's streams show (Ascend) through its tasks that do not wait (``SliceKinds.busy_work``)."""
+    return model.memo("accounting.device", lambda: _merge_rows(model, SliceKinds(model).busy_work))
 
 
 @dataclass(frozen=True)
