@@ -25,6 +25,7 @@ from ..model import tree
 from ..model.build import slice_at
 from ..model.categories import SliceKinds
 from ..model.trace_model import TraceModel
+from .quantities import recording
 from .quantities.devices import memory_device
 
 NS_PER_US = 1000.0
@@ -148,7 +149,8 @@ def memory(model: TraceModel, device: Optional[str] = None, start_us: Optional[f
            limit: int = EVENT_LIMIT) -> dict[str, Any]:
     ev = memory_events(model)
     if len(ev.rows) == 0:
-        return {"available": False, "hint": HOW_TO_RECORD, "devices": [], "curves": {}, "peak": {}, "events": [],
+        return {"available": False, "hint": "This span has no memory events. " + recording.record_memory(model),
+                "devices": [], "curves": {}, "peak": {}, "events": [],
                 "by_operator": [], "notes": []}
     devices, curves, peaks = model.memo("memory_curves", lambda: _curves(model, ev))
     chosen = [d["id"] for d in devices] if device in (None, "") else [device]

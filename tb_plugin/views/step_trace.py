@@ -51,7 +51,7 @@ from ..model.categories import SliceKinds
 from ..model.steps import Steps, find_steps
 from ..model.trace_model import SliceTable, TraceModel
 from ..model.tree import levels
-from .quantities import accounting
+from .quantities import accounting, recording
 
 NS_PER_US = 1000.0
 PHASES = ("gap", "forward", "backward", "optimizer", "communication", "tail", "other")
@@ -399,7 +399,8 @@ def _points(timeline: _Timeline, paddle: bool, fp_point: Optional[str], bp_point
     optimizer_end = timeline.cover_end(optimizer_all)
     work_end = np.maximum(np.where(bp_end != NONE, bp_end, forward_end), optimizer_end)
     if timeline.steps.source == "span":
-        span_notes.append("No step markers (ProfilerStep#N / ProfileStep#N): the whole span is one step.")
+        span_notes.append("No step markers (ProfilerStep#N / ProfileStep#N): the whole span is one step. "
+                          + recording.record_steps(model))
     return _Points(
         fp=fp, bp_start=bp_start, bp_end=bp_end, work_end=work_end, forward_cover=forward_cover,
         backward_cover=backward_cover, optimizer=timeline.cover(optimizer_all),

@@ -22,6 +22,7 @@ import numpy as np
 from ...model.categories import SliceKinds
 from ...model.steps import find_steps
 from ...model.trace_model import TraceModel
+from ..quantities import recording
 
 NS_PER_US = 1000.0
 HOST_CATEGORIES = frozenset({"user_annotation", "UserDefined", "PythonUserDefined"})
@@ -72,8 +73,7 @@ def annotations(model: TraceModel, marker: Optional[str] = None) -> dict[str, An
     base: dict[str, Any] = {"steps": len(steps), "has_device_copies": bool(len(device)), "rows": []}
     if len(host) == 0 and len(device) == 0:
         return {**base, "available": False,
-                "reason": "No record_function or user annotation ranges in the steps: wrap regions of the training "
-                          "step in torch.profiler.record_function(\"name\") to see them here."}
+                "reason": "No record_function or user annotation ranges in the steps. " + recording.record_annotations(model)}
 
     names = np.r_[s.name[host], s.name[device]].astype(np.int64)
     unique, inverse = np.unique(names, return_inverse=True)
