@@ -37,7 +37,7 @@ describe("the empty page of a logdir without runs", () => {
     assert.deepEqual(
       list.children.map((item) => [item.getAttribute("data-reason"), item.textContent]),
       [
-        ["not_a_chrome_trace", "2 JSON files that do not start like a Chrome trace (exp/config.json, exp/<b>x</b>.json)"],
+        ["not_a_chrome_trace", "2 JSON files that are not Chrome traces (exp/config.json, exp/<b>x</b>.json)"],
         ["tensorboard_event_file", "1 TensorBoard event file (exp/events.out.tfevents.1)"],
       ],
     );

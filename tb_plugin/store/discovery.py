@@ -3,8 +3,9 @@
 Every layout of the on-disk contract (``layout.py``: torch's handler, Paddle's chrome export,
 MindSpore's ``*_ascend_ms`` span folders and older ``*_timeline_display_<id>.json`` profiler folders, msprof's
 ``msprof_<ts>.json`` reports and CANN's older device timelines, TensorFlow's and JAX's profile plugin folders,
-the writer) is found at any depth by its names. Any other ``.json`` or ``.json.gz`` file is a span when it
-starts like a Chrome trace: at most a few KB of its (inflated) head are read, through the storage layer, and
+the writer) is found at any depth by its names. Any other ``.json`` or ``.json.gz`` file is a span when its
+top level is a Chrome trace's (``ingest/chrome/sniff.py``: its top-level keys are read in order, the values of
+other keys skipped unbuilt, until a trace's key, at most 16 MB of inflated data), read through the storage layer;
 the verdict is kept by the file's size, mtime and tag, so a rescan of an unchanged logdir reads no file at all.
 Files that are no span are counted by reason (``SkippedFiles``: TensorBoard event files, JSON that is no trace,
 files of other types...), which the runs route reports.
@@ -20,15 +21,15 @@ from __future__ import annotations
 import dataclasses
 import re
 import time
-import zlib
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
 import msgspec
 
 from .. import layout
+from ..ingest.chrome import sniff
 from ..ingest.mindspore import memory_record
-from .storage import FileStat, Storage, open_storage
+from .storage import HEAD_READ_SECONDS, FileStat, Storage, open_storage
 
 
 @dataclass(frozen=True)
@@ -52,6 +53,7 @@ class SpanSource:
 # Why a file of the logdir is no span (the keys of ``SkippedFiles.counts``).
 SKIP_EVENT_FILE = "tensorboard_event_file"
 SKIP_NOT_A_TRACE = "not_a_chrome_trace"
+SKIP_TRACE_KEY_TOO_FAR = "no_trace_key_in_sniff_limit"
 SKIP_EMPTY = "empty"
 SKIP_UNREADABLE = "unreadable"
 SKIP_PROFILER_FILE = "profiler_side_file"
@@ -85,9 +87,13 @@ class ScanResult:
 
 
 _MANIFEST_LIMIT = 1 << 20
-# Compressed bytes read to inflate a gzipped file's first ``layout.SNIFF_BYTES`` (JSON inflates several times).
-_SNIFF_READ_BYTES = 16 * 1024
-_GZIP_MAGIC = b"\x1f\x8b"
+# Bytes of a file read first for its verdict (one ranged read of a remote object); most files tell within them.
+_SNIFF_READ_BYTES = 64 * 1024
+# Bytes read at a time after the first read, and how long a verdict may take (a stalled network mount).
+_SNIFF_RANGE_BYTES = 1 << 20
+_SNIFF_SECONDS = 2 * HEAD_READ_SECONDS
+_SKIP_OF_VERDICT = {sniff.NOT_A_TRACE: SKIP_NOT_A_TRACE, sniff.EMPTY: SKIP_EMPTY, sniff.UNREADABLE: SKIP_UNREADABLE,
+                    sniff.BEYOND_LIMIT: SKIP_TRACE_KEY_TOO_FAR}
 # Folders of an Ascend profiler's output: besides the timeline a layout names, their files are no spans
 # (msprof's per-module reports, msprof_tx_*.json, communication.json... would repeat the same window).
 _PROFILER_TREE_FOLDER = re.compile(r"^(?:PROF_.*|.+_\d+_ascend_(?:ms|pt)|ASCEND_PROFILER_OUTPUT|mindstudio_profiler_output)$")
@@ -127,21 +133,49 @@ class ContentCache:
         self._known = {k: v for k, v in self._known.items() if k in locations}
 
 
+class _SniffedFile:
+    """A file of the logdir as a stream for ``sniff.sniff_trace``: the first bytes already read, then ranges read
+    through the storage (so with its checks: regular files inside the logdir, objects of the listing) on demand,
+    until a deadline."""
+
+    def __init__(self, storage: Storage, location: str, head: bytes) -> None:
+        self._storage = storage
+        self._location = location
+        self._head = head
+        self._offset = 0
+        self._deadline = time.monotonic() + _SNIFF_SECONDS
+
+    def read(self, size: int = -1) -> bytes:
+        if self._offset < len(self._head):
+            end = len(self._head) if size < 0 else min(len(self._head), self._offset + size)
+            out = self._head[self._offset:end]
+        elif len(self._head) < _SNIFF_READ_BYTES:
+            return b""  # the first read got the whole file
+        else:
+            if time.monotonic() > self._deadline:
+                raise OSError("reading the file's start took too long")
+            length = _SNIFF_RANGE_BYTES if size < 0 else min(size, _SNIFF_RANGE_BYTES)
+            data = self._storage.read_range(self._location, self._offset, length)
+            if data is None:
+                raise OSError("the file could not be read")
+            out = data
+        self._offset += len(out)
+        return out
+
+
 def _sniff(storage: Storage, location: str) -> Optional[str]:
-    """Read at most a few KB of a file's start (inflated when gzipped) and tell whether it starts like a
-    Chrome trace; nothing is parsed."""
+    """Tell from a file's top level (inflated when gzipped) whether it is a Chrome trace: None when it is, else
+    why it is skipped. Reads as little of it as the verdict needs (see ``sniff``); nothing is parsed."""
     raw = storage.read_head(location, _SNIFF_READ_BYTES)
     if raw is None:
         return SKIP_UNREADABLE  # not a regular file (a FIFO is never waited on), no permission, gone
     if not raw:
         return SKIP_EMPTY
-    head = raw
-    if raw[:2] == _GZIP_MAGIC:
-        try:
-            head = zlib.decompressobj(wbits=31).decompress(raw, layout.SNIFF_BYTES)
-        except zlib.error:
-            return SKIP_UNREADABLE
-    return None if layout.starts_like_chrome_trace(head) else SKIP_NOT_A_TRACE
+    try:
+        verdict = sniff.sniff_trace(_SniffedFile(storage, location, raw))  # type: ignore[arg-type]
+    except OSError:
+        return SKIP_UNREADABLE
+    return None if verdict == sniff.TRACE else _SKIP_OF_VERDICT[verdict]
 
 
 def _read_manifest(storage: Storage, location: str) -> Optional[dict[str, Any]]:

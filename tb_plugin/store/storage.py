@@ -245,6 +245,11 @@ class Storage(ABC):
         ``HEAD_READ_SECONDS`` with what it has. For sniffing a trace's head or reading a small side file.
         """
 
+    @abstractmethod
+    def read_range(self, location: str, start: int, limit: int) -> Optional[bytes]:
+        """At most ``limit`` bytes of a file from ``start`` (fewer at its end), checked as ``read_head`` checks;
+        None when it cannot be read. For reading further into a file's start than ``read_head`` did."""
+
     def read_small(self, location: str, limit: int) -> Optional[bytes]:
         """``read_head`` for a small file read at every scan (a manifest); a remote one is fetched once per version."""
         return self.read_head(location, limit)
@@ -365,6 +370,14 @@ class LocalStorage(Storage):
         except OSError:
             return None
 
+    def read_range(self, location: str, start: int, limit: int) -> Optional[bytes]:
+        try:
+            with open_regular(location, self.roots) as f:
+                f.seek(start)
+                return f.read(limit)
+        except OSError:
+            return None
+
     def open(self, location: str) -> BinaryIO:
         return open_regular(location, self.roots)
 
@@ -453,10 +466,16 @@ class FsspecStorage(Storage):
         return self._listing.get(location)
 
     def read_head(self, location: str, limit: int) -> Optional[bytes]:
-        if location not in self._listing:
+        return self.read_range(location, 0, limit)
+
+    def read_range(self, location: str, start: int, limit: int) -> Optional[bytes]:
+        stat = self._listing.get(location)
+        if stat is None:
             return None  # not in the listing: no request for a file that is not there
+        if start and stat.size and start >= stat.size:
+            return b""  # a ranged read past the end is an error on some stores
         try:
-            data = self.filesystem().cat_file(self._fs_path(location), start=0, end=limit)
+            data = self.filesystem().cat_file(self._fs_path(location), start=start, end=start + limit)
         except Exception:  # noqa: BLE001 - an unreadable file is a missing one
             return None
         return bytes(data[:limit])

@@ -58,7 +58,7 @@ def test_the_empty_page_says_what_was_looked_for_and_skipped(
     assert "3 files were looked at and skipped" in page.text
     items = skipped.text.splitlines()
     assert any(line.startswith("1 TensorBoard event file (exp1/events.out.tfevents.") for line in items), items
-    assert "1 JSON file that does not start like a Chrome trace (exp1/config.json)" in items
+    assert "1 JSON file that is not a Chrome trace (exp1/config.json)" in items
     assert "1 file that is not .json or .json.gz (exp1/notes.txt)" in items
     layouts = browser.find_element(*_by_testid("layouts-looked-for")).text.splitlines()
     assert len(layouts) == len(answer["looked_for"])

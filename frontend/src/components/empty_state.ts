@@ -23,7 +23,11 @@ profscope import prof/*_ascend_ms --logdir <logdir> --run mindspore_job`;
 /** What each reason of the backend's `skipped` counts (singular, plural); unknown reasons show their id. */
 const SKIP_REASONS: Readonly<Record<string, readonly [string, string]>> = {
   tensorboard_event_file: ["TensorBoard event file", "TensorBoard event files"],
-  not_a_chrome_trace: ["JSON file that does not start like a Chrome trace", "JSON files that do not start like a Chrome trace"],
+  not_a_chrome_trace: ["JSON file that is not a Chrome trace", "JSON files that are not Chrome traces"],
+  no_trace_key_in_sniff_limit: [
+    "JSON file with no trace key in its first 16 MB (profscope import reads it whole)",
+    "JSON files with no trace key in their first 16 MB (profscope import reads them whole)",
+  ],
   empty: ["empty file", "empty files"],
   unreadable: [
     "file that could not be read (not a regular file, no permission, or a broken gzip)",
