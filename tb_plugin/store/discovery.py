@@ -59,20 +59,41 @@ SKIP_UNREADABLE = "unreadable"
 SKIP_PROFILER_FILE = "profiler_side_file"
 SKIP_OTHER_TYPE = "not_json"
 _EXAMPLES_PER_REASON = 3
+# Each reason in the user's words (the command line says them; the page has its own copy, empty_state.ts).
+SKIP_REASON_TEXTS = {
+    SKIP_EVENT_FILE: "a TensorBoard event file",
+    SKIP_NOT_A_TRACE: "a JSON file that is not a Chrome trace (its top level has no traceEvents list, no key of "
+                      "Kineto's such as schemaVersion, and is not an array of events)",
+    SKIP_TRACE_KEY_TOO_FAR: "a JSON file with no trace key in its first 16 MB (profscope import reads it whole)",
+    SKIP_EMPTY: "an empty file",
+    SKIP_UNREADABLE: "a file that could not be read (not a regular file, no permission, or a broken gzip)",
+    SKIP_PROFILER_FILE: "another file of a profiler's output folder (its timeline is the span)",
+    SKIP_OTHER_TYPE: "not a .json or .json.gz file",
+}
 
 
 @dataclass
 class SkippedFiles:
-    """The files of a scan that are no span, counted by reason, with the first few of each (logdir-relative)."""
+    """The files of a scan that are no span, counted by reason, with the first few of each (logdir-relative);
+    ``files`` keeps every one of them with its reason (the command line names those of a run)."""
 
     counts: dict[str, int] = field(default_factory=dict)
     examples: dict[str, list[str]] = field(default_factory=dict)
+    files: list[tuple[str, str]] = field(default_factory=list)
 
     def add(self, reason: str, relative_path: str) -> None:
         self.counts[reason] = self.counts.get(reason, 0) + 1
         shown = self.examples.setdefault(reason, [])
         if len(shown) < _EXAMPLES_PER_REASON:
             shown.append(relative_path)
+        self.files.append((relative_path, reason))
+
+    def under(self, relative_folder: str) -> list[tuple[str, str]]:
+        """(path, reason) of the skipped files in a folder of the logdir or below it ("." for the logdir)."""
+        if relative_folder in ("", "."):
+            return list(self.files)
+        prefix = relative_folder.rstrip("/") + "/"
+        return [(path, reason) for path, reason in self.files if path.startswith(prefix)]
 
     def as_json(self) -> dict[str, Any]:
         """The runs route's ``skipped`` field."""

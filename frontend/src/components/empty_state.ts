@@ -43,7 +43,8 @@ export function skipReasonText(reason: string, count: number): string {
   return label === undefined ? `${count} × ${reason}` : `${count} ${count === 1 ? label[0] : label[1]}`;
 }
 
-function skippedList(skipped: SkippedFiles): HTMLElement {
+/** The skipped files by reason, most frequent first, with the first few paths of each (text only). */
+export function skippedList(skipped: SkippedFiles): HTMLElement {
   const items = Object.entries(skipped.reasons)
     .sort(([, a], [, b]) => b - a)
     .map(([reason, count]) => {
