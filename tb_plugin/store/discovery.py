@@ -29,7 +29,7 @@ import msgspec
 from .. import layout
 from ..ingest.chrome import sniff
 from ..ingest.mindspore import memory_record
-from .storage import HEAD_READ_SECONDS, FileStat, Storage, open_storage
+from .storage import HEAD_READ_SECONDS, LINK_ROOTS_ENV, REFUSED_OUTSIDE, FileStat, Storage, open_storage
 
 
 @dataclass(frozen=True)
@@ -58,6 +58,7 @@ SKIP_EMPTY = "empty"
 SKIP_UNREADABLE = "unreadable"
 SKIP_PROFILER_FILE = "profiler_side_file"
 SKIP_OTHER_TYPE = "not_json"
+SKIP_OUTSIDE_LOGDIR = "links_outside_logdir"
 _EXAMPLES_PER_REASON = 3
 # Each reason in the user's words (the command line says them; the page has its own copy, empty_state.ts).
 SKIP_REASON_TEXTS = {
@@ -69,6 +70,8 @@ SKIP_REASON_TEXTS = {
     SKIP_UNREADABLE: "a file that could not be read (not a regular file, no permission, or a broken gzip)",
     SKIP_PROFILER_FILE: "another file of a profiler's output folder (its timeline is the span)",
     SKIP_OTHER_TYPE: "not a .json or .json.gz file",
+    SKIP_OUTSIDE_LOGDIR: f"a link (to a file or a folder) that leads outside the logdir, never read (allow its target "
+                         f"with TensorBoard's --profscope_link_roots, serve's --link-root or {LINK_ROOTS_ENV})",
 }
 
 
@@ -270,8 +273,7 @@ def scan(logdir: str, storage: Optional[Storage] = None, cache: Optional[Content
             elif layout.is_json_candidate(name):
                 st = storage.stat(path)
                 if st is None:
-                    if storage.refused(path):
-                        skipped.add(SKIP_UNREADABLE, storage.relative(path))
+                    _add_refused(skipped, storage, path)
                     continue  # refused, or removed while scanning
                 if not layout.is_trace_by_name(name):
                     read_locations.add(path)
@@ -286,8 +288,7 @@ def scan(logdir: str, storage: Optional[Storage] = None, cache: Optional[Content
                 continue
             st = st or storage.stat(path)
             if st is None:
-                if storage.refused(path):
-                    skipped.add(SKIP_UNREADABLE, storage.relative(path))
+                _add_refused(skipped, storage, path)
                 continue  # refused, or removed while scanning
             manifest = None
             if parsed.layout == "writer":
@@ -301,9 +302,18 @@ def scan(logdir: str, storage: Optional[Storage] = None, cache: Optional[Content
                     manifest=manifest, etag=st.etag,
                 )
             )
+    for folder, _why in storage.refused_folders():  # a run folder linked out of the logdir
+        skipped.add(SKIP_OUTSIDE_LOGDIR, storage.relative(folder) + "/")
     cache.keep_only(read_locations)
     sources = [_with_companions(storage, src, memory_records) for src in _without_msprof_twins(storage, found)]
     return ScanResult(_with_unique_keys(sources), skipped)
+
+
+def _add_refused(skipped: SkippedFiles, storage: Storage, location: str) -> None:
+    """Count a file that ``stat`` refused with its reason; nothing for one that is gone."""
+    why = storage.refused(location)
+    if why is not None:
+        skipped.add(SKIP_OUTSIDE_LOGDIR if why == REFUSED_OUTSIDE else SKIP_UNREADABLE, storage.relative(location))
 
 
 def _mindspore_span(storage: Storage, folder: str, name: str) -> Optional[tuple[layout.TraceFileName, str]]:

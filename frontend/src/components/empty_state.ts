@@ -35,6 +35,10 @@ const SKIP_REASONS: Readonly<Record<string, readonly [string, string]>> = {
   ],
   profiler_side_file: ["other file of a profiler's output folder", "other files of a profiler's output folders"],
   not_json: ["file that is not .json or .json.gz", "files that are not .json or .json.gz"],
+  links_outside_logdir: [
+    "link that leads outside the logdir, never read (allow its target with --profscope_link_roots)",
+    "links that lead outside the logdir, never read (allow their targets with --profscope_link_roots)",
+  ],
 };
 
 /** "3 TensorBoard event files", "1 empty file", "2 × some_new_reason". */
