@@ -18,8 +18,8 @@ from profscope.tb_plugin.views.kernels import kernels
 from profscope.tb_plugin.views.memory import memory
 from profscope.tb_plugin.views.operators import operators
 from profscope.tb_plugin.views.overview import overview
-from profscope.tb_plugin.views.trace import event as trace_event
-from profscope.tb_plugin.views.trace import tracks as trace_tracks
+from profscope.tb_plugin.views.trace.queries import event as trace_event
+from profscope.tb_plugin.views.trace.queries import tracks as trace_tracks
 
 from conftest import real_trace
 from handmade import trace, write, x
@@ -142,7 +142,7 @@ def test_one_listed_device_and_one_device_with_work_are_the_same_device() -> Non
     """A harness's MI300X trace (TraceLens's test data): ``deviceProperties`` lists device 0, the one device the
     process saw (its [memory] events say 0 too), while its kernels run on the lanes of device 2. Every view calls
     it GPU 2 with the listed name and capacity."""
-    path = real_trace("tracelens/mi300/gaunernst_bert-small-uncased__1016001.json.gz")
+    path = real_trace("tracelens/mi300/gaunernst_bert-small-uncased/gaunernst_bert-small-uncased__1016001.json.gz")
     with gzip.open(path, "rt") as f:
         (listed,) = json.load(f)["deviceProperties"]
     assert listed["id"] == 0 and listed["name"] == "AMD Instinct MI300X VF"

@@ -10,6 +10,7 @@ import io
 import json
 import os
 import random
+import re
 import tracemalloc
 from pathlib import Path
 from typing import Any, Optional
@@ -219,13 +220,14 @@ def test_a_long_header_is_read_as_far_as_needed_and_once(tmp_path: Path) -> None
 
 
 def test_a_benchmark_harness_s_real_traces_are_found() -> None:
-    """TraceLens's harness traces (H100, MI300X) write 23–26 KB of ``metadata`` before ``traceEvents``: a look at
-    the first 4 KB skipped them as no Chrome trace."""
+    """TraceLens's harness traces (H100, MI300X; ``<model>__<id>.json.gz``) write 23–26 KB of ``metadata`` before
+    ``traceEvents``: a look at the first 4 KB skipped them as no Chrome trace."""
     folder = real_trace("tracelens")
-    for path in folder.rglob("*.json.gz"):
+    harness = sorted(folder.rglob("*__*.json.gz"))
+    assert len(harness) >= 2
+    for path in harness:
         head = gzip.decompress(path.read_bytes())
-        assert head.lstrip().startswith(b'{\n  "metadata"') or head.startswith(b'{"metadata"'), path
+        assert re.match(rb'\{\s*"metadata"\s*:', head), path
         assert head.index(b'"traceEvents"') > 20 << 10, path
-    result = scan(str(folder))
-    assert sorted((s.run, s.layout) for s in result.sources) == [("h100", "chrome"), ("mi300", "chrome")]
-    assert result.skipped.counts == {"not_json": 1}  # its PROVENANCE.md
+    found = {s.path for s in scan(str(folder)).sources}
+    assert {str(path) for path in harness} <= found

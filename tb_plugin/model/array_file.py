@@ -41,8 +41,9 @@ except ImportError:  # pragma: no cover - isal is a declared dependency
 # Bump whenever the model's columns or their meaning change: old entries are then ignored.
 # 7: checksums of the header and of every array; 8: links checked against nesting, Ascend task types,
 # device sync categories; 9: both; 10: a column holding one value throughout is stored as that value;
-# 11: the header after the arrays (built in place); 12: texts too long for the strings cut there, kept whole aside
-MODEL_FORMAT_VERSION = 12
+# 11: the header after the arrays (built in place); 12: the operators' "Concrete Inputs"; 13: texts too long for the
+# strings cut there, kept whole aside
+MODEL_FORMAT_VERSION = 13
 # The name prefix of the arrays holding the whole texts that the strings hold cut (the string id follows).
 _LONG_TEXT = "long_text."
 _MAGIC = b"PSCOPE03"
