@@ -182,7 +182,7 @@ def _add_stacks_parser(subparsers: argparse._SubParsersAction) -> None:
 
 def _run_stacks(args: argparse.Namespace) -> int:
     from profscope.tb_plugin.ingest.load import TraceLoadError, load_trace
-    from profscope.tb_plugin.views.stacks import folded_stacks
+    from profscope.tb_plugin.views.answers import folded_stacks
 
     try:
         text = folded_stacks(load_trace(args.trace), args.weight)
@@ -358,7 +358,7 @@ def _add_report_parser(subparsers: argparse._SubParsersAction) -> None:
 
 def _run_report(args: argparse.Namespace) -> int:
     from profscope.tb_plugin.reports.report import report_html
-    from profscope.tb_plugin.views.compare import CompareSide, compare
+    from profscope.tb_plugin.views.answers import CompareSide, compare
 
     sources = _scan(args.logdir)
     base_source = _select_span(sources, args.logdir, args.run, args.worker, args.span)

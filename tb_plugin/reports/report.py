@@ -23,9 +23,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Optional, Sequence
 
-from ..model import stored_answers
 from ..model.trace_model import TraceModel
-from ..views import compare as compare_view
+from ..views import answers
 from ..views import table_csv as export
 from ..views import memory as memory_view
 from ..views.overview import CATEGORIES
@@ -81,17 +80,17 @@ def collect_span(model: TraceModel, label: str, group_by: str = "name", batch_si
                  details: Optional[dict[str, str]] = None) -> SpanViews:
     """The answers of the overview, operator, kernel and memory views for ``model``.
 
-    Each comes from the parser pool's precomputed answers when the cache holds them (the
-    keys are the routes' own), else it is computed here.
+    Each is asked of ``views/answers.py`` as the routes ask it: the parser pool's precomputed
+    answer when the cache holds one, else computed here.
     """
-    memory = stored_answers.answer(model, ("memory",), lambda: memory_view.memory(model))
+    memory = answers.memory(model)
     return SpanViews(
         label=label,
         framework=model.framework,
         start_us=model.start / NS_PER_US,
-        overview=compare_view.span_overview(model, batch_size),
-        operators=compare_view.span_operators(model, group_by),
-        kernels=compare_view.span_kernels(model),
+        overview=answers.overview(model, batch_size=batch_size),
+        operators=answers.operators(model, group_by),
+        kernels=answers.kernels(model, "name"),
         memory={key: memory.get(key) for key in ("available", "hint", "devices", "peak")},
         details=dict(details or {}),
     )
