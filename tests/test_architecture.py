@@ -162,8 +162,8 @@ def test_layers_import_only_what_they_may() -> None:
     assert wrong == []
 
 
-@pytest.mark.parametrize("package", ["model", "ingest", "ingest.chrome", "ingest.mindspore", "views", "store",
-                                     "server", "reports"])
+@pytest.mark.parametrize("package", ["model", "ingest", "ingest.chrome", "ingest.mindspore", "views",
+                                     "views.quantities", "store", "server", "reports"])
 def test_package_inits_only_describe(package: str) -> None:
     """A package's __init__ says what the folder holds and may import; it imports nothing of Profscope, so
     importing one module never loads its siblings."""

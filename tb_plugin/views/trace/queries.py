@@ -273,6 +273,7 @@ def event(model: TraceModel, event_id: int) -> dict[str, Any]:
     args = {
         "External id": opt_int(s.external_id[row]), "correlation": opt_int(s.correlation[row]),
         "Input Dims": opt_string(s.input_dims[row]), "Input type": opt_string(s.input_type[row]),
+        "Concrete Inputs": opt_string(s.concrete_inputs[row]),
         "Sequence number": opt_int(s.sequence[row]), "Python id": opt_int(s.python_id[row]),
         "Python parent id": opt_int(s.python_parent_id[row]), "device": opt_int(s.device[row]),
         "stream": opt_int(s.stream[row]), "grid": opt_string(s.grid[row]), "block": opt_string(s.block[row]),
