@@ -22,10 +22,10 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from ..model.trace_model import TraceModel
+from ..model.units import NS_PER_US
 from ..views import answers
 from ..views.overview import CATEGORIES
 
-NS_PER_US = 1000.0
 
 # Labels and colours of the breakdown categories, as the PROFSCOPE tab shows them
 # (frontend/src/lib/metrics.ts, CATEGORY_INFO).

@@ -34,6 +34,7 @@ from typing import Optional, Sequence
 
 from ..ingest.load import TraceLoadError, load_trace
 from ..model.trace_model import TraceModel
+from ..model.units import US_PER_MS
 from ..views import answers
 
 TAG_PREFIX = "profscope/"
@@ -43,7 +44,6 @@ GPU_UTILIZATION = TAG_PREFIX + "gpu_utilization"
 PEAK_MEMORY_PREFIX = TAG_PREFIX + "peak_memory_bytes/"
 SAMPLES_PER_SECOND = TAG_PREFIX + "samples_per_second"
 
-_US_PER_MS = 1000.0
 # How much lower the analysing process runs than the training job that started it.
 _BACKGROUND_NICENESS = 10
 
@@ -69,7 +69,7 @@ def span_scalars(model: TraceModel, batch_size: Optional[int] = None) -> dict[st
     result = answers.overview(model, batch_size=batch_size)
     mean_step_us = float(result["mean_step_time"])
     if result["steps"] and mean_step_us > 0:
-        scalars[STEP_TIME_MS] = mean_step_us / _US_PER_MS
+        scalars[STEP_TIME_MS] = mean_step_us / US_PER_MS
         for category in result["categories"]:
             scalars[BREAKDOWN_PREFIX + category] = float(result["breakdown"][category]) / mean_step_us
     utilizations = [float(device["utilization"]) for device in result["devices"]]

@@ -22,7 +22,8 @@ import numpy as np
 
 from ..model.categories import SliceKinds
 from ..model.trace_model import TraceModel
-from .overview import CATEGORIES, DATALOADER_BOUND, NS_PER_US, step_breakdown
+from ..model.units import NS_PER_US
+from .overview import CATEGORIES, DATALOADER_BOUND, step_breakdown
 
 # A job counts as data-bound when at least this share of its step time waits for data: feeding it
 # faster would make its steps at least 1.25x faster. Between the overview's DATALOADER_BOUND (below

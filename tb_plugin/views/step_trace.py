@@ -51,9 +51,9 @@ from ..model.categories import SliceKinds
 from ..model.steps import Steps, find_steps
 from ..model.trace_model import SliceTable, TraceModel
 from ..model.tree import levels
+from ..model.units import NS_PER_US
 from .quantities import accounting
 
-NS_PER_US = 1000.0
 PHASES = ("gap", "forward", "backward", "optimizer", "communication", "tail", "other")
 NONE = np.iinfo(np.int64).min  # "no such point in this step"
 

@@ -57,8 +57,8 @@ import numpy as np
 from ...model.categories import SliceKinds
 from ...model.steps import find_steps
 from ...model.trace_model import TraceModel
+from ...model.units import NS_PER_US
 
-NS_PER_US = 1000.0
 
 KINDS = ("cpu_op", "launch", "kernel", "copy", "sync", "idle")
 _CPU_OP, _LAUNCH, _KERNEL, _COPY, _SYNC, _IDLE = range(len(KINDS))

@@ -18,10 +18,10 @@ from ...model.categories import SliceKinds
 from ...model.float32 import value_as_written
 from ...model.trace_index import query, resolution_for, trace_index
 from ...model.trace_model import TraceModel
+from ...model.units import NS_PER_US
 from ..quantities.devices import device_label, memory_device
 from ..analyses.queues import TRACK_PREFIX as QUEUE_TRACK_PREFIX, queue_series, queue_tracks
 
-NS_PER_US = 1000.0
 MAX_WIDTH = 8192
 SEARCH_PAGE = 100
 # Counter tiles kept per model: the viewer asks for windows snapped to the resolution, so pans and
