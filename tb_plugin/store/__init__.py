@@ -12,13 +12,15 @@ How each module works:
   processes); ``read_head`` reads a file's first bytes for discovery (a local one only when it is a regular file: a
   FIFO is never waited on).
 * ``discovery.py``: Finds every layout of ``layout.py`` at any depth (symlinks followed once) by its names; any other
-  ``.json``/``.json.gz`` is a span when its first few KB (inflated) start like a Chrome trace
-  (``layout.starts_like_chrome_trace``, nothing parsed), a verdict kept by (path, size, mtime, tag) with the writer's
-  manifests, so a rescan of an unchanged logdir reads no file; counts the files that are no span by reason (event
-  files, JSON that is no trace, empty, unreadable, profiler side files, other types) for the runs route; attaches
-  companion files (a MindSpore span's memory record); an msprof report beside its span's ``trace_view.json`` is not a
-  second span; two files naming one span stay two (``(2)``); a file counts when complete (writer manifest present, or
-  size/mtime settled).
+  ``.json``/``.json.gz`` is a span when its top level is a Chrome trace's (``ingest/chrome/sniff.py``: top-level keys
+  read in order, other keys' values skipped by a vectorised scan a block at a time, never built, until a trace's key,
+  at most 16 MB inflated: a harness's metadata written before the events is found; one first read of 64 KB, further
+  ranges only where it does not tell; beyond the bound the file is counted as skipped with that reason), a verdict
+  kept by (path, size, mtime, tag) with the writer's manifests, so a rescan of an unchanged logdir reads no file;
+  counts the files that are no span by reason (event files, JSON that is no trace, empty, unreadable, profiler side
+  files, other types) for the runs route; attaches companion files (a MindSpore span's memory record); an msprof
+  report beside its span's ``trace_view.json`` is not a second span; two files naming one span stay two (``(2)``); a
+  file counts when complete (writer manifest present, or size/mtime settled).
 * ``cache.py``: Where models live: one file per model (``model/array_file.py``); a damaged entry is parsed again (the
   route answers 202 meanwhile, never 500); keyed by (user, URL or path with the endpoint, size, mtime, ETag, format
   version); atomic writes; falls back to a temp folder, never writes the logdir; bounded (LRU by the model file's

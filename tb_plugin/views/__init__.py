@@ -19,10 +19,11 @@ How each module works:
 * ``overview.py``: Step breakdown by priority, device summary (utilization, SM efficiency, occupancy and Tensor Core
   share over the same steps; a figure the trace cannot support is null with its reason), benchmark figures,
   recommendations.
-* ``quantities/devices.py``: What each device is called and is: its name from ``deviceProperties``, its kind from the
-  vendor's lane labels ("GPU" only for GPUs; "Ascend", "MTIA"…), its maker (NVIDIA/AMD, for Tensor Core figures), the
-  device of a ``[memory]`` event (c10 device types: CUDA and HIP are GPUs) with its capacity. Shared by the overview,
-  kernels, memory and trace views.
+* ``quantities/devices.py``: What each device is called and is: its name from ``deviceProperties`` (one listed device
+  and one device with work are the same device, whatever their ids: a process that saw one device lists it as 0 while
+  its lanes carry the machine's index), its kind from the vendor's lane labels ("GPU" only for GPUs; "Ascend",
+  "MTIA"…), its maker (NVIDIA/AMD, for Tensor Core figures), the device of a ``[memory]`` event (c10 device types:
+  CUDA and HIP are GPUs) with its capacity. Shared by the overview, kernels, memory and trace views.
 * ``operators.py``, ``kernels.py``: Operator and kernel tables (by name, shape, stack, operator).
 * ``stacks.py``, ``modules.py``: Flame graph (aggregated call tree), folded stacks, ``nn.Module`` tree.
 * ``trace/queries.py``: The trace viewer's queries: tracks (stored answer), slices per window through the trace index,

@@ -254,9 +254,10 @@ def counters(model: TraceModel, start_us: Optional[float] = None, end_us: Option
     return _trace.counters(model, start_us, end_us, width, list(track_ids))
 
 
-def event(model: TraceModel, event_id: int) -> dict[str, Any]:
-    """One slice with its arguments, flows and launch links. Raises ``KeyError`` for an unknown id."""
-    return _trace.event(model, event_id)
+def event(model: TraceModel, event_id: int, full_text: bool = False) -> dict[str, Any]:
+    """One slice with its arguments, flows and launch links (``full_text``: texts the model cut, whole). Raises
+    ``KeyError`` for an unknown id."""
+    return _trace.event(model, event_id, full_text=full_text)
 
 
 def search(model: TraceModel, q: str, offset: int = 0, limit: int = _trace.SEARCH_PAGE) -> dict[str, Any]:
