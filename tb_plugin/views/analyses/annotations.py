@@ -22,9 +22,9 @@ import numpy as np
 from ...model.categories import SliceKinds
 from ...model.steps import find_steps
 from ...model.trace_model import TraceModel
+from ...model.units import NS_PER_US
 from ..quantities import recording
 
-NS_PER_US = 1000.0
 HOST_CATEGORIES = frozenset({"user_annotation", "UserDefined", "PythonUserDefined"})
 DEVICE_CATEGORY = "gpu_user_annotation"
 DEVICE_WORK_RULE = ("kernels, copies and memsets whose launch starts inside the range, on any thread of its process "
