@@ -99,7 +99,9 @@ def test_real_gpu_span_with_a_cut_last_step() -> None:
     (left_out,) = result["steps_left_out"]
     assert left_out["name"] == "ProfilerStep#2" and left_out["reason"].startswith("it launched no device work")
     assert span_facts(model)["steps"] == {"count": 1, "first": 1, "last": 1, "left_out": 1}
-    from profscope.tb_plugin.reports.report import collect_span, report_html, summary_text
+    from profscope.tb_plugin.reports.report import collect_span
+    from profscope.tb_plugin.reports.report_html import report_html
+    from profscope.tb_plugin.reports.summary import summary_text
 
     views = collect_span(model, "amd")
     sentence = "ProfilerStep#2 is left out of every figure: it launched no device work"

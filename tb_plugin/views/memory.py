@@ -173,7 +173,7 @@ def rebuilt_notes(model: TraceModel, ev: MemoryEvents) -> list[str]:
     """What the memory events of the span do not say, per device whose totals are rebuilt."""
     notes = []
     for key in sorted(ev.rebuilt):
-        label = device_label(model, key)[1]
+        label = _route_id_and_label(model, key)[1]
         without_address = not ev.paired[ev.device_key == key].any()
         notes.append(
             f"{label}: the memory events (an older profiler's format) give each allocation's and free's size but not "
