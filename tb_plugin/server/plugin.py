@@ -23,11 +23,12 @@ from ..model.trace_model import TraceModel
 from ..store.discovery import SpanSource
 from ..store.runs import RunManager
 from ..store.spans import Span, SpanFailed, SpanLoading, UnknownSpan
-from ..views import compare, data_pipeline, kernels, memory, modules, operators, overview, stacks, step_trace
+from ..views import compare, data_pipeline, kernels, memory, modules, operators, overview, roofline, stacks, step_trace
 from ..views.analyses import (
     annotations, idle as idle_time, sequences as kernel_sequences, launches, queues as queue_length,
 )
 from ..views.distributed import ranks as distributed, rank_steps
+from ..views.quantities import efficiency
 from ..views.runs import table as run_table, summary
 from ..views.trace import critical_path, range_summary, queries as trace
 from . import provider_runs
@@ -64,8 +65,12 @@ class ProfscopePlugin(base_plugin.TBPlugin):
         parse_timeout_seconds: Optional[float] = None,
         parse_memory_gb: Optional[float] = None,
         link_roots: Optional[Sequence[str]] = None,
+        device_peaks: Optional[str] = None,
     ) -> None:
         self._logdir = context.logdir or ""
+        # The user's device peaks (--profscope_device_peaks, else PROFSCOPE_DEVICE_PEAKS): read once; a file that
+        # cannot be used leaves the built-in table, and the answers that use peaks say why.
+        self._peaks = efficiency.PeaksSetting.load(device_peaks or os.environ.get("PROFSCOPE_DEVICE_PEAKS"))
         self._cache_max_bytes = None if cache_max_gb is None else int(cache_max_gb * (1 << 30))
         self._parse_timeout_seconds = parse_timeout_seconds
         self._parse_memory_bytes = None if parse_memory_gb is None else int(parse_memory_gb * (1 << 30))
@@ -129,6 +134,7 @@ class ProfscopePlugin(base_plugin.TBPlugin):
             "/overview": table_route(self._overview_route, "overview"),
             "/operators": table_route(self._operators_route, "operators"),
             "/operators/detail": json_route(self._operator_detail_route),
+            "/roofline": table_route(self._roofline_route, "roofline"),
             "/kernels": table_route(self._kernels_route, "kernels"),
             "/flamegraph": json_route(self._flamegraph_route),
             "/stacks/folded": download_route(self._folded_stacks_route),
@@ -215,12 +221,21 @@ class ProfscopePlugin(base_plugin.TBPlugin):
         marker = arg(request, "step_marker") or None
         answer = stored_answers.answer(model, ("overview", marker, batch_size),
                                        lambda: overview.overview(model, marker=marker, batch_size=batch_size))
-        return overview.with_host_cpu(answer, span.manifest)  # from the manifest as it is now: never stale
+        answer = overview.with_host_cpu(answer, span.manifest)  # from the manifest as it is now: never stale
+        return overview.with_efficiency(answer, model, self._roofs(model))  # peaks as configured now
 
     def _operators_route(self, request: wrappers.Request) -> dict[str, Any]:
         model = self._model(request)
         group_by = choice(request, "group_by", operators.GROUP_BY, "name")
-        return stored_answers.answer(model, ("operators", group_by), lambda: operators.operators(model, group_by))
+        answer = stored_answers.answer(model, ("operators", group_by), lambda: operators.operators(model, group_by))
+        return efficiency.with_operator_figures(answer, model, self._roofs(model))
+
+    def _roofs(self, model: TraceModel) -> efficiency.Roofs:
+        return self._peaks.roofs(model)
+
+    def _roofline_route(self, request: wrappers.Request) -> dict[str, Any]:
+        model = self._model(request)
+        return roofline.roofline(model, self._roofs(model))
 
     def _operator_detail_route(self, request: wrappers.Request) -> dict[str, Any]:
         model = self._model(request)
@@ -231,7 +246,8 @@ class ProfscopePlugin(base_plugin.TBPlugin):
     def _kernels_route(self, request: wrappers.Request) -> dict[str, Any]:
         model = self._model(request)
         group_by = choice(request, "group_by", kernels.GROUP_BY, "name")
-        return stored_answers.answer(model, ("kernels", group_by), lambda: kernels.kernels(model, group_by))
+        answer = stored_answers.answer(model, ("kernels", group_by), lambda: kernels.kernels(model, group_by))
+        return efficiency.with_kernel_figures(answer, model, self._roofs(model))
 
     def _flamegraph_route(self, request: wrappers.Request) -> dict[str, Any]:
         model = self._model(request)
@@ -281,7 +297,7 @@ class ProfscopePlugin(base_plugin.TBPlugin):
         # Keyed by the models themselves: a reloaded span is a new model, so a stale answer is never reused.
         key = (run, index, tuple((w, id(m)) for w, m in ranks))
         if key not in self._distributed_cache:
-            self._distributed_cache = {key: (distributed.distributed(ranks), ranks)}  # keep one: runs are big
+            self._distributed_cache = {key: (distributed.distributed(ranks, self._roofs), ranks)}  # keep one: runs are big
         payload = dict(self._distributed_cache[key][0])
         payload["span_index"] = index
         payload["failed"] = failed
@@ -421,7 +437,7 @@ class ProfscopePlugin(base_plugin.TBPlugin):
         if loading:
             # Both sides count: a ready side is done.
             raise SpanLoading((sum(loading) + len(sides)) / (len(loading) + len(sides)))
-        return compare.compare(sides["base"], sides["exp"], group_by)
+        return compare.compare(sides["base"], sides["exp"], group_by, self._roofs)
 
     def _runs_table_route(self, request: wrappers.Request) -> dict[str, Any]:
         """Every known span with its headline numbers. Never loads a span: uses the models already loaded."""
@@ -444,7 +460,7 @@ class ProfscopePlugin(base_plugin.TBPlugin):
                         model=model, progress=progress, error=error,
                         framework=source.framework if source else None,
                         manifest=dict(info.get("manifest") or {})))
-        return run_table.run_table(spans)
+        return run_table.run_table(spans, self._roofs)
 
     # Trace viewer -------------------------------------------------------------------------
 

@@ -21,6 +21,7 @@ from ..model.stored_answers import has_stored_answers, store_answers
 from ..model.trace_index import trace_index
 from ..model.trace_model import TraceModel
 from ..views import kernels, memory, operators, overview, stacks
+from ..views.quantities import efficiency
 from ..views.trace import critical_path, queries as trace
 from ..views.encoding import to_json_bytes
 
@@ -47,13 +48,14 @@ def default_views(model: TraceModel, batch_size: Optional[int]) -> dict[tuple[An
         ("flamegraph", "host"): lambda: stacks.flamegraph(model, "host"),
         ("critical_path", None, 0): lambda: critical_path.critical_path(model, 0),
         trace.TRACKS_KEY: lambda: trace.compute_tracks(model),
+        efficiency.WORK_SUMMARY_KEY: lambda: efficiency.work_summary(model),
     }
 
 
 # The answers a forked child derives, with the trace index, while the parser process derives the others. Measured at
 # 10 M events, one process each: trace index 2.4 s, flame graph 0.25 s, kernel tables 0.2 s, memory, critical path and
 # tracks 0.3 s, against overview 2.4 s and operator tables 1.8 s (which share their masks and operator columns).
-_CHILD_VIEWS = ("kernels", "flamegraph", "memory", "critical_path", trace.TRACKS_KEY[0])
+_CHILD_VIEWS = ("kernels", "flamegraph", "memory", "critical_path", trace.TRACKS_KEY[0], efficiency.WORK_SUMMARY_KEY[0])
 
 
 def derive(model: TraceModel, batch_size: Optional[int], fork: bool = False) -> None:

@@ -29,13 +29,14 @@ Definitions (also in ``api/openapi.yaml``):
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from ..model import stored_answers
 from ..model.trace_model import TraceModel
 from . import kernels as kernels_view
 from . import operators as operators_view
 from . import overview as overview_view
+from .quantities import efficiency
 
 GROUP_BY = ("name", "input_shape")
 OPERATOR_DELTA_FIELDS = ("calls", "host_self", "host_total", "device_self", "device_total")
@@ -325,8 +326,32 @@ def _notes(base: dict[str, Any], exp: dict[str, Any], base_ops: dict[str, Any], 
     return notes
 
 
-def compare(base: CompareSide, exp: CompareSide, group_by: str = "name") -> dict[str, Any]:
-    """The ``compare`` route's answer (see the module docstring for the definitions)."""
+def mfu(model: TraceModel, roofs: Optional[efficiency.Roofs] = None) -> Optional[float]:
+    """The span's mean model FLOPs utilization over its steps (``quantities/efficiency``), None when unknown."""
+    figures = efficiency.efficiency_overview(model, roofs if roofs is not None else efficiency.Roofs.of(model))
+    return figures["mfu"]["mean"]
+
+
+def _mfu(base: CompareSide, exp: CompareSide, roofs_of: Optional[Callable[[TraceModel], efficiency.Roofs]],
+         step_ratio: Optional[float]) -> tuple[dict[str, Any], Optional[dict[str, Any]]]:
+    """Both sides' MFU, and a note when the experiment's steps are faster but use the device less well."""
+    of = roofs_of or efficiency.Roofs.of
+    b, e = mfu(base.model, of(base.model)), mfu(exp.model, of(exp.model))
+    section = {"base": b, "exp": e, "delta": e - b if b is not None and e is not None else None,
+               "ratio": ratio(e, b), "counted": efficiency.COUNTED_FLOPS}
+    note = None
+    if b is not None and e is not None and step_ratio is not None and step_ratio < 1 and e < b:
+        note = {"id": "faster_but_less_efficient",
+                "text": f"The experiment's steps are faster ({step_ratio:.2f}x the baseline's time) but its model "
+                        f"FLOPs utilization fell from {b:.1%} to {e:.1%}: it does less work per step, or the same "
+                        "work further from the device's peak."}
+    return section, note
+
+
+def compare(base: CompareSide, exp: CompareSide, group_by: str = "name",
+            roofs_of: Optional[Callable[[TraceModel], efficiency.Roofs]] = None) -> dict[str, Any]:
+    """The ``compare`` route's answer (see the module docstring for the definitions). ``roofs_of``: the device peaks
+    of a model (the server's setting), for the MFU of each side."""
     if group_by not in GROUP_BY:
         raise ValueError(f"group_by must be one of {GROUP_BY}")
     base_overview = span_overview(base.model, base.batch_size)
@@ -349,6 +374,9 @@ def compare(base: CompareSide, exp: CompareSide, group_by: str = "name") -> dict
     batch_note = _batch_note(base_info, exp_info, step_ratio, per_sample)
     if batch_note is not None:
         notes.insert(0, batch_note)
+    mfu_section, mfu_note = _mfu(base, exp, roofs_of, step_ratio)
+    if mfu_note is not None:
+        notes.append(mfu_note)
     return {
         "base": base_info,
         "exp": exp_info,
@@ -363,6 +391,7 @@ def compare(base: CompareSide, exp: CompareSide, group_by: str = "name") -> dict
         },
         "per_sample": per_sample,
         "breakdown_per_sample": breakdown_per_sample,
+        "mfu": mfu_section,
         "operators": operator_rows,
         "kernels": kernel_rows,
         "notes": notes,

@@ -13,14 +13,15 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from math import isfinite
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 import numpy as np
 
 from ...model import stored_answers
 from ...model.trace_model import TraceModel
+from ..quantities import efficiency
 from .. import memory as memory_view
-from ..compare import span_overview
+from ..compare import mfu, span_overview
 from ..overview import CATEGORIES
 
 _DEVICE_NUMBER = re.compile(r"\s+\d+$")
@@ -71,7 +72,8 @@ def peak_memory(model: TraceModel) -> Optional[dict[str, int]]:
     return peaks or None
 
 
-def _numbers(model: TraceModel, batch_size: Optional[int]) -> dict[str, Any]:
+def _numbers(model: TraceModel, batch_size: Optional[int],
+             roofs_of: Callable[[TraceModel], efficiency.Roofs]) -> dict[str, Any]:
     overview = span_overview(model, batch_size)
     mean = overview["mean_step_time"]
     utilizations = [d["utilization"] for d in overview["devices"] if d.get("utilization") is not None]
@@ -87,11 +89,14 @@ def _numbers(model: TraceModel, batch_size: Optional[int]) -> dict[str, Any]:
         "gpu_utilization": float(np.mean(utilizations)) if utilizations else None,
         "peak_memory": peak_memory(model),
         "samples_per_second": overview["benchmark"].get("samples_per_second") if overview["benchmark"] else None,
+        "mfu": mfu(model, roofs_of(model)),
     }
 
 
-def run_table(spans: list[TableSpan]) -> dict[str, Any]:
-    """The ``runs/table`` route's answer: ``{"categories", "rows"}``, rows in run, worker, span order."""
+def run_table(spans: list[TableSpan],
+              roofs_of: Callable[[TraceModel], efficiency.Roofs] = efficiency.Roofs.of) -> dict[str, Any]:
+    """The ``runs/table`` route's answer: ``{"categories", "rows"}``, rows in run, worker, span order. ``roofs_of``:
+    the device peaks of a model (the server's setting), for each span's MFU."""
     rows = []
     for item in spans:
         batch_size = manifest_batch_size(item.manifest)
@@ -106,7 +111,7 @@ def run_table(spans: list[TableSpan]) -> dict[str, Any]:
             "tags": _tags(item.manifest),
         }
         if item.status == "ready" and item.model is not None:
-            row.update(_numbers(item.model, batch_size))
+            row.update(_numbers(item.model, batch_size, roofs_of))
         elif item.status == "loading":
             row["progress"] = item.progress if item.progress is not None else 0.0
         elif item.error is not None:
