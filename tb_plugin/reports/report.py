@@ -28,7 +28,9 @@ from ..model.trace_model import TraceModel
 from ..views import compare as compare_view
 from ..views import table_csv as export
 from ..views import memory as memory_view
+from ..views import overview as overview_view
 from ..views.overview import CATEGORIES
+from ..views.quantities import efficiency
 
 NS_PER_US = 1000.0
 
@@ -78,19 +80,22 @@ class SpanViews:
 
 
 def collect_span(model: TraceModel, label: str, group_by: str = "name", batch_size: Optional[int] = None,
-                 details: Optional[dict[str, str]] = None) -> SpanViews:
+                 details: Optional[dict[str, str]] = None,
+                 peaks: Optional[efficiency.PeaksSetting] = None) -> SpanViews:
     """The answers of the overview, operator, kernel and memory views for ``model``.
 
     Each comes from the parser pool's precomputed answers when the cache holds them (the
-    keys are the routes' own), else it is computed here.
+    keys are the routes' own), else it is computed here; the efficiency figures are added with the device peaks
+    (``peaks``: the user's file, else the built-in table), as the routes add them.
     """
     memory = stored_answers.answer(model, ("memory",), lambda: memory_view.memory(model))
+    roofs = (peaks or efficiency.PeaksSetting()).roofs(model)
     return SpanViews(
         label=label,
         framework=model.framework,
         start_us=model.start / NS_PER_US,
-        overview=compare_view.span_overview(model, batch_size),
-        operators=compare_view.span_operators(model, group_by),
+        overview=overview_view.with_efficiency(compare_view.span_overview(model, batch_size), model, roofs),
+        operators=efficiency.with_operator_figures(compare_view.span_operators(model, group_by), model, roofs),
         kernels=compare_view.span_kernels(model),
         memory={key: memory.get(key) for key in ("available", "hint", "devices", "peak")},
         details=dict(details or {}),
@@ -393,10 +398,29 @@ def summary_text(span: SpanViews, top: int = 10, sort: Optional[str] = None) -> 
     if communication:
         sections.append("Communication: " + communication)
     sections.append("Benchmark: " + benchmark_line(overview["benchmark"]))
+    efficiency_text = efficiency_line(overview.get("efficiency"))
+    if efficiency_text:
+        sections.append("Efficiency: " + efficiency_text)
     if overview["recommendations"]:
         sections.append("Recommendations\n" + "\n".join(f"- {r['text']}" for r in overview["recommendations"]))
     sections += [_text_operators(span.operators, top, sort), _text_kernels(span.kernels, top), _text_memory(span)]
     return "\n\n".join(sections) + "\n"
+
+
+def efficiency_line(figures: Optional[dict[str, Any]]) -> str:
+    """MFU and the device time far from its roofline, as one line (the Overview's Efficiency section)."""
+    if not figures:
+        return ""
+    mfu = figures["mfu"]
+    parts = [f"MFU {mfu['mean']:.1%}" if mfu["mean"] is not None else f"MFU n/a ({mfu['reason']})"]
+    low = figures["low_roofline"]
+    if low["share"] is not None:
+        parts.append(f"{low['share']:.1%} of device time under half its roofline")
+    top = sorted(figures["categories"], key=lambda c: -c["time"])[:3]
+    if top:
+        parts.append("most device time in " + ", ".join(
+            f"{c['label']} ({c['share']:.0%})" if c["share"] is not None else c["label"] for c in top))
+    return "; ".join(parts)
 
 
 # --- for scripts: JSON and CSV ---------------------------------------------------------------------

@@ -60,8 +60,13 @@ def roofline(model: TraceModel, roofs: Roofs) -> dict[str, Any]:
         "uncounted": summary["uncounted"],
         "total_time": total_time,
         "peaks_error": roofs.peaks_error,
-        "copies": copies(model, roofs),
+        "copies": copies(summary["copies"], _first_peaks(roofs)),
     }
+
+
+def _first_peaks(roofs: Roofs) -> Any:
+    """The peaks of the span's first device that has them (its copies' links)."""
+    return next((r.peaks for d, r in sorted(roofs.resolved.items()) if d != HOST and r.peaks is not None), None)
 
 
 def _roofs(entry: dict[str, Any]) -> dict[str, Any]:

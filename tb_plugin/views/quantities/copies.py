@@ -18,7 +18,7 @@ import numpy as np
 
 from ...model.categories import SliceKinds
 from ...model.trace_model import TraceModel
-from .efficiency import Roofs
+from .device_peaks import DevicePeaks
 
 NS_PER_US = 1000.0
 DIRECTIONS = ("h2d", "d2h", "d2d", "p2p", "memset", "other")
@@ -43,9 +43,9 @@ def direction(name: str, memset: bool) -> str:
     return "other"
 
 
-def copies(model: TraceModel, roofs: Roofs) -> dict[str, Any]:
-    """Per direction: calls, bytes, time (µs), bandwidth (bytes/s) with the median per call, and the link's peak;
-    the largest calls (start µs, duration µs, bytes, direction) for the chart over time."""
+def copy_summary(model: TraceModel) -> dict[str, Any]:
+    """The peak-free half (stored with the model in the work summary): per direction calls, bytes, time (µs),
+    bandwidth (bytes/s) with the median per call; the largest calls (start µs, duration µs, bytes, direction)."""
     s = model.slices
     kinds = SliceKinds(model)
     rows = np.flatnonzero(kinds.memcpy | kinds.memset)
@@ -54,7 +54,6 @@ def copies(model: TraceModel, roofs: Roofs) -> dict[str, Any]:
     table[distinct] = [DIRECTIONS.index(direction(model.strings[int(n)], False)) for n in distinct.tolist()]
     which = np.where(kinds.memset[rows], DIRECTIONS.index("memset"), table[s.name[rows]])
     nbytes, dur = s.nbytes[rows], s.dur[rows]
-    peaks = _device_peaks(model, roofs)
     out = []
     for code, key in enumerate(DIRECTIONS):
         sel = which == code
@@ -63,13 +62,10 @@ def copies(model: TraceModel, roofs: Roofs) -> dict[str, Any]:
         known = sel & (nbytes >= 0) & (dur > 0)
         bandwidth = float(nbytes[known].sum() / (dur[known].sum() / 1e9)) if known.any() else None
         per_call = nbytes[known] / (dur[known] / 1e9)
-        peak, link = _peak(key, peaks)
         out.append({"direction": key, "label": LABELS[key], "calls": int(sel.sum()),
                     "calls_with_bytes": int(known.sum()), "bytes": int(nbytes[known].sum()),
                     "time": float(dur[sel].sum()) / NS_PER_US, "bandwidth": bandwidth,
-                    "bandwidth_median": float(np.median(per_call)) if len(per_call) else None,
-                    "peak": peak, "link": link,
-                    "peak_share": bandwidth / peak if bandwidth is not None and peak else None})
+                    "bandwidth_median": float(np.median(per_call)) if len(per_call) else None})
     largest = np.argsort(-np.where(nbytes >= 0, nbytes, -1), kind="stable")[:CALL_LIMIT]
     largest = largest[np.argsort(s.start[rows][largest], kind="stable")]
     return {
@@ -82,14 +78,19 @@ def copies(model: TraceModel, roofs: Roofs) -> dict[str, Any]:
     }
 
 
-def _device_peaks(model: TraceModel, roofs: Roofs) -> Optional[Any]:
-    for device_id, resolved in sorted(roofs.resolved.items()):
-        if device_id >= 0 and resolved.peaks is not None:
-            return resolved.peaks
-    return None
+def copies(summary: dict[str, Any], peaks: Optional[DevicePeaks]) -> dict[str, Any]:
+    """``copy_summary`` with the peak of the link each direction crosses (bytes/s, one direction; ``peaks``: those
+    of the span's device) and the share of it reached."""
+    directions = []
+    for entry in summary["directions"]:
+        peak, link = _peak(entry["direction"], peaks)
+        bandwidth = entry["bandwidth"]
+        directions.append(dict(entry, peak=peak, link=link,
+                               peak_share=bandwidth / peak if bandwidth is not None and peak else None))
+    return dict(summary, directions=directions)
 
 
-def _peak(key: str, peaks: Any) -> tuple[Optional[float], str]:
+def _peak(key: str, peaks: Optional[DevicePeaks]) -> tuple[Optional[float], str]:
     """The peak of the link a copy of direction ``key`` crosses (bytes/s, one direction), and what it is."""
     if peaks is None:
         return None, "no device peaks for this device"

@@ -38,8 +38,9 @@ from ...model.operator_categories import (
 from ...model.steps import find_steps
 from ...model.trace_model import TraceModel
 from .device_peaks import DevicePeaks, PeaksFileError, Resolved, load_peaks_file, resolve
+from .copies import copy_summary
 from .devices import device_properties
-from .operator_work import COUNTED, NESTED, INSIDE_COUNTED, STATUS_TEXT, operator_work
+from .operator_work import COUNTED, INSIDE_COUNTED, NESTED, _subtree_sum, operator_work, tree_levels_of
 from .work_formulas import MATRIX
 
 NS_PER_US = 1000.0
@@ -130,6 +131,8 @@ def _work_summary(model: TraceModel) -> dict[str, Any]:
         "kernels": _kernel_work(model, work, counted, inverse, groups, time_ns) if device_basis else [],
         "steps": _step_work(model, rows, inverse, n),
         "categories": _category_time(model, device_basis),
+        "copies": copy_summary(model),
+        "reasons_by_name": _reasons_by_name(work, model),
         "device_time": float(s.dur[kinds.device_work].sum()) / NS_PER_US if device_basis else
         float(s.dur[rows].sum()) / NS_PER_US,
     }
@@ -155,9 +158,7 @@ def _call_device_time(model: TraceModel, work: Any) -> np.ndarray:
     own = np.zeros(len(s), dtype=np.int64)
     device_rows = np.flatnonzero(kinds.device_work & (model.links.op >= 0))
     np.add.at(own, model.links.op[device_rows], s.dur[device_rows])
-    from ...model.tree import subtree_sum
-
-    return subtree_sum(s, own)[work.rows]
+    return _subtree_sum(s.parent, tree_levels_of(model), own)[work.rows]
 
 
 def _uncounted(model: TraceModel, work: Any, time_ns: np.ndarray) -> list[dict[str, Any]]:
@@ -403,7 +404,7 @@ def with_operator_figures(answer: Mapping[str, Any], model: TraceModel, roofs: R
         result["efficiency"] = False
         return result
     table = operator_figures(summary, roofs, group_by)
-    why = _reasons_by_name(model)
+    why = summary.get("reasons_by_name") or {}
     rows = []
     for row in answer.get("rows", []):
         key = row["name"] if group_by == "name" else (row["name"], row.get("input_shape") or "")
@@ -426,20 +427,21 @@ _EMPTY = ("gflops", "bytes", "tflops_per_s", "tb_per_s", "intensity", "bound", "
           "perf_time", "roofline_reason")
 
 
-def _reasons_by_name(model: TraceModel) -> dict[str, str]:
-    """Per operator name without counted calls: why (the most frequent reason of its calls)."""
-    def compute() -> dict[str, str]:
-        work = operator_work(model)
-        s = model.slices
-        counts: dict[str, dict[str, int]] = {}
-        for i, row in enumerate(work.rows.tolist()):
-            name = model.strings[s.name[row]]
-            reason = work.reason(i) or STATUS_TEXT[COUNTED]
-            by_reason = counts.setdefault(name, {})
-            by_reason[reason] = by_reason.get(reason, 0) + 1
-        return {name: max(by.items(), key=lambda kv: kv[1])[0] for name, by in counts.items()}
-
-    return model.memo("efficiency_reasons", compute)
+def _reasons_by_name(work: Any, model: TraceModel) -> dict[str, str]:
+    """Per operator name with a formula: the most frequent reason its calls have no number of their own ("" when
+    most have one); names without a formula are absent (the table says so itself)."""
+    s = model.slices
+    if not len(work.rows):
+        return {}
+    name_ids, name_code = factorize(s.name[work.rows])
+    out: dict[str, str] = {}
+    for code, name_id in enumerate(name_ids.tolist()):
+        picked = np.flatnonzero(name_code == code)
+        statuses, counts = np.unique(work.status[picked], return_counts=True)
+        status = int(statuses[np.argmax(counts)])
+        first = int(picked[work.status[picked] == status][0])
+        out[model.strings[int(name_id)]] = work.reason(first)
+    return out
 
 
 def with_kernel_figures(answer: Mapping[str, Any], model: TraceModel, roofs: Roofs) -> dict[str, Any]:
