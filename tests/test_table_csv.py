@@ -147,7 +147,7 @@ def test_kernels_and_memory_csv(client) -> None:
     assert lines[1][:3] == ["implicit_convolve_sgemm", "1", "400"]
     code, text, _ = _csv(client, "memory", run="gpu", worker="worker0", table="events")
     assert code == 200
-    assert rows_of(text)[1][:4] == ["1000", "512", "aten::conv2d", "GPU 0"]
+    assert rows_of(text)[1][:4] == ["0x3e8", "512", "aten::conv2d", "GPU 0"]  # address 1000, as the page shows it
     code, text, _ = _csv(client, "memory", run="gpu", worker="worker0", table="operators")
     assert code == 200
     assert rows_of(text)[1][:3] == ["aten::conv2d", "1", "1"]
@@ -213,3 +213,30 @@ def test_numpy_numbers_are_plain_cells() -> None:
                          [{"v": np.float64(926.05)}, {"v": np.int64(3)}, {"v": np.float32("nan")}, {"v": np.bool_(True)}],
                          lambda r: "", ("v", "desc"))
     assert rows_of(export.to_csv(table)) == [["V"], ["926.05"], ["3"], ["yes"], [""]]
+
+
+def test_memory_csv_shows_addresses_and_times_as_the_page_does(client) -> None:
+    """Hexadecimal addresses and times from the span's start (the page's allocation table), not the trace's
+    decimal addresses and absolute times; the origin is the span's start that the summary states."""
+    status, answer = client.get("memory", run="mlp", worker="worker0")
+    assert status == 200
+    status, summary = client.get("summary", run="mlp", worker="worker0")
+    assert status == 200
+    assert answer["span_start"] == summary["start"]
+    assert answer["span_start"] > 1e9  # the trace's absolute time base: relative times differ from it
+    events = dict(zip(answer["events"]["columns"], (answer["events"][c] for c in answer["events"]["columns"])))
+    code, text, _ = _csv(client, "memory", run="mlp", worker="worker0", table="events", sort="alloc_time:asc")
+    assert code == 200
+    lines = rows_of(text)
+    header = lines[0]
+    assert header[:1] == ["Address"] and header[4:6] == ["Allocated at (us from the span start)",
+                                                          "Freed at (us from the span start)"]
+    order = sorted(range(len(events["addr"])), key=lambda i: events["alloc_time"][i])
+    assert len(lines) - 1 == len(order) > 10
+    for line, i in zip(lines[1:], order):
+        assert line[0] == f"0x{events['addr'][i]:x}"
+        assert float(line[4]) == pytest.approx(events["alloc_time"][i] - answer["span_start"], abs=1e-6)
+        if events["free_time"][i] is None:
+            assert line[5] == ""
+        else:
+            assert float(line[5]) == pytest.approx(events["free_time"][i] - answer["span_start"], abs=1e-6)

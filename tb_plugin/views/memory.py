@@ -137,6 +137,7 @@ def memory(model: TraceModel, device: Optional[str] = None, start_us: Optional[f
     selected = window & np.isin(ev.device_key, chosen_keys)
     return {
         "available": True,
+        "span_start": model.start / NS_PER_US,
         "devices": devices,
         "curves": curves,
         "peak": peaks,

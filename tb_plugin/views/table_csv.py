@@ -186,6 +186,13 @@ def _bytes(id: str, header: str) -> Column:
     return _col(id, f"{header} (bytes)")
 
 
+def format_address(addr: Any) -> Optional[str]:
+    """An allocation's address as the page writes it (``formatAddress``): ``0x`` and lower-case hexadecimal."""
+    if addr is None or not math.isfinite(float(addr)) or addr < 0:
+        return None
+    return f"0x{int(round(float(addr))):x}"
+
+
 def short_kernel_name(name: str) -> str:
     """The kernel name the page shows and sorts by: without a leading "void " and the trailing parameter
     list of a C++ signature (``shortKernelName`` of the page)."""
@@ -266,13 +273,21 @@ def _columnar_rows(table: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 def memory_table(answer: Mapping[str, Any], which: Optional[str] = None) -> Table:
     """``events``: the allocations (the route's own min_bytes/name filters already applied); ``operators``:
-    bytes per operator. Times are µs in the trace's time base, as the route gives them."""
+    bytes per operator. As the page shows them: addresses in hexadecimal, times in µs from the span's start
+    (``span_start``), sorted by their values."""
     if which in (None, "events"):
         events = answer.get("events") or {}
+        origin = float(answer.get("span_start") or 0.0)
+
+        def since_start(field: str) -> Callable[[Row], Cell]:
+            return lambda row: None if row.get(field) is None else row[field] - origin
+
         columns = [
-            _col("addr", "Address"), _bytes("bytes", "Size"), _col("operator", "Operator"), _col("device", "Device"),
-            _us("alloc_time", "Allocated at"), _us("free_time", "Freed at"), _us("lifetime", "Lifetime"),
-            _col("never_freed", "Never freed"),
+            Column("addr", "Address", lambda row: format_address(row.get("addr")), _field("addr")),
+            _bytes("bytes", "Size"), _col("operator", "Operator"), _col("device", "Device"),
+            Column("alloc_time", "Allocated at (us from the span start)", since_start("alloc_time")),
+            Column("free_time", "Freed at (us from the span start)", since_start("free_time")),
+            _us("lifetime", "Lifetime"), _col("never_freed", "Never freed"),
         ]
         rows = _columnar_rows(events) if isinstance(events, dict) else []
         return Table("memory-allocations", columns, rows, lambda row: row.get("operator") or "", ("bytes", "desc"))
