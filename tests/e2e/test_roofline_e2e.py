@@ -93,7 +93,7 @@ def test_roofline_page_draws_the_points_under_the_roofs_and_opens_a_gap_in_the_t
             break
     assert found, "no point answered the pointer"
     text = tooltip.text
-    assert any(p["name"] in text for p in drawable) and "FLOP/byte" in text and "calls" in text
+    assert any(p["name"] in text for p in drawable) and "FLOP/byte" in text and " call" in text
     screenshot("roofline-bert-h100-hover")
 
     # A gap's "Trace" button opens the trace viewer on its first call.
