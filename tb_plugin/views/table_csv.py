@@ -316,7 +316,8 @@ def distributed_table(answer: Mapping[str, Any], which: Optional[str] = None) ->
         columns = [
             _col("name", "Collective"), _col("calls", "Calls"), _bytes("bytes", "Message bytes (all calls)"),
             _us("total", "Total"), _us("mean", "Mean"), _us("wait", "Wait"), _us("transfer", "Transfer"),
-            _col("bandwidth", "Bandwidth (bytes/s)"),
+            _col("bandwidth", "Bandwidth (bytes/s)"), _col("busbw", "Bus bandwidth, rank (bytes/s)"),
+            _col("transfer_busbw", "Bus bandwidth, transfer (bytes/s)"),
         ]
         return Table("distributed-collectives", columns, answer.get("collectives", []), lambda row: row["name"], None)
     raise ExportError("table must be ranks or collectives")
@@ -441,6 +442,7 @@ def run_table_table(answer: Mapping[str, Any], which: Optional[str] = None) -> T
     for category in run_table_categories(rows, answer.get("categories", [])):
         columns.append(Column(category, f"{category} (us)", lambda row, c=category: (row.get("breakdown") or {}).get(c)))
     columns.append(_col("gpu_utilization", "GPU utilization (fraction)"))
+    columns.append(_col("mfu", "MFU (fraction)"))
     for device_type in peak_memory_types(rows):
         columns.append(Column(f"peak_{device_type}", f"Peak {device_type} memory (bytes)",
                               lambda row, t=device_type: (row.get("peak_memory") or {}).get(t)))
