@@ -224,7 +224,7 @@ def _work_of(name: str, dims: Optional[str], types: Optional[str],
         return None, STATUS_TEXT[NO_SHAPES]
     try:
         decoded = [_DECODER.decode(text) if text else None for text in (dims, types, concrete)]
-    except msgspec.DecodeError:
+    except (msgspec.DecodeError, RecursionError, ValueError):  # a damaged trace: no number for that call only
         return None, "the recorded shapes are not valid JSON"
     try:
         return call_work(name, *decoded), ""
