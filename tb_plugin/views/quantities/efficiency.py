@@ -39,7 +39,7 @@ from ...model.steps import find_steps
 from ...model.trace_model import TraceModel
 from .device_peaks import DevicePeaks, PeaksFileError, Resolved, load_peaks_file, resolve
 from .copies import copy_summary
-from .devices import device_properties
+from .devices import device, device_properties
 from .operator_work import COUNTED, INSIDE_COUNTED, NESTED, _subtree_sum, operator_work, tree_levels_of
 from .work_formulas import MATRIX
 
@@ -255,8 +255,10 @@ class Roofs:
 
     @staticmethod
     def of(model: TraceModel, overrides: Sequence[DevicePeaks] = ()) -> "Roofs":
-        properties = device_properties(model)
-        resolved: dict[int, Resolved] = {device: resolve(props, overrides) for device, props in properties.items()}
+        # The listed devices and those with work: one device listed under another id than its lanes' is the same
+        # device (devices.same_device_ids), with the listed properties.
+        ids = set(device_properties(model)) | {t.device for t in model.tracks if t.kind == "gpu" and t.device is not None}
+        resolved: dict[int, Resolved] = {d: resolve(device(model, d).properties, overrides) for d in sorted(ids)}
         resolved[HOST] = Resolved(None, "the table of peaks holds devices, not the host's CPUs")
         return Roofs(resolved)
 
