@@ -34,7 +34,8 @@ def precompute(model: TraceModel, views: dict[tuple[Any, ...], Callable[[], Any]
 # The answers a forked child derives, with the trace index, while the parser process derives the others. Measured at
 # 10 M events, one process each: trace index 2.4 s, flame graph 0.25 s, kernel tables 0.2 s, memory, critical path and
 # tracks 0.3 s, against overview 2.4 s and operator tables 1.8 s (which share their masks and operator columns).
-_CHILD_QUESTIONS = (answers.KERNELS, answers.FLAMEGRAPH, answers.MEMORY, answers.CRITICAL_PATH, answers.TRACKS)
+_CHILD_QUESTIONS = (answers.KERNELS, answers.FLAMEGRAPH, answers.MEMORY, answers.CRITICAL_PATH, answers.TRACKS,
+                    answers.WORK_SUMMARY)
 
 
 def derive(model: TraceModel, batch_size: Optional[int], fork: bool = False) -> None:
