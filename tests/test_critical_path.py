@@ -276,3 +276,32 @@ def json_round_trip(value: Any) -> Any:
     import json
 
     return json.loads(json.dumps(value))
+
+
+def test_every_hostile_file_answers(tmp_path: Path) -> None:
+    """Every file of the hostile corpus that loads has a critical path for each of its steps (an empty one where no
+    edge takes time: no slice, or slices of no length); the path's columns stay consistent."""
+    from hostile_corpus import MUST_FAIL, write_corpus
+
+    kinds = write_corpus(tmp_path / "logdir", tmp_path / "outside")
+    sources = [s for s in scan_logdir(str(tmp_path / "logdir"))
+               if s.run in kinds and kinds[s.run] != "special" and s.run not in MUST_FAIL]
+    assert len(sources) > 100
+    empty: set[str] = set()
+    for source in sources:
+        try:
+            model = load_trace(source.path)
+        except Exception:  # noqa: BLE001 - a file that does not load is answered as that run's error
+            continue
+        count = len(find_steps(model))
+        for index in sorted({0, count - 1} if count else set()):
+            answer = critical_path(model, index)
+            times = answer["path"]["time"]
+            assert sum(row["time"] for row in answer["breakdown"]) == pytest.approx(answer["length"], abs=1e-6)
+            assert sum(times) == pytest.approx(answer["length"], abs=1e-3)
+            assert len({len(column) for key, column in answer["path"].items() if key != "names"}) == 1
+            if not times:
+                empty.add(source.run)
+                assert answer["length"] == 0 and all(row["share"] == 0 for row in answer["breakdown"])
+    # The files that raised an IndexError here: a path with no timed edge.
+    assert {"json_duplicate_keys", "events_numbers", "steps_zero_and_negative_dur"} <= empty

@@ -254,7 +254,7 @@ def _path_columns(model: TraceModel, graph: _Graph, nodes: np.ndarray, edges: np
     new_entry = np.ones(len(timed), dtype=bool)
     new_entry[1:] = (owner_t[1:] != owner_t[:-1]) | (kind_t[1:] != kind_t[:-1])
     first = np.flatnonzero(new_entry)
-    last = np.append(first[1:], len(timed)) - 1
+    last = np.append(first[1:], len(timed))[:len(first)] - 1  # no timed edge: no entry (an empty path)
     times = np.add.reduceat(edge_time[timed], first) if len(first) else np.zeros(0, dtype=np.int64)
     start_ns, end_ns = graph.ts[nodes[timed[first]]], graph.ts[nodes[timed[last] + 1]]
     has_slice = owner_t[first] >= 0
