@@ -163,12 +163,93 @@ def test_work_on_another_thread_is_released_and_joined_by_the_step_thread(tmp_pa
         ("ProfilerStep#1", "cpu_op", "return", 45.0)]
 
 
+def test_a_slice_that_ends_when_the_next_starts_hands_over_to_it(tmp_path: Path) -> None:
+    # Integer microseconds: A ends at the very instant B starts. B waited for A (program order), not for the step's
+    # start: the path runs through A, then B's launch, then the kernel that ends the step.
+    model = step([x("A", 10, 30), x("B", 40, 20), launch("cudaLaunchKernel", 45, 5, 1), kernel("k", 55, 45, 1)],
+                 tmp_path)
+    assert walk(critical_path(model)) == [
+        ("ProfilerStep#1", "cpu_op", "nesting", 10.0), ("A", "cpu_op", "duration", 30.0),
+        ("B", "cpu_op", "nesting", 5.0), ("cudaLaunchKernel", "launch", "launch", 10.0),
+        ("k", "kernel", "duration", 45.0)]
+
+
+def test_a_kernel_that_ends_when_its_sync_returns(tmp_path: Path) -> None:
+    # The sync returns at the microsecond its kernel ends, and the next operator starts then: the path runs through
+    # the kernel (its end comes before the sync's end at that instant), then on to the next operator.
+    model = step([launch("cudaLaunchKernel", 10, 5, 1), kernel("k", 20, 50, 1),
+                  x("cudaDeviceSynchronize", 20, 50, cat="cuda_runtime"), x("C", 70, 30)], tmp_path)
+    assert walk(critical_path(model)) == [
+        ("ProfilerStep#1", "cpu_op", "nesting", 10.0), ("cudaLaunchKernel", "launch", "launch", 10.0),
+        ("k", "kernel", "duration", 50.0), ("C", "cpu_op", "duration", 30.0)]
+
+
+def test_zero_length_slices_at_one_instant(tmp_path: Path) -> None:
+    # A zero-length slice nested at its parent's start, one at its parent's end, and one between two siblings that
+    # meet at its instant: no cycle, no node without a way back to the step's start, the length is the step's.
+    model = step([x("P", 10, 30), x("z1", 10, 0), x("Q", 12, 8), x("z2", 20, 0), x("R", 20, 20), x("z3", 40, 0),
+                  x("S", 40, 60)], tmp_path)
+    answer = critical_path(model)
+    assert answer["length"] == 100.0
+    assert walk(answer) == [
+        ("ProfilerStep#1", "cpu_op", "nesting", 10.0), ("P", "cpu_op", "order", 2.0), ("Q", "cpu_op", "duration", 8.0),
+        ("R", "cpu_op", "return", 20.0), ("S", "cpu_op", "return", 60.0)]
+
+
+def test_the_step_waits_for_work_queued_before_it(tmp_path: Path) -> None:
+    # A device-bound job: the previous step's kernel (launched at 90, running 95-230) is ahead of this step's kernel on
+    # the stream; the step (from 100) waits for it first. Work whose launch is not in the trace (queued before the
+    # profiler started) counts the same. The queued kernel is taken from the step's start.
+    events = GPU + [x("ProfilerStep#1", 0, 100, cat="user_annotation"), launch("cudaLaunchKernel", 90, 5, 1),
+                    kernel("previous", 95, 135, 1), x("ProfilerStep#2", 100, 50, cat="user_annotation"),
+                    launch("cudaLaunchKernel", 110, 5, 2), kernel("mine", 230, 20, 2)]
+    model = load_trace(str(write(tmp_path / "t.json", trace(events))))
+    answer = critical_path(model, 1)
+    assert answer["span"] == {"start": 100.0, "end": 250.0}
+    assert walk(answer) == [("previous", "kernel", "duration", 130.0), ("mine", "kernel", "duration", 20.0)]
+    unlinked = [e for e in events if e.get("name") != "cudaLaunchKernel" or e["ts"] != 90]
+    unlinked[unlinked.index(kernel("previous", 95, 135, 1))] = kernel("previous", 95, 135, 99)
+    assert walk(critical_path(load_trace(str(write(tmp_path / "u.json", trace(unlinked)))), 1)) == walk(answer)
+
+
+def test_a_blocking_copy_waits_for_the_stream(tmp_path: Path) -> None:
+    # A pageable cudaMemcpyAsync returns after its copy, which runs after the stream's earlier kernel: the path goes
+    # through the kernel and the copy, not 60 us of "launch".
+    model = step([launch("cudaLaunchKernel", 10, 5, 1), kernel("k", 20, 50, 1),
+                  launch("cudaMemcpyAsync", 20, 60, 2), kernel("Memcpy DtoH (Device -> Pageable)", 72, 6, 2,
+                                                               cat="gpu_memcpy"), x("after", 80, 20)], tmp_path)
+    assert walk(critical_path(model)) == [
+        ("ProfilerStep#1", "cpu_op", "nesting", 10.0), ("cudaLaunchKernel", "launch", "launch", 10.0),
+        ("k", "kernel", "duration", 50.0), ("Memcpy DtoH (Device -> Pageable)", "idle", "stream", 2.0),
+        ("Memcpy DtoH (Device -> Pageable)", "copy", "duration", 6.0), ("cudaMemcpyAsync", "sync", "own_work", 2.0),
+        ("after", "cpu_op", "duration", 20.0)]
+
+
+def test_overlapping_work_on_one_lane(tmp_path: Path) -> None:
+    # The kernels of a CUDA graph reported on the launching stream can overlap: k3 waits for k1 (the work of its lane
+    # that had ended when it started), not for k2, which ended after k3 started; nor for its launch, 47 us before.
+    model = step([launch("cudaGraphLaunch", 10, 4, 1), kernel("k1", 20, 40, 1), kernel("k2", 58, 4, 1),
+                  launch("cudaLaunchKernel", 14, 4, 3), kernel("k3", 61, 39, 3)], tmp_path)
+    assert walk(critical_path(model))[-3:] == [
+        ("k1", "kernel", "duration", 40.0), ("k3", "idle", "stream", 1.0), ("k3", "kernel", "duration", 39.0)]
+
+
+def test_the_profilers_own_range_is_not_work(tmp_path: Path) -> None:
+    # Kineto's "PyTorch Profiler (0)" (category Trace) covers the step: the path runs through the step's work.
+    events = [x("PyTorch Profiler (0)", 0, 100, cat="Trace"), x("A", 10, 30), launch("cudaLaunchKernel", 20, 5, 1),
+              kernel("k", 30, 90, 1)]
+    answer = critical_path(step(events, tmp_path))
+    assert walk(answer) == [
+        ("ProfilerStep#1", "cpu_op", "nesting", 10.0), ("A", "cpu_op", "nesting", 10.0),
+        ("cudaLaunchKernel", "launch", "launch", 10.0), ("k", "kernel", "duration", 90.0)]
+
+
 def test_ids_and_steps(tmp_path: Path) -> None:
     doc = trace(GPU + [x("ProfilerStep#1", 0, 50, cat="user_annotation"), x("a", 10, 10),
                        x("ProfilerStep#2", 50, 50, cat="user_annotation"), x("b", 60, 30)])
     model = load_trace(str(write(tmp_path / "t.json", doc)))
     second = critical_path(model, 1)
-    assert second["step"] == {"index": 1, "name": "ProfilerStep#2", "start": 50.0, "end": 100.0}
+    assert second["step"] == {"index": 1, "name": "ProfilerStep#2", "id": 3, "start": 50.0, "end": 100.0}
     names = {e["id"]: e["name"] for e in entries(second)}
     assert sorted(names[i] for i in second["ids"]) == ["ProfilerStep#2", "b"]
     with pytest.raises(StepNotFound):
