@@ -14,13 +14,14 @@ start. Its edges are the dependencies a trace shows:
   slice of another thread that starts after it (the step's thread hands work to autograd's backward thread), and
   ``join``: that slice's end → the step's thread's first start or end after it (the step's thread goes on);
 * ``launch``: a runtime call's start → the start of the device work it launched (by the model's correlation links);
-  ``own_work``: that work's end → the call's end when the call returned after it (a synchronous copy: a pageable
-  ``cudaMemcpyAsync``, ``cudaMemcpy``);
+  ``own_work``: a copy's end (or a device sync record's) → its call's end when the call returned after it (a
+  synchronous copy: a pageable ``cudaMemcpyAsync``, ``cudaMemcpy``; a kernel's launch returns whether or not its
+  kernel has run);
 * ``stream``: on one device stream, the activity that ended last before an activity started → its start (a stream
   runs in order; the kernels of a CUDA graph reported on the launching stream may overlap);
 * ``sync``: the end of the device work that a blocking sync waited for → the end of the sync
-  (``cudaDeviceSynchronize``, ``cudaStreamSynchronize``, ``cudaEventSynchronize`` and their HIP names, and the
-  device's own sync records): the work that ends last among everything launched before the sync began and finished
+  (``cudaDeviceSynchronize``, ``cudaStreamSynchronize``, ``cudaEventSynchronize``, their HIP names, MTIA's
+  ``synchronizeStream`` and ``synchronize``, and the device's own sync records): the work that ends last among everything launched before the sync began and finished
   by its end (on the synced stream only where a ``Stream Sync`` record names it);
 * ``wait_event``: ``cudaStreamWaitEvent``: the last device work launched before the thread's latest
   ``cudaEventRecord`` → the first work the thread launches after the wait on another stream;
@@ -83,7 +84,7 @@ EDGES = ("start", "thread", "cross_thread", "join", "duration", "nesting", "orde
  _E_OWN_WORK, _E_WAIT_EVENT, _E_SYNC) = range(len(EDGES))
 
 PROFILER_RANGE_CATEGORY = "Trace"
-BLOCKING_SYNC_NAME = re.compile(r"^(cuda|hip)(Device|Stream|Event)Synchronize$")
+BLOCKING_SYNC_NAME = re.compile(r"^((cuda|hip)(Device|Stream|Event)Synchronize|synchronize(Stream)?)$")  # MTIA's
 STREAM_WAIT_EVENT_NAME = re.compile(r"^(cuda|hip)StreamWaitEvent$")
 EVENT_RECORD_NAME = re.compile(r"^(cuda|hip)EventRecord(WithFlags)?$")
 
@@ -261,7 +262,10 @@ def _build_graph(model: TraceModel, host_start: int, host_end: int) -> _Graph:
     dev = np.arange(n_host, n)
     has_launch = launch >= 0
     add(launch[has_launch], dev[has_launch], _E_LAUNCH, launch[has_launch], _LAUNCH)
-    add(dev[has_launch] + n, launch[has_launch] + n, _E_OWN_WORK, launch[has_launch], _SYNC)
+    # Only a copy, or a sync the device records, holds its call until it is done (a launch returns whether or not
+    # its kernel has run).
+    copy = has_launch & ((kind[dev] == _COPY) | (kind[dev] == _SYNC))
+    add(dev[copy] + n, launch[copy] + n, _E_OWN_WORK, launch[copy], _SYNC)
     work = dev[~roles.device_sync[device_rows]]
     _add_stream_edges(rank, s.track[rows[work]].astype(np.int64), work, n, add)
     _add_sync_edges(model, roles, rows, local, ts, n, n_host, work, add)
