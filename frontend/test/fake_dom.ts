@@ -17,6 +17,9 @@ export class FakeElement extends FakeNode {
   readonly attributes = new Map<string, string>();
   className = "";
   hidden = false;
+  disabled = false;
+  readonly style: Record<string, string> = {};
+  readonly listeners = new Map<string, (() => void)[]>();
 
   constructor(readonly tagName: string) {
     super();
@@ -46,6 +49,10 @@ export class FakeElement extends FakeNode {
     return node;
   }
 
+  append(...nodes: FakeNode[]): void {
+    for (const node of nodes) this.appendChild(node);
+  }
+
   removeChild<N extends FakeNode>(node: N): N {
     const index = this.childNodes.indexOf(node);
     if (index < 0) throw new Error("not a child");
@@ -62,6 +69,19 @@ export class FakeElement extends FakeNode {
     return this.attributes.get(name) ?? null;
   }
 
+  get ownerDocument(): unknown {
+    return (globalThis as { document?: unknown }).document;
+  }
+
+  addEventListener(type: string, listener: () => void): void {
+    this.listeners.set(type, [...(this.listeners.get(type) ?? []), listener]);
+  }
+
+  /** Calls the element's click listeners, as a click would. */
+  click(): void {
+    for (const listener of this.listeners.get("click") ?? []) listener();
+  }
+
   /** The first descendant (or this element) with this `data-testid`. */
   findByTestId(testId: string): FakeElement | null {
     if (this.dataset["testid"] === testId) return this;
@@ -74,9 +94,12 @@ export class FakeElement extends FakeNode {
 }
 
 export function installFakeDocument(): void {
+  const head = new FakeElement("head");
   const fakeDocument = {
+    head,
     createElement: (tag: string) => new FakeElement(tag),
     createTextNode: (text: string) => new FakeNode(text),
+    getElementById: (id: string) => head.children.find((child) => child.getAttribute("id") === id || (child as { id?: string }).id === id) ?? null,
   };
   (globalThis as { document?: unknown }).document = fakeDocument;
 }
