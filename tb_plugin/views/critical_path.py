@@ -84,6 +84,8 @@ EDGES = ("start", "thread", "cross_thread", "join", "duration", "nesting", "orde
  _E_OWN_WORK, _E_WAIT_EVENT, _E_SYNC) = range(len(EDGES))
 
 PROFILER_RANGE_CATEGORY = "Trace"
+_KIND_NAMES = np.array(KINDS, dtype=object)
+_EDGE_NAMES = np.array(EDGES, dtype=object)
 BLOCKING_SYNC_NAME = re.compile(r"^((cuda|hip)(Device|Stream|Event)Synchronize|synchronize(Stream)?)$")  # MTIA's
 STREAM_WAIT_EVENT_NAME = re.compile(r"^(cuda|hip)StreamWaitEvent$")
 EVENT_RECORD_NAME = re.compile(r"^(cuda|hip)EventRecord(WithFlags)?$")
@@ -343,7 +345,9 @@ def _path_columns(model: TraceModel, graph: _Graph, nodes: np.ndarray, edges: np
     def column(values: np.ndarray) -> list[Any]:
         if everywhere:
             return values.tolist()
-        return [v if slice_there else None for v, slice_there in zip(values.tolist(), has_slice.tolist())]
+        out = values.astype(object)
+        out[~has_slice] = None
+        return out.tolist()
 
     return {
         "names": names,
@@ -351,8 +355,8 @@ def _path_columns(model: TraceModel, graph: _Graph, nodes: np.ndarray, edges: np
         "name": column(name_index),
         "track": column(np.array(tracks, dtype=object)[track_index] if len(tracks) else np.zeros(0)),
         "depth": column(s.depth[rows]),
-        "kind": [KINDS[k] for k in kind_t[first].tolist()],
-        "edge": [EDGES[e] for e in graph.edge[edges[timed[first]]].tolist()],
+        "kind": _KIND_NAMES[kind_t[first]].tolist(),
+        "edge": _EDGE_NAMES[graph.edge[edges[timed[first]]]].tolist(),
         "start": (start_ns / NS_PER_US).tolist(),
         "end": (end_ns / NS_PER_US).tolist(),
         "time": (times / NS_PER_US).tolist(),
