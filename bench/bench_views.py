@@ -120,7 +120,7 @@ CRITICAL_PATH_CHILD = r"""
 import json, statistics, sys, time
 from tensorboard.plugins import base_plugin
 from profscope.tb_plugin.server.plugin import ProfscopePlugin
-from profscope.tb_plugin.views.critical_path import _roles, critical_path, path_of_window
+from profscope.tb_plugin.views.trace.critical_path import _roles, critical_path, path_of_window
 from profscope.tb_plugin.model.steps import find_steps
 logdir, cache, target = sys.argv[1], sys.argv[2], int(sys.argv[3])
 plugin = ProfscopePlugin(base_plugin.TBContext(logdir=logdir), cache_dir=cache, refresh_seconds=0.5)
@@ -209,7 +209,7 @@ def bench_matrix(ranks: int, steps: int, repeat: int = 7) -> None:
     import numpy as np
 
     from profscope.tb_plugin.ingest.load import load_trace
-    from profscope.tb_plugin.views.rank_steps import RankSteps, rank_steps, step_matrix
+    from profscope.tb_plugin.views.distributed.rank_steps import RankSteps, rank_steps, step_matrix
 
     rng = np.random.default_rng(0)
     rows = []

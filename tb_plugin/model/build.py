@@ -13,6 +13,7 @@ import numpy as np
 
 from .categories import DEVICE_CATEGORIES
 from .factorize import factorize, factorize_parts
+from .interning import cut_long_texts
 from .nesting import nesting
 from .raw_columns import FLOW_END, FLOW_START, RawColumns
 from .trace_model import (
@@ -58,8 +59,9 @@ def build_model(raw: RawColumns, framework: str = "pytorch", allocate: Optional[
     times = [a for a in (slices.start, slices.end, instants.ts, counters.ts) if len(a)]
     start = int(min(a.min() for a in times)) if times else 0
     end = int(max(a.max() for a in times)) if times else 0
+    kept, long_texts = cut_long_texts(list(text))
     return TraceModel(
-        strings=list(text), tracks=tracks, slices=slices, instants=instants, counters=counters, flows=flows,
+        strings=kept, long_texts=long_texts, tracks=tracks, slices=slices, instants=instants, counters=counters, flows=flows,
         links=links, steps=steps, metadata=raw.metadata, stats=raw.stats, framework=framework,
         num_events=raw.num_events, start=start, end=end,
     )
@@ -116,8 +118,8 @@ def _build_slices(raw: RawColumns, track_of: dict[str, np.ndarray], allocate: Op
 # The slice columns the build only puts in order (the others it computes), with their dtypes.
 _SLICE_COLUMNS = (
     ("name", np.int32), ("cat", np.int32), ("external_id", np.int64), ("correlation", np.int64),
-    ("input_dims", np.int32), ("input_type", np.int32), ("call_stack", np.int32), ("sequence", np.int64),
-    ("python_id", np.int64), ("python_parent_id", np.int64), ("device", np.int32), ("stream", np.int64),
+    ("input_dims", np.int32), ("input_type", np.int32), ("concrete_inputs", np.int32), ("call_stack", np.int32),
+    ("sequence", np.int64), ("python_id", np.int64), ("python_parent_id", np.int64), ("device", np.int32), ("stream", np.int64),
     ("grid", np.int32), ("block", np.int32), ("blocks_per_sm", np.float32), ("warps_per_sm", np.float32),
     ("occupancy", np.float32), ("nbytes", np.int64), ("collective", np.int32), ("in_msg_nelems", np.int64),
     ("out_msg_nelems", np.int64), ("dtype", np.int32), ("group_size", np.int32),
