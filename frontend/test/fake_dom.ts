@@ -19,7 +19,6 @@ export class FakeElement extends FakeNode {
   hidden = false;
   disabled = false;
   readonly style: Record<string, string> = {};
-  readonly listeners = new Map<string, (() => void)[]>();
 
   constructor(readonly tagName: string) {
     super();
@@ -79,13 +78,9 @@ export class FakeElement extends FakeNode {
     return (globalThis as { document?: unknown }).document;
   }
 
-  addEventListener(type: string, listener: () => void): void {
-    this.listeners.set(type, [...(this.listeners.get(type) ?? []), listener]);
-  }
-
   /** Calls the element's click listeners, as a click would. */
   click(): void {
-    for (const listener of this.listeners.get("click") ?? []) listener();
+    for (const [type, listener] of this.listeners) if (type === "click") (listener as () => void)();
   }
 
   /** The first descendant (or this element) with this `data-testid`. */
