@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from profscope.tb_plugin.ingest.load import load_trace
-from profscope.tb_plugin.views.span_names import span_facts, wall_time_s
+from profscope.tb_plugin.views.runs.span_names import span_facts, wall_time_s
 
 from conftest import copy_trace, real_trace
 from handmade import trace, write, x

@@ -94,7 +94,7 @@ def test_no_modules_says_how_to_record_them(tmp_path: Path) -> None:
 
 
 def test_cli_exports_folded_stacks(tmp_path: Path) -> None:
-    from profscope.tb_plugin.exports.cli import main
+    from profscope.tb_plugin.reports.cli import main
 
     source = real_trace(TRANSFORMER + ".pt.trace.json.gz")
     out = tmp_path / "stacks.txt"

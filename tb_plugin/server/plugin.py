@@ -25,12 +25,17 @@ from ..store import snapshots as snapshot_store
 from ..store.runs import LoadedSnapshot, RunManager
 from ..store.spans import Span, SpanFailed, SpanLoading, UnknownSpan
 from ..views import (
-    annotations, compare, critical_path, data_pipeline, devices, distributed, idle_time, kernel_sequences, kernels,
-    launches, memory, memory_snapshot, modules, operators, overview, queue_length, range_summary, rank_steps,
-    run_table, stacks, step_trace, summary, trace,
+    compare, data_pipeline, kernels, memory, memory_snapshot, modules, operators, overview, stacks, step_trace,
 )
+from ..views.quantities import devices
+from ..views.analyses import (
+    annotations, idle as idle_time, sequences as kernel_sequences, launches, queues as queue_length,
+)
+from ..views.distributed import ranks as distributed, rank_steps
+from ..views.runs import table as run_table, summary
+from ..views.trace import critical_path, range_summary, queries as trace
 from . import provider_runs
-from .export_route import table_route  # format=csv on the table routes
+from .table_route import table_route  # format=csv on the table routes
 from .http import HttpError, arg, choice, download_route, json_response, json_route, safe_filename
 
 # is_active() waits this long at most for the first scan of the logdir (usually milliseconds).
