@@ -117,12 +117,25 @@ class SnapshotSimulator:
     def stack(self, user: list[tuple[str, int, str]], op: str = "aten::empty") -> list[dict[str, Any]]:
         """Frames innermost first: the allocator's and the operator's C++ frames, then the user's Python frames
         (innermost first) with torch's module plumbing between them, then the script's main."""
+        name = op.split("::")[-1]
+        # What stacks="all" records under an operator (torch 2.x): the allocator, the tensor's creation, the
+        # dispatcher's redispatch chain, the kernel, autograd's VariableType and the Python binding.
         cpp = [
             ("/pytorch/c10/cuda/CUDACachingAllocator.cpp", 1408, "c10::cuda::CUDACachingAllocator::Native::DeviceCachingAllocator::malloc(signed char, unsigned long, CUstream_st*)"),
             ("/pytorch/c10/cuda/CUDACachingAllocator.cpp", 3820, "c10::cuda::CUDACachingAllocator::Native::NativeCachingAllocator::allocate(unsigned long)"),
-            ("/pytorch/aten/src/ATen/native/cuda/Blas.cpp", 512, f"at::native::{op.split('::')[-1]}_out_cuda"),
-            ("/pytorch/build/aten/src/ATen/Operators.cpp", 2201, f"at::_ops::{op.split('::')[-1]}::call"),
-            ("/pytorch/torch/csrc/autograd/python_variable_methods.cpp", 99, "torch::autograd::THPVariable_" + op.split("::")[-1]),
+            ("/pytorch/c10/core/StorageImpl.h", 55, "c10::StorageImpl::StorageImpl(c10::StorageImpl::use_byte_size_t, c10::SymInt const&, c10::Allocator*, bool)"),
+            ("/pytorch/aten/src/ATen/EmptyTensor.cpp", 199, "at::detail::empty_generic(c10::ArrayRef<long>, c10::Allocator*, c10::DispatchKeySet, c10::ScalarType, std::optional<c10::MemoryFormat>)"),
+            ("/pytorch/aten/src/ATen/cuda/EmptyTensor.cpp", 22, "at::detail::empty_cuda(c10::ArrayRef<long>, c10::ScalarType, std::optional<c10::Device>, std::optional<c10::MemoryFormat>)"),
+            ("/pytorch/build/aten/src/ATen/RegisterCUDA.cpp", 1034, "at::(anonymous namespace)::create_out(c10::ArrayRef<long>, c10::ArrayRef<long>, c10::TensorOptions const&)"),
+            ("/pytorch/build/aten/src/ATen/RegisterCUDA.cpp", 2077, f"at::(anonymous namespace)::wrapper_CUDA_{name}(at::Tensor const&, at::Tensor const&)"),
+            ("/pytorch/aten/src/ATen/core/boxing/impl/WrapFunctionIntoFunctor.h", 13, "c10::impl::wrap_kernel_functor_unboxed_<...>::call(c10::OperatorKernel*, c10::DispatchKeySet, at::Tensor const&, at::Tensor const&)"),
+            ("/pytorch/build/aten/src/ATen/Operators_4.cpp", 4109, f"at::_ops::{name}::redispatch(c10::DispatchKeySet, at::Tensor const&, at::Tensor const&)"),
+            ("/pytorch/torch/csrc/autograd/generated/VariableType_4.cpp", 11563, f"torch::autograd::VariableType::(anonymous namespace)::{name}(c10::DispatchKeySet, at::Tensor const&, at::Tensor const&)"),
+            ("/pytorch/aten/src/ATen/core/boxing/impl/WrapFunctionIntoFunctor.h", 13, "c10::impl::wrap_kernel_functor_unboxed_<...>::call(c10::OperatorKernel*, c10::DispatchKeySet, at::Tensor const&, at::Tensor const&)"),
+            ("/pytorch/build/aten/src/ATen/Operators_4.cpp", 4102, f"at::_ops::{name}::call(at::Tensor const&, at::Tensor const&)"),
+            ("/pytorch/torch/csrc/autograd/generated/python_torch_functions_2.cpp", 8713, f"torch::autograd::THPVariable_{name}(_object*, _object*, _object*)"),
+            ("/usr/local/src/conda/python-3.11.9/Objects/methodobject.c", 368, "cfunction_call"),
+            ("/usr/local/src/conda/python-3.11.9/Python/ceval.c", 5203, "_PyEval_EvalFrameDefault"),
         ]
         frames = [self.shared_frame(*f) for f in cpp]
         for i, (filename, line, name) in enumerate(user):
@@ -439,12 +452,12 @@ def benchmark_snapshot(entries: int, seed: int = 0) -> dict[str, Any]:
         sim.annotate("## forward ##", "START")
         for _ in range(2000):
             sim.tick(rnd.randrange(1, 20))
-            live.append(sim.malloc(rnd.choice((512, 4096, 65536, 1 << 20, 3 << 20, 123_456)), rnd.choice(sites)))
+            live.append(sim.malloc(rnd.choice((512, 4096, 65536, 1 << 20, 3 << 20, 123_456)), list(rnd.choice(sites))))
         sim.annotate("## forward ##", "END")
         rnd.shuffle(live)
         while len(live) > 500:
             sim.tick(rnd.randrange(1, 20))
-            sim.free(live.pop(), frames=rnd.choice(sites))
+            sim.free(live.pop(), frames=list(rnd.choice(sites)))
         step += 1
         if step % 10 == 0:
             sim.empty_cache()

@@ -133,6 +133,7 @@ def _parse(path: str, cache_dir: Optional[str], identity: SourceIdentity, slot: 
     except OSError as exc:
         return SnapshotOutcome(error=f"the file could not be read ({exc.strerror or exc})")
     report(0.6)
+    parser_pool.release_free_memory()  # the reader's buffers, freed: the build's columns take fresh pages
     model, arrays = build.build_model(result)
     del result
     report(0.8)
@@ -144,6 +145,7 @@ def _parse(path: str, cache_dir: Optional[str], identity: SourceIdentity, slot: 
     except CacheWriteError as exc:
         return SnapshotOutcome(model=model, cache_error=str(exc))
     del model, arrays
+    parser_pool.release_free_memory()  # the read's and the build's freed blocks: the answers need none of them
     try:
         written = read_snapshot_model(temporary)
         written.cache_path = target  # its stored answers go beside the published name
