@@ -9,6 +9,7 @@ import { memoryView } from "./memory/memory";
 import { modulesView } from "./modules/modules";
 import { operatorView } from "./operator/operator";
 import { overviewView } from "./overview/overview";
+import { snapshotView } from "./snapshot/snapshot";
 import { stacksView } from "./stacks/stacks";
 import { stepTraceView } from "./step_trace/step_trace";
 import { traceView } from "./trace/trace";
@@ -23,6 +24,7 @@ export const VIEWS: readonly ViewDefinition[] = [
   stacksView,
   modulesView,
   memoryView,
+  snapshotView,
   traceView,
   analysesView,
   distributedView,
