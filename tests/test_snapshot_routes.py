@@ -3,6 +3,7 @@ answered under ``memory_snapshot`` as the API description says, and hostile file
 
 from __future__ import annotations
 
+import json
 import os
 import pickle
 import time
@@ -211,3 +212,37 @@ def test_hostile_snapshots_fail_alone_in_profscope_serve(tmp_path: Path) -> None
     finally:
         app.plugin.manager.stop()
     assert not target.exists()
+
+
+def test_summary_and_report_include_the_snapshot_peak(logdir: Path, tmp_path: Path, capsys, monkeypatch) -> None:
+    """``profscope summary`` and ``report`` of a span with a snapshot: its peak and the sites alive then, as the
+    memory_snapshot/at route counts them."""
+    from profscope.tb_plugin.reports import cli
+    from profscope.tb_plugin.views import memory_snapshot as view
+
+    monkeypatch.setenv("PROFSCOPE_CACHE_DIR", str(tmp_path / "model-cache"))
+    snapshot = gen.training_snapshot(steps=2, stop_after_forward=True)
+    # The hostile name of a site is text in the report, never markup.
+    for frame in (f for e in snapshot["device_traces"][0] for f in e["frames"]):
+        if frame["filename"].endswith("train.py"):
+            frame["name"] = "<img src=x onerror=alert(1)>"
+    settled(logdir / "mlp" / f"{MLP_STEM}.pickle", pickle.dumps(snapshot))
+    model = build_model_of(pickle.dumps(snapshot))
+    expected = view.peak_summary(model, f"{MLP_STEM}.pickle")
+    assert cli.main(["summary", "--logdir", str(logdir), "--run", "mlp", "--json"]) == 0
+    answer = json.loads(capsys.readouterr().out)
+    assert answer["memory_snapshot"] == expected
+    assert cli.main(["summary", "--logdir", str(logdir), "--run", "mlp"]) == 0
+    text = capsys.readouterr().out
+    assert f"Memory snapshot {MLP_STEM}.pickle (device 0): peak" in text and expected["sites"][0]["label"][:40] in text
+    out = tmp_path / "report.html"
+    assert cli.main(["report", "mlp", "--logdir", str(logdir), "-o", str(out)]) == 0
+    page = out.read_text()
+    assert "Memory snapshot at its peak" in page and 'data-testid="memory-snapshot"' in page
+    assert "<img" not in page and "&lt;img src=x" in page
+
+
+def build_model_of(data: bytes):
+    from profscope.tb_plugin.ingest.snapshot import build, reader
+
+    return build.build_model(reader.read(data))[0]

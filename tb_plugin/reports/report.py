@@ -75,6 +75,8 @@ class SpanViews:
     kernels: dict[str, Any]
     memory: dict[str, Any]  # the memory view's "available", "hint", "devices" and "peak"
     details: dict[str, str] = field(default_factory=dict)  # run / worker / span / file, as known
+    # The span's allocator memory snapshot, when it has one (views/memory_snapshot.peak_summary).
+    snapshot: Optional[dict[str, Any]] = None
 
 
 def collect_span(model: TraceModel, label: str, group_by: str = "name", batch_size: Optional[int] = None,
@@ -376,6 +378,22 @@ def _text_memory(span: SpanViews) -> str:
     return "Memory peak per device\n" + text_table(columns, rows)
 
 
+def _snapshot_when(snapshot: dict[str, Any]) -> str:
+    after = snapshot["peak_after"]
+    return f"entry {after}" if snapshot["axis"] == "entry" else f"{format_duration(after)} into the snapshot"
+
+
+def _text_snapshot(snapshot: dict[str, Any]) -> str:
+    lines = [f"Memory snapshot {snapshot['snapshot']} (device {snapshot['device']}): peak {format_bytes(snapshot['peak'])}"
+             f" active at {_snapshot_when(snapshot)}"
+             + (f", {format_bytes(snapshot['reserved_peak'])} reserved at most" if snapshot["reserved_peak"] else "")
+             + (f"; {snapshot['oom']} out-of-memory events" if snapshot["oom"] else "")]
+    columns = (Column("Allocation site alive at the peak", "<"), Column("Bytes"), Column("Allocations"), Column("Share"))
+    rows = [[truncate(s["label"], 70), format_bytes(s["bytes"]), format_count(s["count"]), format_percent(s["share"])]
+            for s in snapshot["sites"]]
+    return "\n".join(lines) + "\n" + text_table(columns, rows)
+
+
 def summary_text(span: SpanViews, top: int = 10, sort: Optional[str] = None) -> str:
     """The terminal summary of one span."""
     overview = span.overview
@@ -396,6 +414,8 @@ def summary_text(span: SpanViews, top: int = 10, sort: Optional[str] = None) -> 
     if overview["recommendations"]:
         sections.append("Recommendations\n" + "\n".join(f"- {r['text']}" for r in overview["recommendations"]))
     sections += [_text_operators(span.operators, top, sort), _text_kernels(span.kernels, top), _text_memory(span)]
+    if span.snapshot is not None:
+        sections.append(_text_snapshot(span.snapshot))
     return "\n\n".join(sections) + "\n"
 
 
@@ -413,6 +433,7 @@ def summary_json(span: SpanViews, top: int = 10, sort: Optional[str] = None) -> 
                       "rows": top_operators(span.operators, top, sort)},
         "kernels": {"total_rows": len(span.kernels.get("rows", [])), "rows": list(span.kernels.get("rows", []))[:top]},
         "memory": {"available": bool(span.memory.get("available")), "peaks": memory_peaks(span)},
+        "memory_snapshot": span.snapshot,
     }
 
 
@@ -685,6 +706,20 @@ def _memory_html(span: SpanViews) -> str:
     return html_table(columns, rows, test_id="memory")
 
 
+def _snapshot_html(snapshot: dict[str, Any]) -> str:
+    facts = [("Snapshot", esc(snapshot["snapshot"])), ("Device", esc(snapshot["device"])),
+             ("Peak active", esc(f"{format_bytes(snapshot['peak'])} at {_snapshot_when(snapshot)}"))]
+    if snapshot["reserved_peak"]:
+        facts.append(("Peak reserved", esc(format_bytes(snapshot["reserved_peak"]))))
+    if snapshot["oom"]:
+        facts.append(("Out-of-memory events", esc(snapshot["oom"])))
+    columns = [HtmlColumn("Allocation site alive at the peak", "text"), HtmlColumn("Bytes"), HtmlColumn("Allocations"),
+               HtmlColumn("Share")]
+    rows = [[esc(s["label"]), esc(format_bytes(s["bytes"])), esc(format_count(s["count"])),
+             esc(format_percent(s["share"]))] for s in snapshot["sites"]]
+    return _facts(facts) + html_table(columns, rows, test_id="memory-snapshot")
+
+
 def span_section_html(span: SpanViews, anchor: str, heading: str, top: int) -> str:
     details = [(key.capitalize(), esc(value)) for key, value in span.details.items()]
     details.append(("Framework", esc(span.framework)))
@@ -692,7 +727,10 @@ def span_section_html(span: SpanViews, anchor: str, heading: str, top: int) -> s
             f"{_overview_html(span, anchor)}"
             f'<h3 id="{anchor}-operators">Top operators</h3>{_operators_html(span.operators, top)}'
             f'<h3 id="{anchor}-kernels">Top kernels</h3>{_kernels_html(span.kernels, top)}'
-            f'<h3 id="{anchor}-memory">Memory peak</h3>{_memory_html(span)}</section>')
+            f'<h3 id="{anchor}-memory">Memory peak</h3>{_memory_html(span)}'
+            + (f'<h3 id="{anchor}-memory-snapshot">Memory snapshot at its peak</h3>{_snapshot_html(span.snapshot)}'
+               if span.snapshot is not None else "")
+            + "</section>")
 
 
 def _delta_class(delta: Optional[float]) -> str:

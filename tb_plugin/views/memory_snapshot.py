@@ -192,6 +192,21 @@ def overview(model: SnapshotModel) -> dict[str, Any]:
     }
 
 
+def peak_summary(model: SnapshotModel, name: str, top: int = 10) -> dict[str, Any]:
+    """What the HTML report and ``profscope summary`` say of a span's snapshot: the default device's peak (µs after
+    the snapshot's first entry, or its entry number), the largest allocation sites alive then, and the OOM count."""
+    facts = device_facts(model)
+    groups = at(model, facts["device"], group_by="site", limit=top, flame=False)
+    return {
+        "snapshot": name, "axis": model.header["axis"], "device": facts["device"], "peak": facts["peak"]["bytes"],
+        "peak_after": facts["peak"]["time"] - facts["start"], "reserved_peak": facts["reserved_peak"]
+        if model.header.get("reserved_known", True) else None,
+        "oom": int((model.entries.action == OOM).sum()),
+        "sites": [{"label": g["label"], "bytes": g["bytes"], "count": g["count"], "share": g["share"]}
+                  for g in groups["groups"]],
+    }
+
+
 # --- timeline ------------------------------------------------------------------------------------------------
 
 
