@@ -9,7 +9,11 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
+import numpy as np
+
+from ...model.categories import SliceKinds
 from ...model.trace_model import TraceModel
+from ..quantities.devices import device, devices_of_rows
 
 NS_PER_US = 1000.0
 NS_PER_S = 1e9
@@ -42,14 +46,28 @@ def _manifest_steps(manifest: dict[str, Any]) -> Optional[dict[str, Any]]:
 
 
 def span_facts(model: Optional[TraceModel], manifest: Optional[dict[str, Any]] = None) -> dict[str, Any]:
-    """``{"start_time": epoch s | None, "duration": µs | None, "steps": {"count", "first", "last"} | None}``;
-    ``first``/``last`` are step numbers (``ProfilerStep#N``), or None for steps without one."""
+    """``{"start_time": epoch s | None, "duration": µs | None, "steps": {"count", "first", "last"} | None,
+    "device": text | None}``; ``first``/``last`` are step numbers (``ProfilerStep#N``), or None for steps
+    without one; ``device`` what the span's work ran on (``device_text``), None until the trace is loaded."""
     manifest = manifest or {}
     if model is None:
         wall = _manifest_number(manifest, "wall_time")
         return {"start_time": wall if wall is not None and _YEAR_2000_S <= wall < _YEAR_2100_S else None,
-                "duration": None, "steps": _manifest_steps(manifest)}
+                "duration": None, "steps": _manifest_steps(manifest), "device": None}
     return model.memo("span_facts", lambda: _model_facts(model))
+
+
+def device_text(model: TraceModel) -> str:
+    """What the span's work ran on, as a person tells runs apart: the device's own name ("NVIDIA A100-SXM4-80GB";
+    its kind, "GPU" or "Ascend", when the trace names none), "CPU" for a span without device work. Several devices
+    of one name are that name; of several names, the names joined by " + ". Compare pairs runs by it."""
+    rows = np.flatnonzero(SliceKinds(model).device_work)
+    if not len(rows):
+        return "CPU"
+    described = [device(model, d) for d in devices_of_rows(model, rows)]
+    # A name that is only the label ("Ascend 1", written by a converter) says no more than the kind.
+    names = sorted({d.kind if d.name == d.label else d.name for d in described})
+    return " + ".join(names) if names else "device"
 
 
 def _model_facts(model: TraceModel) -> dict[str, Any]:
@@ -61,4 +79,5 @@ def _model_facts(model: TraceModel) -> dict[str, Any]:
         step_facts = {"count": int(len(steps)),
                       "first": int(numbers[0]) if known[0] else None,
                       "last": int(numbers[-1]) if known[-1] else None}
-    return {"start_time": wall_time_s(model), "duration": (model.end - model.start) / NS_PER_US, "steps": step_facts}
+    return {"start_time": wall_time_s(model), "duration": (model.end - model.start) / NS_PER_US, "steps": step_facts,
+            "device": device_text(model)}
