@@ -123,6 +123,8 @@ def test_hand_made_at_a_moment_grouped() -> None:
     assert by_site == {"model.py:12 Net.forward": 1300, "torch::autograd::generated::MmBackward0::apply": 400}
     peak = view.at(model)
     assert peak["is_peak"] and peak["row"] == 8 and peak["live_bytes"] == 1700 + 6 * MB
+    cpp_site = next(g["key"] for g in view.at(model, row=6)["groups"] if g["label"].startswith("torch::"))
+    assert [a["size"] for a in view.at(model, row=6, site=cpp_site)["largest"]] == [400]  # a band's largest
     assert view.at(model, time=45)["row"] == 6 and view.at(model, time=5)["row"] == -1
     assert view.at(model, row=-1)["live_bytes"] == 1700
     flame = peak["flamegraph"]

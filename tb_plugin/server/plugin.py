@@ -529,8 +529,11 @@ class ProfscopePlugin(base_plugin.TBPlugin):
         device, row, time = self._device_arg(request), self._row_arg(request), self._float(request, "time")
         group_by = choice(request, "group_by", memory_snapshot.GROUP_BY, "site")
         limit = self._int(request, "limit", memory_snapshot.GROUP_LIMIT, 1, 100000)
+        site = None if request.args.get("site") in (None, "") else self._int(request, "site", -1, -1, 1 << 31)
 
         def compute() -> dict[str, Any]:
+            if site is not None:
+                return memory_snapshot.at(model, device, row, time, group_by, limit, site=site)
             if row is None and time is None and limit == memory_snapshot.GROUP_LIMIT:
                 chosen = memory_snapshot.device_facts(model, device)["device"]
                 return snapshot_store.stored(model, snapshot_store.at_key(chosen, group_by),

@@ -438,8 +438,9 @@ def _group_label(model: SnapshotModel, group_by: str, key: int) -> str:
 
 
 def at(model: SnapshotModel, device: Optional[int] = None, row: Optional[int] = None, time: Optional[float] = None,
-       group_by: str = "site", limit: int = GROUP_LIMIT, flame: bool = True) -> dict[str, Any]:
-    """What is alive after one entry (see the module docstring)."""
+       group_by: str = "site", limit: int = GROUP_LIMIT, flame: bool = True, site: Optional[int] = None) -> dict[str, Any]:
+    """What is alive after one entry (see the module docstring); ``site``: the largest allocations listed are that
+    site's (a click on a band of the timeline pins its largest)."""
     if group_by not in GROUP_BY:
         raise SnapshotQueryError(f"group_by must be one of {', '.join(GROUP_BY)}")
     facts = device_facts(model, device)
@@ -468,13 +469,14 @@ def at(model: SnapshotModel, device: Optional[int] = None, row: Optional[int] = 
                 "count": int(counts[g]), "share": float(sums[g] / total) if total else 0.0,
                 "largest": int(largest[g]), "frames": top_frames(model, stack),
             })
-    biggest = alive[np.argsort(-size, kind="stable")[:LARGEST]] if len(alive) else alive
+    pool, pool_size = (alive, size) if site is None else (alive[al.site[alive] == site], size[al.site[alive] == site])
+    biggest = pool[np.argsort(-pool_size, kind="stable")[:LARGEST]] if len(pool) else pool
     answer = {
         "device": dev, "axis": model.header["axis"], "row": row, "time": _time_of(model, facts, row),
         "is_peak": row == facts["peak"]["row"], "totals": _totals_after(model, facts, row), "live_bytes": total,
         "count": int(len(alive)), "group_by": group_by, "groups": groups,
         "groups_total": int(len(np.unique(keys))) if len(alive) else 0,
-        "largest": [allocation_row(model, int(i)) for i in biggest.tolist()],
+        "largest": [allocation_row(model, int(i)) for i in biggest.tolist()], "site": site,
     }
     if flame:
         answer["flamegraph"] = flamegraph(model, alive)

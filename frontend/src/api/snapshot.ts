@@ -160,6 +160,8 @@ export interface SnapshotAt {
   readonly groupBy: GroupBy;
   readonly groups: readonly SnapshotGroup[];
   readonly largest: readonly AllocationRow[];
+  /** The site whose allocations `largest` lists (a clicked band), else null: the largest of all. */
+  readonly site: number | null;
   readonly flame: FlameGraphData | null;
 }
 
@@ -382,6 +384,7 @@ export function parseAt(json: unknown): SnapshotAt {
     groupBy: isGroupBy(groupBy) ? groupBy : "site",
     groups: listField(json, "groups", parseGroup),
     largest: listField(json, "largest", parseAllocation),
+    site: nullableNumberField(json, "site"),
     flame: isObject(json["flamegraph"]) ? parseFlameGraph(json["flamegraph"]) : null,
   };
 }
@@ -469,11 +472,12 @@ export function fetchTimeline(
 export function fetchAt(
   api: ApiClient,
   ref: SnapshotRef,
-  query: { device: number; row?: number; groupBy: GroupBy },
+  query: { device: number; row?: number; groupBy: GroupBy; site?: number },
   signal?: AbortSignal,
 ): Promise<ApiResult<SnapshotAt>> {
   const params: Record<string, string | number> = { device: query.device, group_by: query.groupBy };
   if (query.row !== undefined) params["row"] = query.row;
+  if (query.site !== undefined) params["site"] = query.site;
   return get(api, "memory_snapshot/at", snapshotParams(ref, params), parseAt, signal);
 }
 

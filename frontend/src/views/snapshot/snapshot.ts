@@ -213,10 +213,10 @@ function mountSnapshot(host: HTMLElement, ctx: ViewContext): void {
           start: window.start === span.start && window.end === span.end ? null : String(window.start),
           end: window.start === span.start && window.end === span.end ? null : String(window.end),
         }),
-      onPick: (row) => {
+      onPick: (row, _time, site) => {
         pickedRow = row;
         ctx.setParams({ row: String(row) });
-        loadAt();
+        loadAt(site);
       },
       signal: ctx.signal,
     });
@@ -321,7 +321,7 @@ function mountSnapshot(host: HTMLElement, ctx: ViewContext): void {
       const csvLargest = csvDownloadLink({
         api: ctx.api,
         route: "memory_snapshot/at",
-        params: () => snapshotParams(ref, { device: at.device, row: at.row, group_by: at.groupBy }),
+        params: () => snapshotParams(ref, { device: at.device, row: at.row, group_by: at.groupBy, site: at.site ?? undefined }),
         state: () => ({ table: "largest", sort: null, filter: "" }),
         testId: "snapshot-largest-csv",
         what: "the largest live allocations",
@@ -344,15 +344,17 @@ function mountSnapshot(host: HTMLElement, ctx: ViewContext): void {
         el("p", {}, `Reserved ${formatBytes(at.totals.reserved)}, allocated ${formatBytes(at.totals.allocated)} (active ${formatBytes(at.totals.active)}).`),
         el("div", { className: "ps-controls" }, el("span", { className: "ps-segmented", attrs: { role: "group", "aria-label": "Group by" } }, ...groupButtons), csvGroups),
         groupsTable,
-        sectionHead("Largest live allocations", csvLargest),
+        sectionHead(at.site !== null && at.largest[0] !== undefined ? `Largest live allocations of ${at.largest[0].label}` : "Largest live allocations", csvLargest),
         largestTable,
         sectionHead("Live bytes by stack"),
         flameHost,
       );
     }
 
-    function loadAt(): void {
-      const query = pickedRow !== null ? { device: device.device, row: pickedRow, groupBy } : { device: device.device, groupBy };
+    /** What is alive at the picked moment; with `site` (a clicked band), that site's largest allocation is pinned. */
+    function loadAt(site: number | null = null): void {
+      const base = pickedRow !== null ? { device: device.device, row: pickedRow, groupBy } : { device: device.device, groupBy };
+      const query = site !== null ? { ...base, site } : base;
       atLoader.load({
         host: atHost,
         fetch: (signal) => fetchAt(ctx.api, ref, query, signal),
@@ -362,6 +364,8 @@ function mountSnapshot(host: HTMLElement, ctx: ViewContext): void {
         render: (at, signal) => {
           showAt(at, signal);
           loadAllocator(at.row);
+          const largest = at.largest[0];
+          if (site !== null && largest !== undefined) pin(largest);
         },
       });
     }
@@ -547,7 +551,7 @@ function mountSnapshot(host: HTMLElement, ctx: ViewContext): void {
       el("div", { className: "ps-controls" }, el("label", {}, "Device", devicePicker)),
       facts,
       notes,
-      sectionHead("Active memory over time", el("span", { className: "ps-count" }, "wheel or W/S zooms · drag or A/D pans · double-click: all · click: what is alive then")),
+      sectionHead("Active memory over time", el("span", { className: "ps-count" }, "wheel or W/S zooms · drag or A/D pans · double-click: all · click: what is alive then, and pins the band's largest allocation")),
       chart.root,
       legend,
       pinHost,

@@ -3,7 +3,8 @@
 // highest/lowest active bytes, reserved bytes (dashed), the device's capacity when known, out-of-memory entries (red)
 // and record_function ranges in a lane above. Wheel or W/S zooms around the pointer, a drag or A/D pans,
 // double-click shows the whole snapshot; hovering reads the site under the pointer; a click picks that moment (the
-// page then shows what is alive there). A pinned allocation's life is outlined across the plot.
+// page then shows what is alive there) and, on a band, pins that site's largest allocation, whose life is then
+// outlined across the plot.
 // Texts are drawn with fillText, never parsed as markup.
 import type { SnapshotTimeline } from "../../api/snapshot";
 import { el } from "../../components/dom";
@@ -27,8 +28,8 @@ export interface SnapshotTimelineOptions {
   readonly load: (window: Window, width: number) => void;
   /** The window changed (zoom or pan), for the URL. */
   readonly onWindow: (window: Window) => void;
-  /** A click picked the moment after entry `row` (at `time`). */
-  readonly onPick: (row: number, time: number) => void;
+  /** A click picked the moment after entry `row` (at `time`), on the band of `site` (null: on no band). */
+  readonly onPick: (row: number, time: number, site: number | null) => void;
   readonly signal: AbortSignal;
 }
 
@@ -205,6 +206,18 @@ export function createSnapshotTimeline(options: SnapshotTimelineOptions): Snapsh
     context.fillText(endText, w - context.measureText(endText).width - 2, HEIGHT - 4);
   }
 
+  /** The bytes at a pointer's height, on the scale the current answer is drawn with. */
+  function bytesAt(clientY: number): number {
+    if (data === null) return Number.NaN;
+    const d = data;
+    const plotHeight = HEIGHT - LANE - 20;
+    let max = 0;
+    for (let x = 0; x < d.time.length; x += 1) max = Math.max(max, d.activeMax[x] ?? 0, options.reservedKnown ? (d.reserved[x] ?? 0) : 0);
+    if (options.capacity !== null && options.capacity < max * 1.5) max = Math.max(max, options.capacity);
+    max *= 1.05;
+    return ((LANE + plotHeight - (clientY - canvas.getBoundingClientRect().top)) / plotHeight) * max;
+  }
+
   function pixelAt(clientX: number): { x: number; fraction: number } | null {
     const rect = canvas.getBoundingClientRect();
     const px = clientX - rect.left - LEFT;
@@ -227,13 +240,7 @@ export function createSnapshotTimeline(options: SnapshotTimelineOptions): Snapsh
       return;
     }
     const rect = canvas.getBoundingClientRect();
-    const plotHeight = HEIGHT - LANE - 20;
-    let max = 0;
-    for (let x = 0; x < d.time.length; x += 1) max = Math.max(max, d.activeMax[x] ?? 0, options.reservedKnown ? (d.reserved[x] ?? 0) : 0);
-    if (options.capacity !== null && options.capacity < max * 1.5) max = Math.max(max, options.capacity);
-    max *= 1.05;
-    const bytes = ((LANE + plotHeight - (event.clientY - rect.top)) / plotHeight) * max;
-    const hit = bandAt(d.bands, d.other, column, bytes);
+    const hit = bandAt(d.bands, d.other, column, bytesAt(event.clientY));
     const lines = [`${axisText(t, options.axis, options.span.start)} · active ${formatBytes(d.activeMax[column] ?? Number.NaN)}`];
     if (hit?.kind === "band") {
       const site = d.sites[hit.index];
@@ -285,7 +292,9 @@ export function createSnapshotTimeline(options: SnapshotTimelineOptions): Snapsh
     const t = window.start + at.fraction * (window.end - window.start);
     const column = Math.floor(((t - d.start) / (d.end - d.start)) * d.time.length);
     const row = d.sampleRow[column];
-    if (row !== undefined && Number.isFinite(row)) options.onPick(row, d.time[column] ?? t);
+    const hit = bandAt(d.bands, d.other, column, bytesAt(event.clientY));
+    const site = hit?.kind === "band" ? (d.sites[hit.index]?.site ?? null) : null;
+    if (row !== undefined && Number.isFinite(row)) options.onPick(row, d.time[column] ?? t, site);
   }, { signal: options.signal });
   canvas.addEventListener("pointerleave", () => {
     tooltip.hidden = true;
