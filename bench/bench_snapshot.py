@@ -54,7 +54,7 @@ _VIEW = """
 import json, os, sys, time
 started = time.perf_counter()
 from profscope.tb_plugin.model.snapshot import read_snapshot_model
-from profscope.tb_plugin.store import snapshots
+from profscope.tb_plugin.views import answers
 from profscope.tb_plugin.views import memory_snapshot as view
 from profscope.tb_plugin.views.encoding import to_json_bytes
 imported = time.perf_counter() - started
@@ -69,9 +69,9 @@ def timed(name, compute):
 timed("open", lambda: {"devices": read_snapshot_model(path).devices})
 model = read_snapshot_model(path)
 device = view.device_facts(model)["device"]
-timed("memory_snapshot", lambda: snapshots.stored(model, snapshots.overview_key(), lambda: view.overview(model)))
+timed("memory_snapshot", lambda: answers.snapshot_overview(model))
 timed("timeline", lambda: view.timeline(model, device, width=1200))
-timed("at_peak", lambda: snapshots.stored(model, snapshots.at_key(device, "site"), lambda: view.at(model, device)))
+timed("at_peak", lambda: answers.snapshot_at(model, device))
 first = sum(times[k] for k in ("open", "memory_snapshot", "timeline", "at_peak"))
 facts = view.device_facts(model)
 span = facts["end"] - facts["start"]

@@ -182,7 +182,7 @@ def _add_stacks_parser(subparsers: argparse._SubParsersAction) -> None:
 
 def _run_stacks(args: argparse.Namespace) -> int:
     from profscope.tb_plugin.ingest.load import TraceLoadError, load_trace
-    from profscope.tb_plugin.views.stacks import folded_stacks
+    from profscope.tb_plugin.views.answers import folded_stacks
 
     try:
         text = folded_stacks(load_trace(args.trace), args.weight)
@@ -304,7 +304,7 @@ def _span_snapshot(logdir: str, source: "SpanSource") -> Optional[dict[str, Any]
     only one), when the run has one; a snapshot that cannot be read is said on stderr and left out."""
     from profscope.tb_plugin.store import discovery, snapshots
     from profscope.tb_plugin.store.storage import FileAccess
-    from profscope.tb_plugin.views import memory_snapshot
+    from profscope.tb_plugin.views import answers
 
     found = [s for s in discovery.scan(logdir).snapshots if s.run == source.run]
     mine = [s for s in found if (s.worker, s.span) == (source.worker, source.span)]
@@ -316,7 +316,7 @@ def _span_snapshot(logdir: str, source: "SpanSource") -> Optional[dict[str, Any]
     except Exception as error:  # noqa: BLE001 - the summary of the trace stands without it
         print(f"profscope: memory snapshot {chosen.name} left out: {error}", file=sys.stderr)
         return None
-    return memory_snapshot.peak_summary(model, chosen.name)
+    return answers.snapshot_peak_summary(model, chosen.name)
 
 
 # --- summary ------------------------------------------------------------------------
@@ -352,7 +352,8 @@ def _add_summary_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _run_summary(args: argparse.Namespace) -> int:
-    from profscope.tb_plugin.reports.report import collect_span, summary_text
+    from profscope.tb_plugin.reports.report import collect_span
+    from profscope.tb_plugin.reports.summary import summary_text
 
     by_file = args.trace is not None
     if by_file == (args.logdir is not None) or (args.logdir is not None) != (args.run is not None):
@@ -366,12 +367,12 @@ def _run_summary(args: argparse.Namespace) -> int:
         source = _select_span(_scan(args.logdir), args.logdir, args.run, args.worker, args.span)
         span, _ = _collect_source(source, args.group_by, args.logdir)
     if args.json:
-        from profscope.tb_plugin.reports.report import summary_json
+        from profscope.tb_plugin.reports.summary import summary_json
         from profscope.tb_plugin.views.encoding import to_json_bytes
 
         sys.stdout.write(to_json_bytes(summary_json(span, top=args.top, sort=args.sort)).decode("utf-8") + "\n")
     elif args.csv:
-        from profscope.tb_plugin.reports.report import summary_csv
+        from profscope.tb_plugin.reports.summary import summary_csv
 
         sys.stdout.write(summary_csv(span, args.csv, sort=args.sort))
     else:
@@ -404,8 +405,8 @@ def _add_report_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _run_report(args: argparse.Namespace) -> int:
-    from profscope.tb_plugin.reports.report import report_html
-    from profscope.tb_plugin.views.compare import CompareSide, compare
+    from profscope.tb_plugin.reports.report_html import report_html
+    from profscope.tb_plugin.views.answers import CompareSide, compare
 
     scanned = _scan(args.logdir)
     base_source = _select_span(scanned, args.logdir, args.run, args.worker, args.span)

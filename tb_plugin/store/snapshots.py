@@ -3,7 +3,7 @@
 A parse job (``parse_snapshot_into_cache``, run by ``parser_pool``) reads the snapshot's pickle as plain data
 (``ingest/snapshot/reader.py``: never ``pickle.load``), derives its model (``ingest/snapshot/build.py``), writes it to
 the cache beside the trace models (``<key>.snapshot``) and stores, beside it, the answers the Memory snapshot page
-asks first (``DEFAULT_ANSWERS``), before the model is moved into place: a snapshot found in the cache always has
+asks first (``views/answers.snapshot_parser_answers``), before the model is moved into place: a snapshot found in the cache always has
 them, and no first request analyses a large snapshot. A local file is memory-mapped (the reader's memory follows
 its columns, not the file); a remote one is read whole.
 """
@@ -13,11 +13,11 @@ from __future__ import annotations
 import mmap
 import os
 from dataclasses import dataclass
-from typing import Any, Callable, Optional
+from typing import Callable, Optional
 
 from ..model.snapshot import CacheWriteError, SnapshotModel, read_snapshot_model, write_snapshot_model
-from ..model.stored_answers import answer, store_answers
-from ..views import memory_snapshot
+from ..model.stored_answers import store_answers
+from ..views import answers
 from ..views.encoding import to_json_bytes
 from . import parser_pool
 from .cache import ModelCache, SourceIdentity
@@ -34,29 +34,6 @@ class SnapshotOutcome:
     error: Optional[str] = None
     model: Optional[SnapshotModel] = None
     cache_error: Optional[str] = None
-
-
-def overview_key() -> tuple[Any, ...]:
-    return ("memory_snapshot",)
-
-
-def at_key(device: int, group_by: str) -> tuple[Any, ...]:
-    """The stored answer of ``memory_snapshot/at`` at a device's peak, by ``group_by``."""
-    return ("memory_snapshot/at", device, "peak", group_by)
-
-
-def default_answers(model: SnapshotModel) -> dict[tuple[Any, ...], Callable[[], Any]]:
-    """The answers the page asks first: the overview and, for the device it opens on, what is alive at the peak."""
-    answers: dict[tuple[Any, ...], Callable[[], Any]] = {overview_key(): lambda: memory_snapshot.overview(model)}
-    if model.devices:
-        device = memory_snapshot.device_facts(model)["device"]
-        answers[at_key(device, "site")] = lambda: memory_snapshot.at(model, device)
-    return answers
-
-
-def stored(model: SnapshotModel, key: tuple[Any, ...], compute: Callable[[], Any]) -> Any:
-    """The parser's stored answer for ``key``, else ``compute()`` (memoised on the model)."""
-    return answer(model, key, compute)  # type: ignore[arg-type]
 
 
 def _open_bytes(access: FileAccess, path: str) -> tuple[Any, Callable[[], None]]:
@@ -150,7 +127,7 @@ def _parse(path: str, cache_dir: Optional[str], identity: SourceIdentity, slot: 
         written = read_snapshot_model(temporary)
         written.cache_path = target  # its stored answers go beside the published name
         store_answers(written, {key: to_json_bytes(compute())  # type: ignore[arg-type]
-                                for key, compute in default_answers(written).items()})
+                                for key, compute in answers.snapshot_parser_answers(written).items()})
         os.replace(temporary, target)
     except OSError as exc:
         try:
