@@ -52,7 +52,7 @@ test: venv-test system-deps frontend pytest bench-smoke frontend-test
 	@echo "make test: all passed"
 
 venv-test:
-	@bash scripts/ensure_venv.sh test,torch
+	@bash scripts/ensure_venv.sh test,torch,cluster
 
 system-deps:
 	@bash scripts/install_system_deps.sh

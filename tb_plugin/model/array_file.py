@@ -41,8 +41,8 @@ except ImportError:  # pragma: no cover - isal is a declared dependency
 # Bump whenever the model's columns or their meaning change: old entries are then ignored.
 # 7: checksums of the header and of every array; 8: links checked against nesting, Ascend task types,
 # device sync categories; 9: both; 10: a column holding one value throughout is stored as that value;
-# 11: the header after the arrays (built in place)
-MODEL_FORMAT_VERSION = 11
+# 11: the header after the arrays (built in place); 12: collectives' process group and sequence number
+MODEL_FORMAT_VERSION = 12
 _MAGIC = b"PSCOPE03"
 _PREAMBLE = struct.Struct("<QQQ")  # header offset, header length, header checksum
 _ALIGN = 64
@@ -345,11 +345,12 @@ def write_model(path: str, model: TraceModel, publish: bool = True, writer: Opti
     return write_arrays(path, header, arrays, publish=publish, constants=True, writer=writer)
 
 
-def read_model(path: str, cache_path: Optional[str] = None) -> TraceModel:
+def read_model(path: str, cache_path: Optional[str] = None, owned: bool = True) -> TraceModel:
     """Memory-map a model written by ``write_model`` (``cache_path``: where it is published, if not at ``path``).
 
-    Each array is checked against its checksum when first used: on a mismatch the entry is removed,
-    the model marked (``TraceModel.damage``) and DamagedModel raised.
+    Each array is checked against its checksum when first used: on a mismatch the entry is removed (when
+    ``owned``: a pack in a shared logdir is never removed, nor written beside), the model marked
+    (``TraceModel.damage``) and DamagedModel raised.
     """
     header, arrays = read_arrays(path)
     checksums = header["checksums"]
@@ -361,6 +362,8 @@ def read_model(path: str, cache_path: Optional[str] = None) -> TraceModel:
             check_array(array, checksums.get(name), f"the cached column {name}")
         except DamagedModel as exc:
             damage.setdefault("reason", str(exc))
+            if not owned:
+                raise
             try:  # no server opens it again: the trace is parsed anew
                 os.unlink(published)
             except OSError:
@@ -384,6 +387,7 @@ def read_model(path: str, cache_path: Optional[str] = None) -> TraceModel:
         end=header["end"],
         cache_path=published,
         damage=damage,
+        writable=owned,
         **tables,
     )
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Optional
 
 import msgspec
@@ -23,6 +23,7 @@ import numpy as np
 from ..model.categories import SliceKinds
 from ..model.trace_model import TraceModel
 from .accounting import step_times
+from .rank_summary import RankSummary, Table, collectives_table, kernels_table, operators_table, steps_table
 
 NS_PER_US = 1000.0
 DTYPE_BYTES = {
@@ -59,6 +60,15 @@ class RankInstances:
     start: np.ndarray
     end: np.ndarray
     nbytes: np.ndarray  # -1 when unknown
+    # Where the trace records them (``record_param_comms``): the process group, the call's number within it (else
+    # its number among this rank's calls of the same group and name: ``seq_recorded`` False), the group's size, the
+    # output bytes (an all-gather's whole result); the device stream of the collective kernel (-1 on the host).
+    process_group: list[str] = field(default_factory=list)
+    seq: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    seq_recorded: np.ndarray = field(default_factory=lambda: np.zeros(0, bool))
+    group_size: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    out_bytes: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    stream: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
 
 
 def distributed_rank(model: TraceModel) -> Optional[int]:
@@ -76,9 +86,9 @@ def rank_of(model: TraceModel, worker: str, fallback: int) -> int:
     return int(m.group(1)) if m else fallback
 
 
-def _message_bytes(model: TraceModel, row: int) -> int:
+def _message_bytes(model: TraceModel, row: int, output: bool = False) -> int:
     s = model.slices
-    nelems = int(s.in_msg_nelems[row])
+    nelems = int(s.out_msg_nelems[row] if output else s.in_msg_nelems[row])
     dtype = model.strings[int(s.dtype[row])] if s.dtype[row] >= 0 else ""
     if nelems < 0 or dtype not in DTYPE_BYTES:
         return -1
@@ -175,17 +185,40 @@ def _collective_instances(model: TraceModel) -> RankInstances:
 
         rows = np.flatnonzero(pick & ~has_ancestor(s, pick))
         owner_op = rows.astype(np.int64)
-    names, sizes = [], []
-    for row, op in zip(rows.tolist(), owner_op.tolist()):  # one step per collective call, not per event
+    names, sizes, groups, out_sizes = [], [], [], []
+    seq = np.full(len(rows), -1, dtype=np.int64)
+    group_size = np.full(len(rows), -1, dtype=np.int64)
+    for i, (row, op) in enumerate(zip(rows.tolist(), owner_op.tolist())):  # one step per collective call
         source = op if op >= 0 and with_args[op] else (int(args_above[op]) if op >= 0 else -1)
         if source >= 0 and s.collective[source] >= 0:
             names.append(normalize_collective(text[int(s.collective[source])]))
         else:
             names.append(normalize_collective(text[int(s.name[row])]))
         sizes.append(_collective_bytes(model, row, op, source, collective_above, inner_bytes))
+        out_sizes.append(_message_bytes(model, source, output=True) if source >= 0 else -1)
+        groups.append(text[int(s.process_group[source])] if source >= 0 and s.process_group[source] >= 0 else "")
+        if source >= 0:
+            seq[i] = s.collective_seq[source]
+            group_size[i] = s.group_size[source]
     order = np.argsort(s.start[rows], kind="stable")
-    return RankInstances(name=[names[i] for i in order], start=s.start[rows][order], end=s.end_at(rows)[order],
-                         nbytes=np.asarray(sizes, dtype=np.int64)[order] if sizes else np.zeros(0, np.int64))
+    names = [names[i] for i in order]
+    groups = [groups[i] for i in order]
+    seq, group_size = seq[order], group_size[order]
+    recorded = seq >= 0
+    if not recorded.all():  # numbered per (group, name) in time order where the trace records no number
+        counters: dict[tuple[str, str], int] = {}
+        for i in np.flatnonzero(~recorded).tolist():
+            key = (groups[i], names[i])
+            seq[i] = counters.get(key, 0)
+            counters[key] = seq[i] + 1
+    empty = np.zeros(0, np.int64)
+    kernel_rows = kinds.collective_kernel[rows] if len(rows) else np.zeros(0, bool)
+    stream = np.where(kernel_rows, s.stream[rows], -1).astype(np.int64)[order]
+    return RankInstances(name=names, start=s.start[rows][order], end=s.end_at(rows)[order],
+                         nbytes=np.asarray(sizes, dtype=np.int64)[order] if sizes else empty,
+                         process_group=groups, seq=seq, seq_recorded=recorded, group_size=group_size,
+                         out_bytes=np.asarray(out_sizes, dtype=np.int64)[order] if out_sizes else empty,
+                         stream=stream)
 
 
 def rank_breakdown(model: TraceModel) -> dict[str, float]:
@@ -213,25 +246,83 @@ def _is_distributed(model: TraceModel) -> bool:
     return len(collective_instances(model).name) > 0
 
 
+def summary_of(worker: str, span: str, model: TraceModel, tables: bool = False) -> RankSummary:
+    """One rank's summary (``rank_summary.py``), from its model (``tables``: with the operator and kernel tables)."""
+
+    def compute() -> RankSummary:
+        info = model.metadata.get("distributedInfo")
+        info = info if isinstance(info, dict) else {}
+        base = model.metadata.get("baseTimeNanoseconds")
+        return RankSummary(
+            worker=worker, span=span, recorded_rank=distributed_rank(model), world_size=info.get("world_size"),
+            backend=info.get("backend"), is_distributed=_is_distributed(model),
+            base_time_ns=base if isinstance(base, int) and not isinstance(base, bool) else None,
+            steps=steps_table(model), collectives=collectives_table(collective_instances(model)),
+            operators=operators_table(model) if tables else Table({}, {}),
+            kernels=kernels_table(model) if tables else Table({}, {}),
+        )
+
+    return model.memo(("rank_summary", worker, span, tables), compute)
+
+
+def summary_rank(summary: RankSummary, fallback: int) -> int:
+    """``rank_of`` for a summary."""
+    if summary.recorded_rank is not None:
+        return summary.recorded_rank
+    m = _RANK_IN_NAME.search(summary.worker)
+    return int(m.group(1)) if m else fallback
+
+
+def _summary_breakdown(summary: RankSummary) -> dict[str, float]:
+    """``rank_breakdown`` from a summary's steps."""
+    steps = summary.steps.numbers
+
+    def mean(values: np.ndarray) -> float:
+        return float(values.mean()) if len(values) else 0.0
+
+    return {"steps": float(len(steps["duration"])), "step_time": mean(steps["duration"]),
+            "compute": mean(steps["computation"]), "communication": mean(steps["communication"]),
+            "overlap": mean(steps["overlap"]), "other": mean(steps["other"])}
+
+
+@dataclass(frozen=True)
+class _Calls:
+    """A rank's collective calls for the tables below: names as codes of one vocabulary across ranks."""
+
+    codes: np.ndarray
+    start: np.ndarray
+    end: np.ndarray
+    nbytes: np.ndarray
+
+
 def distributed(ranks: list[tuple[str, TraceModel]]) -> dict[str, Any]:
     """``ranks``: (worker name, model) of every worker of a run, one span each."""
-    if not ranks or (len(ranks) == 1 and not _is_distributed(ranks[0][1])):
+    return distributed_from_summaries([summary_of(worker, "", model) for worker, model in ranks])
+
+
+def distributed_from_summaries(summaries: list[RankSummary]) -> dict[str, Any]:
+    """The Distributed view from the ranks' summaries (from their models, or their packs)."""
+    if not summaries or (len(summaries) == 1 and not summaries[0].is_distributed):
         return {"available": False, "ranks": [], "collectives": [], "straggler": None,
                 "hint": "This run has a single worker: there is nothing distributed to show. Profile every rank of "
                         "a distributed job into the same run (one worker per rank)."}
     entries = []
-    for i, (worker, model) in enumerate(ranks):
-        info = model.metadata.get("distributedInfo") or {}
-        entries.append({"worker": worker, "rank": rank_of(model, worker, i),
-                        "world_size": info.get("world_size") if isinstance(info, dict) else None,
-                        "backend": info.get("backend") if isinstance(info, dict) else None,
-                        "model": model})
+    for i, summary in enumerate(summaries):
+        entries.append({"worker": summary.worker, "rank": summary_rank(summary, i),
+                        "world_size": summary.world_size, "backend": summary.backend, "summary": summary})
     entries.sort(key=lambda e: (e["rank"], e["worker"]))
-    instances = [collective_instances(e["model"]) for e in entries]
-    wait, method = _waits(instances)
+    vocabulary: dict[str, int] = {}
+    calls = []
+    for e in entries:
+        table = e["summary"].collectives
+        codes = np.fromiter((vocabulary.setdefault(n, len(vocabulary)) for n in table.texts["name"]),
+                            dtype=np.int64, count=len(table))
+        calls.append(_Calls(codes, table.numbers["start"], table.numbers["end"], table.numbers["in_bytes"]))
+    names = sorted(vocabulary)
+    wait, method = _waits(calls, [vocabulary[n] for n in names])
     rank_rows = []
-    for e, inst, w in zip(entries, instances, wait):
-        b = rank_breakdown(e["model"])
+    for e, inst, w in zip(entries, calls, wait):
+        b = _summary_breakdown(e["summary"])
         total_comm = float((inst.end - inst.start).sum())
         total_wait = float(w.sum())
         # Per step, in the same unit as the breakdown: wait and transfer split the collective time.
@@ -244,7 +335,7 @@ def distributed(ranks: list[tuple[str, TraceModel]]) -> dict[str, Any]:
             "other": b["other"] / NS_PER_US,
             "wait": b["communication"] * share_wait / NS_PER_US,
             "transfer": b["communication"] * (1 - share_wait) / NS_PER_US,
-            "collective_calls": len(inst.name),
+            "collective_calls": len(inst.codes),
         })
     world_sizes = [e["world_size"] for e in entries if isinstance(e["world_size"], int)]
     missing = max(world_sizes) - len(entries) if world_sizes else 0
@@ -257,22 +348,21 @@ def distributed(ranks: list[tuple[str, TraceModel]]) -> dict[str, Any]:
         "notes": notes,
         "wait_method": method,
         "ranks": rank_rows,
-        "collectives": _collective_table(entries, instances, wait),
+        "collectives": _collective_table(entries, calls, wait, names, vocabulary),
         "straggler": _straggler(rank_rows),
     }
 
 
-def _waits(instances: list[RankInstances]) -> tuple[list[np.ndarray], str]:
+def _waits(calls: list[_Calls], codes: list[int]) -> tuple[list[np.ndarray], str]:
     """Per rank and instance: time spent waiting for the last participant."""
-    waits = [np.zeros(len(inst.name), dtype=np.int64) for inst in instances]
-    names = sorted({n for inst in instances for n in inst.name})
-    for name in names:
-        per_rank = [np.flatnonzero(np.array(inst.name) == name) for inst in instances]
+    waits = [np.zeros(len(inst.codes), dtype=np.int64) for inst in calls]
+    for code in codes:
+        per_rank = [np.flatnonzero(inst.codes == code) for inst in calls]
         count = min(len(p) for p in per_rank)
         if count == 0:
             continue
-        starts = np.stack([inst.start[p[:count]] for inst, p in zip(instances, per_rank)])
-        ends = np.stack([inst.end[p[:count]] for inst, p in zip(instances, per_rank)])
+        starts = np.stack([inst.start[p[:count]] for inst, p in zip(calls, per_rank)])
+        ends = np.stack([inst.end[p[:count]] for inst, p in zip(calls, per_rank)])
         last_arrival = starts.max(axis=0)
         durations = ends - starts
         wait = np.clip(last_arrival[None, :] - starts, 0, durations)
@@ -281,12 +371,15 @@ def _waits(instances: list[RankInstances]) -> tuple[list[np.ndarray], str]:
     return waits, "aligned by collective order across ranks (the i-th call of a collective on every rank)"
 
 
-def _collective_table(entries: list[dict[str, Any]], instances: list[RankInstances],
-                      waits: list[np.ndarray]) -> list[dict[str, Any]]:
+def _collective_table(entries: list[dict[str, Any]], calls: list[_Calls], waits: list[np.ndarray],
+                      names: list[str], vocabulary: dict[str, int]) -> list[dict[str, Any]]:
     rows: dict[str, dict[str, Any]] = {}
-    for e, inst, wait in zip(entries, instances, waits):
-        for name in sorted(set(inst.name)):
-            sel = np.array([n == name for n in inst.name], dtype=bool)
+    for e, inst, wait in zip(entries, calls, waits):
+        present = set(np.unique(inst.codes).tolist())
+        for name in names:
+            if vocabulary[name] not in present:
+                continue
+            sel = inst.codes == vocabulary[name]
             dur = (inst.end - inst.start)[sel].astype(np.float64)
             sizes = inst.nbytes[sel]
             known = sizes >= 0
@@ -305,9 +398,9 @@ def _collective_table(entries: list[dict[str, Any]], instances: list[RankInstanc
             })
     out = []
     for row in rows.values():
-        calls = max(row["calls"], 1)
+        calls_count = max(row["calls"], 1)
         transfer_us = row["total"] - row["wait"]
-        row["mean"] = row["total"] / calls
+        row["mean"] = row["total"] / calls_count
         row["transfer"] = transfer_us
         if not row["bytes_known"] or row["bytes"] == 0:
             row["bytes"] = None  # unknown for some calls: a partial sum would mislead

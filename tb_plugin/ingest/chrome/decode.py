@@ -71,6 +71,9 @@ class _Args(msgspec.Struct, frozen=True, gc=False):
     out_msg_nelems: int = msgspec.field(default=-1, name="Out msg nelems")
     dtype: str = ""
     group_size: int = msgspec.field(default=-1, name="Group size")
+    # The process group a collective runs in, and its number among that group's collectives (torch >= 2.4).
+    process_group: str = msgspec.field(default="", name="Process Group Name")
+    collective_seq: int = msgspec.field(default=-1, name="Seq")
     # PaddlePaddle's spelling (see ingest/paddle.py): memory events and sub-µs times ("12.345 us").
     paddle_addr: Union[int, str] = msgspec.field(default=-1, name="addr")
     increase_bytes: int = 0
@@ -624,6 +627,8 @@ class _ChunkReader:
             "out_msg_nelems": (np.int64, -1, fields.ints("out_msg_nelems", at)),
             "dtype": (np.int32, NO_STRING, fields.text_ids("dtype", at)),
             "group_size": (np.int32, -1, fields.ints("group_size", at)),
+            "process_group": (np.int32, NO_STRING, fields.text_ids("process_group", at)),
+            "collective_seq": (np.int64, -1, fields.ints("collective_seq", at)),
         })
         py_rows = np.flatnonzero(kind == 2)
         at = rows[py_rows]

@@ -1,0 +1,132 @@
+"""A rank's summary (``views/rank_summary.py``) as Parquet files, through pyarrow (``pip install profscope[cluster]``).
+
+One file per table, ``<model>.<table>.parquet`` beside the model of a pack or a cache entry. Every table also has
+the columns ``rank`` (as the trace records it, -1 when it does not) and ``worker``, so that a query over many files
+(DuckDB's ``read_parquet('logdir/**/.profscope/*/*/model.collectives.parquet')``) needs nothing else; the steps
+file's key-value metadata ``profscope`` holds the summary's scalars (JSON). Times are ns in the trace's clock; add
+``base_time_ns`` for the wall clock.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any, Optional
+
+import numpy as np
+
+from ..views.rank_summary import RankSummary, Table
+from .packs import SUMMARY_TABLES
+
+_META_KEY = b"profscope"
+_EXTRA = ("rank", "worker")
+
+
+def available() -> bool:
+    try:
+        import pyarrow  # noqa: F401
+        import pyarrow.parquet  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def summary_paths(model_path: str) -> dict[str, str]:
+    return {table: f"{model_path}.{table}.parquet" for table in SUMMARY_TABLES}
+
+
+def write_summary(summary: RankSummary, model_path: str) -> list[str]:
+    """Write the summary's tables beside ``model_path``; returns the files written."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rank = summary.recorded_rank if summary.recorded_rank is not None else -1
+    written = []
+    for name in SUMMARY_TABLES:
+        table: Table = getattr(summary, name)
+        count = len(table)
+        columns: dict[str, Any] = {"rank": pa.array(np.full(count, rank, dtype=np.int64)),
+                                   "worker": pa.array([summary.worker] * count, type=pa.string())}
+        for key, values in table.texts.items():
+            columns[key] = pa.array(values, type=pa.string())
+        for key, values in table.numbers.items():
+            columns[key] = pa.array(np.asarray(values))
+        arrow = pa.table(columns)
+        if name == "steps":
+            arrow = arrow.replace_schema_metadata({_META_KEY: json.dumps(summary.meta()).encode("utf-8")})
+        path = summary_paths(model_path)[name]
+        temporary = f"{path}.tmp-{os.getpid()}"
+        pq.write_table(arrow, temporary, compression="zstd")
+        os.replace(temporary, path)
+        written.append(path)
+    return written
+
+
+def has_summary(model_path: Optional[str]) -> bool:
+    return bool(model_path) and all(os.path.exists(p) for p in summary_paths(model_path or "").values())
+
+
+def read_summary(model_path: str, tables: tuple[str, ...] = ("steps", "collectives")) -> RankSummary:
+    """The summary beside ``model_path`` (only ``tables`` read; the others empty). Raises ValueError or OSError
+    for a file that does not read as such a table."""
+    import pyarrow.parquet as pq
+
+    paths = summary_paths(model_path)
+    read: dict[str, Table] = {}
+    meta: dict[str, Any] = {}
+    for name in SUMMARY_TABLES:
+        if name not in tables:
+            read[name] = Table({}, {})
+            continue
+        try:
+            arrow = pq.read_table(paths[name])
+        except Exception as exc:  # noqa: BLE001 - pyarrow's errors: a damaged file is no summary
+            raise ValueError(f"{os.path.basename(paths[name])} does not read ({type(exc).__name__})") from None
+        if name == "steps":
+            raw = (arrow.schema.metadata or {}).get(_META_KEY)
+            if raw is None:
+                raise ValueError("the steps table has no summary metadata")
+            meta = json.loads(raw)
+            if not isinstance(meta, dict):
+                raise ValueError("the summary metadata is no object")
+        texts: dict[str, list[str]] = {}
+        numbers: dict[str, np.ndarray] = {}
+        for column_name, column in zip(arrow.column_names, arrow.columns):
+            if column_name in _EXTRA:
+                continue
+            if column.type == "string" or str(column.type) in ("string", "large_string"):
+                texts[column_name] = column.to_pylist()
+            else:
+                numbers[column_name] = column.to_numpy()
+        read[name] = Table(texts, numbers)
+    _check(read)
+    return RankSummary(
+        worker=str(meta.get("worker", "")), span=str(meta.get("span", "")),
+        recorded_rank=meta.get("recorded_rank") if isinstance(meta.get("recorded_rank"), int) else None,
+        world_size=meta.get("world_size"), backend=meta.get("backend"),
+        is_distributed=bool(meta.get("is_distributed")),
+        base_time_ns=meta.get("base_time_ns") if isinstance(meta.get("base_time_ns"), int) else None,
+        **read)
+
+
+_REQUIRED = {
+    "steps": (("name",), ("start", "end", "duration", "computation", "communication", "overlap", "other")),
+    "collectives": (("name", "process_group"), ("seq", "seq_recorded", "group_size", "in_bytes", "out_bytes", "start",
+                                                "end", "stream")),
+}
+
+
+def _check(tables: dict[str, Table]) -> None:
+    """A summary from a logdir is anyone's file: the columns the answers read must be there, of one length."""
+    for name, (texts, numbers) in _REQUIRED.items():
+        table = tables[name]
+        if not table.texts and not table.numbers:
+            continue  # not read
+        if not all(t in table.texts for t in texts) or not all(n in table.numbers for n in numbers):
+            raise ValueError(f"the {name} table lacks columns")
+        lengths = {len(v) for v in table.texts.values()} | {len(v) for v in table.numbers.values()}
+        if len(lengths) > 1:
+            raise ValueError(f"the {name} table's columns differ in length")
+        for key in numbers:
+            if table.numbers[key].dtype.kind not in "iub":
+                raise ValueError(f"the {name} table's {key} column is not integer")
