@@ -21,10 +21,11 @@ from ..ingest.mindspore import step_trace as mindspore_step_trace
 from ..model import stored_answers
 from ..model.trace_model import TraceModel
 from ..store.discovery import SpanSource
+from ..store.pack_summary import summary_of_rank
 from ..store.runs import RunManager
 from ..store.spans import Span, SpanFailed, SpanLoading, UnknownSpan
 from ..views import (
-    annotations, compare, critical_path, data_pipeline, distributed, idle_time, kernel_sequences, kernels, launches,
+    annotations, compare, critical_path, cross_rank, data_pipeline, distributed, idle_time, kernel_sequences, kernels, launches,
     memory, modules, operators, overview, queue_length, range_summary, rank_steps, run_table, stacks, step_trace,
     summary, trace,
 )
@@ -62,8 +63,10 @@ class ProfscopePlugin(base_plugin.TBPlugin):
         parse_timeout_seconds: Optional[float] = None,
         parse_memory_gb: Optional[float] = None,
         link_roots: Optional[Sequence[str]] = None,
+        packs: Optional[str] = None,
     ) -> None:
         self._logdir = context.logdir or ""
+        self._packs = packs
         self._cache_max_bytes = None if cache_max_gb is None else int(cache_max_gb * (1 << 30))
         self._parse_timeout_seconds = parse_timeout_seconds
         self._parse_memory_bytes = None if parse_memory_gb is None else int(parse_memory_gb * (1 << 30))
@@ -84,7 +87,7 @@ class ProfscopePlugin(base_plugin.TBPlugin):
                 self._logdir, cache_dir=self._cache_dir, refresh_seconds=self._refresh_seconds,
                 max_workers=self._max_workers, cache_max_bytes=self._cache_max_bytes,
                 parse_timeout_seconds=self._parse_timeout_seconds, parse_memory_bytes=self._parse_memory_bytes,
-                link_roots=self._link_roots,
+                link_roots=self._link_roots, packs=self._packs,
             )
             self._manager.start()
         return self._manager
@@ -134,6 +137,7 @@ class ProfscopePlugin(base_plugin.TBPlugin):
             "/memory": table_route(self._memory_route, "memory"),
             "/distributed": table_route(self._distributed_route, "distributed"),
             "/distributed/matrix": table_route(self._distributed_matrix_route, "distributed/matrix"),
+            "/distributed/collectives": table_route(self._distributed_collectives_route, "distributed/collectives"),
             "/datapipeline": json_route(self._data_pipeline_route),
             "/steptrace": table_route(self._step_trace_route, "steptrace"),
             "/critical_path": json_route(self._critical_path_route),
@@ -274,13 +278,40 @@ class ProfscopePlugin(base_plugin.TBPlugin):
             raise SpanFailed("; ".join(f"{f['worker']}: {f['error']}" for f in failed))
         return run, index, ranks, failed
 
-    def _distributed_route(self, request: wrappers.Request) -> dict[str, Any]:
+    def _summaries(self, run: str, index: int, ranks: list[tuple[str, Any]]) -> list[Any]:
+        """Each rank's summary: read from its pack (or its cache entry) where one lies beside its model, else made
+        from the model (``views/rank_summary.py``)."""
+        spans = self.manager.workers_of(run)
+        return [summary_of_rank(worker, spans[worker][index], model) for worker, model in ranks]
+
+    def _distributed_answers(self, request: wrappers.Request) -> tuple[dict[str, Any], list[Any], list[Any]]:
         run, index, ranks, failed = self._run_ranks(request)
         # Keyed by the models themselves: a reloaded span is a new model, so a stale answer is never reused.
         key = (run, index, tuple((w, id(m)) for w, m in ranks))
         if key not in self._distributed_cache:
-            self._distributed_cache = {key: (distributed.distributed(ranks), ranks)}  # keep one: runs are big
-        payload = dict(self._distributed_cache[key][0])
+            summaries = self._summaries(run, index, ranks)
+            # Keep one: runs are big. The models are kept with it so that their ids stay theirs.
+            self._distributed_cache = {key: ({}, ranks, summaries)}
+        answers, _, summaries = self._distributed_cache[key]
+        return answers, summaries, [index, failed]
+
+    def _distributed_route(self, request: wrappers.Request) -> dict[str, Any]:
+        answers, summaries, (index, failed) = self._distributed_answers(request)
+        if "distributed" not in answers:
+            answers["distributed"] = distributed.distributed_from_summaries(summaries)
+        payload = dict(answers["distributed"])
+        payload["span_index"] = index
+        payload["failed"] = failed
+        return payload
+
+    def _distributed_collectives_route(self, request: wrappers.Request) -> dict[str, Any]:
+        """Collectives matched across ranks, bandwidths per kind, and the straggler table (``cross_rank.py``)."""
+        answers, summaries, (index, failed) = self._distributed_answers(request)
+        if "cross_rank" not in answers:
+            ordered = sorted(((distributed.summary_rank(s, i), s.worker, s) for i, s in enumerate(summaries)),
+                             key=lambda item: (item[0], item[1]))
+            answers["cross_rank"] = cross_rank.cross_rank([s for _, _, s in ordered], [r for r, _, _ in ordered])
+        payload = dict(answers["cross_rank"])
         payload["span_index"] = index
         payload["failed"] = failed
         return payload
@@ -289,9 +320,9 @@ class ProfscopePlugin(base_plugin.TBPlugin):
                                                                 list[dict[str, str]]]:
         """Every worker's span at ``span_index`` with its steps, ordered by rank."""
         run, index, ranks, failed = self._run_ranks(request)
-        spans = self.manager.workers_of(run)
-        out = [(rank_steps.rank_steps(worker, distributed.rank_of(model, worker, i), spans[worker][index], model),
-                model) for i, (worker, model) in enumerate(ranks)]
+        summaries = self._summaries(run, index, ranks)
+        out = [(rank_steps.steps_of_summary(summary, distributed.summary_rank(summary, i)), model)
+               for i, ((worker, model), summary) in enumerate(zip(ranks, summaries))]
         out.sort(key=lambda item: (item[0].rank, item[0].worker))
         return index, out, failed
 

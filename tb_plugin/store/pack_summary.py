@@ -9,14 +9,20 @@ file's key-value metadata ``profscope`` holds the summary's scalars (JSON). Time
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import logging
 import os
 from typing import Any, Optional
 
 import numpy as np
 
+from ..model.trace_model import TraceModel
+from ..views.distributed import summary_of
 from ..views.rank_summary import RankSummary, Table
 from .packs import SUMMARY_TABLES
+
+logger = logging.getLogger(__name__)
 
 _META_KEY = b"profscope"
 _EXTRA = ("rank", "worker")
@@ -130,3 +136,19 @@ def _check(tables: dict[str, Table]) -> None:
         for key in numbers:
             if table.numbers[key].dtype.kind not in "iub":
                 raise ValueError(f"the {name} table's {key} column is not integer")
+
+
+def summary_of_rank(worker: str, span: str, model: TraceModel) -> RankSummary:
+    """A rank's summary for the cross-rank answers: its Parquet tables where they lie beside its model (a pack, or
+    a cache entry copied from one), else made from the model. Named as this server names the worker and span."""
+
+    def compute() -> RankSummary:
+        path = model.cache_path
+        if path and available() and has_summary(path):
+            try:
+                return dataclasses.replace(read_summary(path), worker=worker, span=span)
+            except (ValueError, OSError) as exc:
+                logger.warning("profscope: the summary beside %s does not read (%s); made from the model", path, exc)
+        return summary_of(worker, span, model)
+
+    return model.memo(("summary_of_rank", worker, span), compute)

@@ -9,8 +9,8 @@ What: the files of a cache entry (``store/cache.py``), named ``model`` for ``<ke
 CRC-32s, ``model/array_file.py``), ``model.views.json`` and ``model.lod`` (``store/precomputed.py``), plus the rank's
 summary as Parquet tables ``model.<table>.parquet`` (``views/rank_summary.py``: steps, collectives, operators,
 kernels), all in ``<key>/``, and a small manifest ``pack.json`` written last. Nothing executable: arrays, JSON and
-Parquet. The key is the source's identity: its path relative to the logdir, size, modification time and content tag,
-and the model's format version; the manifest names the key and the size and CRC-32 of every file.
+Parquet. The key is the source's identity: its name (its folder is where the pack lies), size, modification time and
+content tag, and the model's format version; the manifest names the key and the size and CRC-32 of every file.
 
 Visible atomically, also on object stores that cannot rename: a new pack's files go into a folder of their own key,
 the manifest is written (replaced) last, and the folders of older keys are removed after it. A reader that finds no
@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Optional
 
 from ..model.array_file import MODEL_FORMAT_VERSION
-from .storage import FileAccess, remote_scheme
+from .storage import remote_scheme
 
 logger = logging.getLogger(__name__)
 
@@ -64,8 +64,9 @@ def summary_name(table: str) -> str:
 
 
 def pack_key(relative: str, size: int, mtime_ns: int, etag: Optional[str]) -> str:
-    """The key of a trace's pack: its logdir-relative path, size, mtime and tag, and the model format."""
-    text = f"{PACK_FORMAT}|{MODEL_FORMAT_VERSION}|{relative}|{size}|{mtime_ns}|{etag or ''}"
+    """The key of a trace's pack: its name, size, mtime and tag, and the model format. The folder is not part of it
+    (the pack lies in the trace's own folder): a logdir moved or mounted elsewhere keeps its packs."""
+    text = f"{PACK_FORMAT}|{MODEL_FORMAT_VERSION}|{posixpath.basename(relative)}|{size}|{mtime_ns}|{etag or ''}"
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:40]
 
 
@@ -278,5 +279,28 @@ def _remove(paths: Iterable[str]) -> None:
             pass
 
 
-def access_options(access: FileAccess) -> dict[str, Any]:
-    return dict(access.storage_options or {})
+def load_model(root: PackRoot, ref: PackRef, cache: Any, identity: Any) -> Any:
+    """The model of a current pack: a local one memory-mapped where it lies (read-only), a remote one copied into
+    ``cache`` (a ``ModelCache``) as the entry of ``identity`` first. Raises PackError."""
+    import struct
+
+    import msgspec
+
+    from ..model.array_file import read_model
+
+    if root.remote:
+        target = cache.path_for(identity)
+        if target is None:
+            raise PackError("no cache folder to copy the pack into")
+        root.copy_into(ref, target)
+        model = cache.load(identity)
+        if model is None:
+            raise PackError("the copied pack does not read")
+        return model
+    path = ref.location(MODEL)
+    try:
+        if os.path.getsize(path) != ref.files[MODEL]["size"]:
+            raise PackError("its model's size differs from the manifest's")
+        return read_model(path, owned=False)
+    except (OSError, ValueError, KeyError, TypeError, struct.error, msgspec.DecodeError) as exc:
+        raise PackError(f"its model does not read ({type(exc).__name__}: {exc})") from None

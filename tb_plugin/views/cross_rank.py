@@ -73,7 +73,7 @@ def cross_rank(summaries: Sequence[RankSummary], ranks: Sequence[int]) -> dict[s
         parts["end"].append(numbers["end"] + base)
         recorded = recorded and bool(np.asarray(numbers["seq_recorded"]).all())
     if not parts["rank"]:
-        return {"collectives": [], "kinds": [], "stragglers": [], "matched_by": _matched_by(recorded),
+        return {"collectives": {"columns": []}, "kinds": [], "stragglers": [], "matched_by": _matched_by(recorded),
                 "process_groups": []}
     col = {key: np.concatenate(values) for key, values in parts.items()}
     key = (col["group"] << _SEQ_BITS) + np.clip(col["seq"], 0, (1 << _SEQ_BITS) - 1)
@@ -122,6 +122,7 @@ def cross_rank(summaries: Sequence[RankSummary], ranks: Sequence[int]) -> dict[s
         "algbw": _nullable(algbw),
         "busbw": _nullable(busbw),
     }
+    collectives["columns"] = list(collectives)
     return {
         "matched_by": _matched_by(recorded),
         "process_groups": _groups(group_of, col["group"][first], group_size),
