@@ -92,7 +92,7 @@ def ingest_task(task: IngestTask, forks: bool = True) -> IngestResult:
         root.publish(task.relative, key, staged, manifest)
         published = True
     except Exception as exc:  # noqa: BLE001 - one file's failure is reported with it
-        logger.debug("profscope: packing %s failed", task.relative, exc_info=True)
+        logger.warning("profscope: packing %s failed", task.relative, exc_info=True)
         return IngestResult(task.relative, "failed", task.size, f"cannot write the pack ({type(exc).__name__}: {exc})",
                             time.monotonic() - started)
     finally:
