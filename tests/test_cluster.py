@@ -288,3 +288,46 @@ def test_packs_on_s3_are_read_by_a_second_server_with_an_empty_cache(tmp_path: P
 
 
 from test_remote_logdir import s3, s3_endpoint  # noqa: E402,F401 - the moto server fixtures
+
+
+def test_the_writer_packs_each_span_in_its_child_process(tmp_path: Path, make_client) -> None:
+    from test_writer import FakeProfiler
+
+    from profscope.writer import trace_handler
+
+    job = _jobgen().Job(ranks=2)
+    logdir = tmp_path / "logdir"
+    writers = [trace_handler(logdir, run=RUN, worker=f"rank{rank}", cpu_sample_interval=None, pack=True)
+               for rank in range(2)]
+    for rank, writer in enumerate(writers):
+        writer(FakeProfiler(_jobgen().trace_bytes(job, rank)))
+    for writer in writers:
+        assert writer.close(timeout=120)
+    assert _check_packs(logdir) == 2  # written by the analysis children, beside each span
+    with pytest.raises(ValueError, match="event_file"):
+        trace_handler(logdir, run=RUN, event_file=False, pack=True)
+    reference = make_client(_copy_without_packs(logdir, tmp_path / "parsed"))
+    reference.settle(120)
+    server = make_client(logdir)
+    server.settle(120)
+    assert server.plugin.manager.pack_loads == 2 and server.plugin.manager._pool is None
+    assert _run_routes(server) == _run_routes(reference)
+
+
+def test_summary_and_report_read_the_pack(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    _, logdir = _job(tmp_path, ranks=2)
+    assert cli.main(["ingest", str(logdir)]) == 0
+    capsys.readouterr()
+    monkeypatch.setenv("PROFSCOPE_CACHE_DIR", str(tmp_path / "empty-cache"))
+    import profscope.tb_plugin.store.cache as cache_module
+
+    def no_parse(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("a trace was parsed")
+
+    monkeypatch.setattr(cache_module, "load_trace", no_parse)
+    trace = sorted((logdir / RUN).glob("rank1.*"))[0]
+    assert cli.main(["summary", str(trace), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["overview"]["steps"]
+    assert cli.main(["report", RUN, "--logdir", str(logdir), "--worker", "rank0", "-o", str(tmp_path / "r.html")]) == 0
+    assert (tmp_path / "r.html").stat().st_size > 1000

@@ -49,6 +49,10 @@ class ProfscopeWriter(SpanWriter):
         event_file: also write the TensorBoard event file (span records and scalars).
         cpu_sample_interval: seconds between host CPU readings on a background thread
             (None turns sampling off); each manifest gets the CPU utilization over its span.
+        pack: also write each span's pack beside it (``.profscope/<trace file>/``: the parsed model, the
+            answers the pages ask first and the rank's summary), in the child process that computes the span's
+            scalars, so that a job ingests itself on its own nodes and TensorBoard parses nothing. Needs
+            ``event_file`` (the child belongs to the event file's recorder).
     """
 
     framework = FRAMEWORK
@@ -80,11 +84,12 @@ def trace_handler(
     tags: Optional[Mapping[str, TagValue]] = None,
     event_file: bool = True,
     cpu_sample_interval: Optional[float] = DEFAULT_INTERVAL_SECONDS,
+    pack: bool = False,
 ) -> ProfscopeWriter:
     """``on_trace_ready=trace_handler("runs", "exp1")``: see :class:`ProfscopeWriter`."""
     return ProfscopeWriter(
         logdir, run, worker, batch_size=batch_size, tags=tags, event_file=event_file,
-        cpu_sample_interval=cpu_sample_interval,
+        cpu_sample_interval=cpu_sample_interval, pack=pack,
     )
 
 

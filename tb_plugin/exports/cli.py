@@ -253,12 +253,29 @@ def _manifest_batch_size(source: "SpanSource") -> Optional[int]:
 
 
 def _load_model(path: str) -> "TraceModel":
-    """The parsed trace, from the local model cache when it is there (parsing in two processes otherwise)."""
-    from profscope.tb_plugin.store.cache import ModelCache
+    """The parsed trace: from the local model cache, else from its current pack (``profscope ingest``), else parsed
+    (in two processes)."""
+    from profscope.tb_plugin.store.cache import ModelCache, local_identity
     from profscope.tb_plugin.ingest.load import TraceLoadError
+    from profscope.tb_plugin.store import packs
 
+    cache = ModelCache()
     try:
-        return ModelCache().load_or_build(path, parallel=True)
+        identity = local_identity(path)
+        model = cache.load(identity)
+        if model is not None:
+            return model
+        root = packs.PackRoot(os.path.dirname(os.path.abspath(path)))
+        ref = root.find(os.path.basename(path), identity.size, identity.mtime_ns, None)
+        if ref is not None:
+            try:
+                return packs.load_model(root, ref, cache, identity)
+            except packs.PackError as error:
+                print(f"profscope: the pack of {path} is not used ({error}); parsing the trace", file=sys.stderr)
+    except OSError as error:
+        raise CommandError(f"{path}: {error.strerror or error}") from None
+    try:
+        return cache.load_or_build(path, parallel=True)
     except (TraceLoadError, OSError) as error:
         raise CommandError(f"{path}: {error}") from None
 
@@ -405,6 +422,8 @@ def _add_serve_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--link-root", action="append", metavar="DIR", dest="link_roots",
                         help="a folder outside the logdir that its symlinks may lead into (repeatable; default: "
                         "PROFSCOPE_LINK_ROOTS); other links out of the logdir are not read")
+    parser.add_argument("--packs", metavar="URL", help="where `profscope ingest --packs` wrote the packs of a read-only "
+                        "logdir (default: beside the traces)")
     parser.set_defaults(handler=_run_serve)
 
 
@@ -414,7 +433,8 @@ def _run_serve(args: argparse.Namespace) -> int:
     if "://" not in args.logdir and not os.path.isdir(args.logdir):
         raise CommandError(f"logdir {args.logdir!r} is not a folder")
     try:
-        serve(args.logdir, host=args.host, port=args.port, cache_dir=args.cache_dir, link_roots=args.link_roots)
+        serve(args.logdir, host=args.host, port=args.port, cache_dir=args.cache_dir, link_roots=args.link_roots,
+              packs=args.packs)
     except ServeError as error:
         raise CommandError(str(error)) from None
     return 0

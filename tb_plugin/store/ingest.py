@@ -130,6 +130,24 @@ def _summary_meta(model_path: str) -> Optional[dict[str, Any]]:
     return {**pack_summary.read_summary(model_path, tables=("steps",)).meta(), "tables": list(packs.SUMMARY_TABLES)}
 
 
+def pack_local_file(path: str, batch_size: Optional[int] = None) -> tuple[IngestResult, Optional[str]]:
+    """Pack one local trace beside it (the writer's child process); returns the result and the pack's model."""
+    from .. import layout
+    from .storage import real_roots
+
+    folder, name = os.path.split(os.path.abspath(path))
+    st = os.stat(path)
+    named = layout.parse_writer_trace_name(name) or layout.parse_torch_trace_name(name)
+    worker, span = (named.worker, named.span) if named is not None else (name, "")
+    task = IngestTask(location=os.path.join(folder, name), relative=name, size=st.st_size, mtime_ns=st.st_mtime_ns,
+                      etag=None, access=FileAccess(roots=real_roots(folder)), pack_root=folder, pack_options={},
+                      run=".", worker=worker, span=span, batch_size=batch_size, companions=(),
+                      estimate=footprint.estimate_file_parse_bytes(st.st_size, name.endswith(".gz")))
+    result = ingest_task(task)
+    ref = packs.PackRoot(folder).find(name, st.st_size, st.st_mtime_ns, None)
+    return result, (ref.location(packs.MODEL) if ref is not None else None)
+
+
 # --- planning -------------------------------------------------------------------------------------------------
 
 
