@@ -93,7 +93,8 @@ def ingest_task(task: IngestTask, forks: bool = True) -> IngestResult:
         published = True
     except Exception as exc:  # noqa: BLE001 - one file's failure is reported with it
         logger.warning("profscope: packing %s failed", task.relative, exc_info=True)
-        return IngestResult(task.relative, "failed", task.size, f"cannot write the pack ({type(exc).__name__}: {exc})",
+        import traceback
+        return IngestResult(task.relative, "failed", task.size, f"cannot write the pack ({type(exc).__name__}: {exc}) " + traceback.format_exc(),
                             time.monotonic() - started)
     finally:
         if temporary or not published:
