@@ -66,6 +66,8 @@ class IngestResult:
     error: Optional[str] = None
     seconds: float = 0.0
     attempts: int = 1
+    # An unexpected error of Profscope's own (not the file's): the engines try the file once more.
+    internal: bool = False
 
 
 def ingest_task(task: IngestTask, forks: bool = True) -> IngestResult:
@@ -93,9 +95,8 @@ def ingest_task(task: IngestTask, forks: bool = True) -> IngestResult:
         published = True
     except Exception as exc:  # noqa: BLE001 - one file's failure is reported with it
         logger.warning("profscope: packing %s failed", task.relative, exc_info=True)
-        import traceback
-        return IngestResult(task.relative, "failed", task.size, f"cannot write the pack ({type(exc).__name__}: {exc}) " + traceback.format_exc(),
-                            time.monotonic() - started)
+        return IngestResult(task.relative, "failed", task.size, f"cannot write the pack ({type(exc).__name__}: {exc})",
+                            time.monotonic() - started, internal=True)
     finally:
         if temporary or not published:
             shutil.rmtree(staged, ignore_errors=True)
@@ -212,6 +213,9 @@ def run_local(tasks: Sequence[IngestTask], report: Report, workers: Optional[int
                         pending.insert(0, task)
                         continue
                     result = IngestResult(task.relative, "failed", task.size, str(exc))
+                if result.internal and attempts[task.relative] <= 1:
+                    pending.insert(0, task)
+                    continue
                 result = dataclasses.replace(result, attempts=attempts[task.relative])
                 results.append(result)
                 report(result)
@@ -260,20 +264,28 @@ def run_dask(tasks: Sequence[IngestTask], report: Report, scheduler: Optional[st
     results: list[IngestResult] = []
     try:
         capacity = _memory_capacity(client)
-        futures = {}
-        for task in tasks:
+        futures: dict[Any, tuple[IngestTask, int]] = {}
+
+        def submit(task: IngestTask, attempt: int) -> Any:
             resources = None
             if capacity:  # every worker declares MEMORY: a task asks for its estimate (at most a worker's all)
                 resources = {MEMORY_RESOURCE: min(task.estimate, capacity)}
-            future = client.submit(_dask_task, task, key=f"profscope-ingest-{packs.pack_key(task.relative, task.size, task.mtime_ns, task.etag)}",
-                                   resources=resources, retries=RETRIES, pure=False)
-            futures[future] = task
-        for future in as_completed(list(futures)):
-            task = futures[future]
+            key = f"profscope-ingest-{packs.pack_key(task.relative, task.size, task.mtime_ns, task.etag)}-{attempt}"
+            future = client.submit(_dask_task, task, key=key, resources=resources, retries=RETRIES, pure=False)
+            futures[future] = (task, attempt)
+            return future
+
+        completed = as_completed([submit(task, 1) for task in tasks])
+        for future in completed:
+            task, attempt = futures.pop(future)
             try:
                 result: IngestResult = future.result()
             except Exception as exc:  # noqa: BLE001 - KilledWorker after the retries, a worker's error
                 result = IngestResult(task.relative, "failed", task.size, f"{type(exc).__name__}: {exc}")
+            if result.internal and attempt == 1:
+                completed.add(submit(task, 2))
+                continue
+            result = dataclasses.replace(result, attempts=attempt)
             results.append(result)
             report(result)
     finally:
