@@ -9,7 +9,7 @@ Four measurements (targets from the issue that asked for them):
    the server starts, every trace file is overwritten with bytes that are no JSON, of the same size, and its
    modification time put back (so its pack is still current); a parse would fail that rank, and every rank must be
    ready. The server's process tree is also watched: no parser process may appear.
-2. The cross-rank answers (``views/cross_rank.py``) for R ranks x S steps x C collectives per step, from summaries
+2. The cross-rank answers (``views/distributed/cross_rank.py``) for R ranks x S steps x C collectives per step, from summaries
    made directly as columns (the reducer's input): median of ``--repeat``. Target: 1,000 x 20 x 200 in <= 1 s. Also
    the time to read those summaries from Parquet files (one per rank) first.
 3. ``--engine dask`` (a LocalCluster of 2 worker processes, started beforehand) against ``--engine local`` (the
@@ -44,8 +44,8 @@ import bench_e2e  # noqa: E402
 import jobgen  # noqa: E402
 
 from profscope.tb_plugin.store import ingest, pack_summary, packs  # noqa: E402
-from profscope.tb_plugin.views.cross_rank import cross_rank  # noqa: E402
-from profscope.tb_plugin.views.rank_summary import RankSummary, Table  # noqa: E402
+from profscope.tb_plugin.views.distributed.cross_rank import cross_rank  # noqa: E402
+from profscope.tb_plugin.views.distributed.rank_summary import RankSummary, Table  # noqa: E402
 
 TARGETS = {"tensorboard_s": 5.0, "tensorboard_gb": 1.0, "cross_rank_s": 1.0, "dask_overhead": 0.05}
 

@@ -23,7 +23,7 @@ from conftest import REPO, wait_for
 distributed_module = pytest.importorskip("dask.distributed", reason="the cluster tests need the cluster extra")
 pytest.importorskip("pyarrow", reason="the cluster tests need the cluster extra")
 
-from profscope.tb_plugin.exports import cli  # noqa: E402
+from profscope.tb_plugin.reports import cli  # noqa: E402
 from profscope.tb_plugin.store import ingest, packs  # noqa: E402
 
 RANKS = 64

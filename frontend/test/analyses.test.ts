@@ -9,7 +9,7 @@ import {
   parseQueueLength,
 } from "../src/api/analyses";
 import { ApiClient, type FetchLike } from "../src/api/client";
-import { binLabels, hostWaitShare, sequenceText, trimmedCounts } from "../src/lib/analyses_model";
+import { binLabels, hostWaitShare, sequenceText, trimmedCounts } from "../src/views/analyses/model";
 import { readFixture } from "./fixtures";
 
 // The backend's answers for tests/test_analyses.py's hand-made trace (one step, one stream, a CUDA graph launch).

@@ -2,8 +2,8 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { parseKernels } from "../src/api/kernels";
 import { parseOperators } from "../src/api/operators";
-import { kernelColumns } from "../src/views/kernel";
-import { operatorColumns, operatorRowKey, stackSummary } from "../src/views/operator_columns";
+import { kernelColumns } from "../src/views/kernel/kernel";
+import { operatorColumns, operatorRowKey, stackSummary } from "../src/views/operator/columns";
 import { sortRows } from "../src/lib/table_model";
 import { readFixture } from "./fixtures";
 

@@ -7,7 +7,7 @@ import { describe, test } from "node:test";
 import { ApiClient, type FetchLike } from "../src/api/client";
 import { fetchCompare, fetchRunTable, parseCompare, parseRunTable, type CompareOperatorRow } from "../src/api/compare";
 import type { RunInfo, SpanRef } from "../src/api/types";
-import { compareKernelColumns, compareOperatorColumns } from "../src/views/compare_columns";
+import { compareKernelColumns, compareOperatorColumns } from "../src/views/compare/columns";
 import {
   defaultExperiment,
   formatChange,
@@ -21,8 +21,8 @@ import {
   stepTimeSentence,
   timeDirection,
   togglePick,
-} from "../src/views/compare_model";
-import { peakMemoryTypes, tableCategories } from "../src/views/runs_table";
+} from "../src/views/compare/model";
+import { peakMemoryTypes, tableCategories } from "../src/views/compare/runs_table";
 import { readFixture } from "./fixtures";
 
 function client(status: number, body: unknown, seen: string[] = []): ApiClient {

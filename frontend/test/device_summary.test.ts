@@ -3,7 +3,7 @@ import { describe, test } from "node:test";
 import { parseKernels } from "../src/api/kernels";
 import { parseOverview, type DeviceSummary } from "../src/api/overview";
 import { kernelsTitle, summaryTitle } from "../src/lib/devices";
-import { filteredKernelTotals, inStepsNote, kernelColumns } from "../src/views/kernel";
+import { filteredKernelTotals, inStepsNote, kernelColumns } from "../src/views/kernel/kernel";
 import { readFixture } from "./fixtures";
 
 function device(id: number, label: string, kind: string): DeviceSummary {

@@ -15,7 +15,7 @@ import {
 import type { ApiResult } from "../src/api/types";
 import { pageOffsetOf, searchCounter, TraceSearch, wrapIndex, type SearchState } from "../src/trace/search";
 import { formatTraceTime, initialView } from "../src/trace/viewer";
-import { eventIdParam, numberParam } from "../src/views/trace";
+import { eventIdParam, numberParam } from "../src/views/trace/trace";
 
 const REF = { run: "group/resnet", worker: "worker0", span: "1623143089861" };
 

@@ -4,7 +4,7 @@ import { ApiClient } from "../src/api/client";
 import { parseModules } from "../src/api/modules";
 import { foldedStacksUrl } from "../src/api/stacks";
 import { allParents, expandedToDepth, flattenTree, indexTree } from "../src/lib/tree_model";
-import { moduleValues } from "../src/views/modules";
+import { moduleValues } from "../src/views/modules/modules";
 import { readFixture } from "./fixtures";
 
 //  0 model

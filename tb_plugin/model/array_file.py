@@ -41,8 +41,9 @@ except ImportError:  # pragma: no cover - isal is a declared dependency
 # Bump whenever the model's columns or their meaning change: old entries are then ignored.
 # 7: checksums of the header and of every array; 8: links checked against nesting, Ascend task types,
 # device sync categories; 9: both; 10: a column holding one value throughout is stored as that value;
-# 11: the header after the arrays (built in place); 12: collectives' process group and sequence number
-MODEL_FORMAT_VERSION = 12
+# 11: the header after the arrays (built in place); 12: the operators' "Concrete Inputs"; 13: collectives' process
+# group and sequence number
+MODEL_FORMAT_VERSION = 13
 _MAGIC = b"PSCOPE03"
 _PREAMBLE = struct.Struct("<QQQ")  # header offset, header length, header checksum
 _ALIGN = 64

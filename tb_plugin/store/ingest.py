@@ -106,7 +106,7 @@ def ingest_task(task: IngestTask, forks: bool = True) -> IngestResult:
 def _build(task: IngestTask, staged: str, forks: bool) -> Optional[str]:
     """Parse the trace into ``staged`` (model, derived answers, summary); an error for the user, else None."""
     from ..model.array_file import read_model
-    from ..views.distributed import summary_of
+    from ..views.distributed.ranks import summary_of
     from . import pack_summary, parser_pool
     from .runs import parse_to_file
 

@@ -1,4 +1,4 @@
-"""A rank's summary (``views/rank_summary.py``) as Parquet files, through pyarrow (``pip install profscope[cluster]``).
+"""A rank's summary (``views/distributed/rank_summary.py``) as Parquet files, through pyarrow (``pip install profscope[cluster]``).
 
 One file per table, ``<model>.<table>.parquet`` beside the model of a pack or a cache entry. Every table also has
 the columns ``rank`` (as the trace records it, -1 when it does not) and ``worker``, so that a query over many files
@@ -18,8 +18,8 @@ from typing import Any, Optional
 import numpy as np
 
 from ..model.trace_model import TraceModel
-from ..views.distributed import summary_of
-from ..views.rank_summary import RankSummary, Table
+from ..views.distributed.ranks import summary_of
+from ..views.distributed.rank_summary import RankSummary, Table
 from .packs import SUMMARY_TABLES
 
 logger = logging.getLogger(__name__)

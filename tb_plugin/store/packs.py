@@ -7,7 +7,7 @@ when the logdir is read-only (the same relative paths below it). A local folder 
 
 What: the files of a cache entry (``store/cache.py``), named ``model`` for ``<key>.model`` (the array file with its
 CRC-32s, ``model/array_file.py``), ``model.views.json`` and ``model.lod`` (``store/precomputed.py``), plus the rank's
-summary as Parquet tables ``model.<table>.parquet`` (``views/rank_summary.py``: steps, collectives, operators,
+summary as Parquet tables ``model.<table>.parquet`` (``views/distributed/rank_summary.py``: steps, collectives, operators,
 kernels), all in ``<key>/``, and a small manifest ``pack.json`` written last. Nothing executable: arrays, JSON and
 Parquet. The key is the source's identity: its name (its folder is where the pack lies), size, modification time and
 content tag, and the model's format version; the manifest names the key and the size and CRC-32 of every file.

@@ -33,7 +33,7 @@ ROUTES = "/data/plugin/profscope"
 
 
 def format_signed_time(us: float) -> str:
-    """A signed duration as the page writes it (views/compare_model.ts formatSignedTime)."""
+    """A signed duration as the page writes it (views/compare/model.ts formatSignedTime)."""
     if us == 0:
         return "0 µs"
     magnitude = abs(us)

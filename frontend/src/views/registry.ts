@@ -1,17 +1,17 @@
 // Every view, in tab order. A real view replaces its placeholder module; nothing else changes.
 import type { ViewId } from "../state/url_state";
-import { analysesView } from "./analyses";
-import { compareView } from "./compare";
-import { dataPipelineView } from "./data_pipeline";
-import { distributedView } from "./distributed";
-import { kernelView } from "./kernel";
-import { memoryView } from "./memory";
-import { modulesView } from "./modules";
-import { operatorView } from "./operator";
-import { overviewView } from "./overview";
-import { stacksView } from "./stacks";
-import { stepTraceView } from "./step_trace";
-import { traceView } from "./trace";
+import { analysesView } from "./analyses/analyses";
+import { compareView } from "./compare/compare";
+import { dataPipelineView } from "./data_pipeline/data_pipeline";
+import { distributedView } from "./distributed/distributed";
+import { kernelView } from "./kernel/kernel";
+import { memoryView } from "./memory/memory";
+import { modulesView } from "./modules/modules";
+import { operatorView } from "./operator/operator";
+import { overviewView } from "./overview/overview";
+import { stacksView } from "./stacks/stacks";
+import { stepTraceView } from "./step_trace/step_trace";
+import { traceView } from "./trace/trace";
 import type { ViewDefinition } from "./types";
 
 export const VIEWS: readonly ViewDefinition[] = [
