@@ -167,7 +167,7 @@ def plan(logdir: str, pack_root: Optional[str] = None, storage: Optional[Storage
 
 def _task_of(source: SpanSource, storage: Storage, access: FileAccess, root: str,
              options: dict[str, Any]) -> IngestTask:
-    from ..views.run_table import manifest_batch_size
+    from ..views.runs.table import manifest_batch_size
 
     gzipped = source.path.endswith(".gz")
     estimate = footprint.estimate_file_parse_bytes(source.size, gzipped, None)
