@@ -45,7 +45,7 @@ import jobgen  # noqa: E402
 
 from profscope.tb_plugin.store import ingest, pack_summary, packs  # noqa: E402
 from profscope.tb_plugin.views.distributed.cross_rank import cross_rank  # noqa: E402
-from profscope.tb_plugin.views.distributed.rank_summary import RankSummary, Table  # noqa: E402
+from profscope.tb_plugin.views.distributed.rank_summary import RankSummary, Table, coded  # noqa: E402
 
 TARGETS = {"tensorboard_s": 5.0, "tensorboard_gb": 1.0, "cross_rank_s": 1.0, "dask_overhead": 0.05}
 
@@ -150,7 +150,7 @@ def synthetic_summaries(ranks: int, steps: int, collectives: int, seed: int = 3)
                             {key: np.full(steps, 1000, dtype=np.int64) for key in (
                                 "start", "end", "duration", "computation", "communication", "overlap",
                                 "exposed_communication", "other", "device_busy")})
-        calls = Table({"name": names, "process_group": group},
+        calls = Table({"name": coded(names), "process_group": coded(group)},
                       {"seq": seq, "seq_recorded": np.ones(per_rank, bool), "group_size": np.full(per_rank, ranks),
                        "in_bytes": nbytes, "out_bytes": nbytes, "start": arrive, "end": end,
                        "stream": np.full(per_rank, 20)})

@@ -331,3 +331,42 @@ def test_summary_and_report_read_the_pack(tmp_path: Path, monkeypatch: pytest.Mo
     assert json.loads(capsys.readouterr().out)["overview"]["steps"]
     assert cli.main(["report", RUN, "--logdir", str(logdir), "--worker", "rank0", "-o", str(tmp_path / "r.html")]) == 0
     assert (tmp_path / "r.html").stat().st_size > 1000
+
+
+def test_cross_rank_matrix_and_general_reductions_agree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The [ranks, collectives] reductions (every rank ran the same collectives) and the per-cell ones give the same
+    answers; a collective one rank did not record is matched among the others."""
+    import dataclasses
+
+    import numpy as np
+
+    from profscope.tb_plugin.ingest.load import load_trace
+    from profscope.tb_plugin.views.distributed import cross_rank
+    from profscope.tb_plugin.views.distributed.rank_summary import Table, coded
+    from profscope.tb_plugin.views.distributed.ranks import summary_of
+
+    jobgen = _jobgen()
+    job = jobgen.Job(ranks=6, steps=2, collectives=6)
+    paths = jobgen.write_job(job, tmp_path / RUN)
+    summaries = [summary_of(p.name.split(".")[0], "", load_trace(str(p))) for p in paths]
+    ranks = list(range(len(summaries)))
+    monkeypatch.setattr(cross_rank, "MATRIX", True)
+    matrix = cross_rank.cross_rank(summaries, ranks)
+    monkeypatch.setattr(cross_rank, "MATRIX", False)
+    assert cross_rank.cross_rank(summaries, ranks) == matrix
+    truth = job.truth()
+    assert matrix["stragglers"][0]["rank"] == truth["straggler"]
+    # Rank 3 without its third collective: that one is matched among the 5 others, the rest among all 6.
+    table = summaries[3].collectives
+    keep = np.arange(len(table)) != 2
+    names, groups = table.texts["name"].tolist(), table.texts["process_group"].tolist()
+    cut = Table({"name": coded([n for n, k in zip(names, keep) if k]),
+                 "process_group": coded([g for g, k in zip(groups, keep) if k])},
+                {key: value[keep] for key, value in table.numbers.items()})
+    summaries[3] = dataclasses.replace(summaries[3], collectives=cut)
+    answer = cross_rank.cross_rank(summaries, ranks)
+    collectives = answer["collectives"]
+    dropped = (groups[2], int(table.numbers["seq"][2]))
+    for g, s, count in zip(collectives["process_group"], collectives["seq"], collectives["ranks"]):
+        assert count == (5 if (g, s) == dropped else 6)
+    assert answer["stragglers"][0]["rank"] == truth["straggler"]

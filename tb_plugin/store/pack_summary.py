@@ -19,12 +19,14 @@ import numpy as np
 
 from ..model.trace_model import TraceModel
 from ..views.distributed.ranks import summary_of
-from ..views.distributed.rank_summary import RankSummary, Table
+from ..views.distributed.rank_summary import Coded, RankSummary, Table
 from .packs import SUMMARY_TABLES
 
 logger = logging.getLogger(__name__)
 
 _META_KEY = b"profscope"
+# Text columns read as dictionaries (many rows, few distinct texts).
+_CODED = {"collectives": ("name", "process_group")}
 _EXTRA = ("rank", "worker")
 
 
@@ -54,7 +56,11 @@ def write_summary(summary: RankSummary, model_path: str) -> list[str]:
         columns: dict[str, Any] = {"rank": pa.array(np.full(count, rank, dtype=np.int64)),
                                    "worker": pa.array([summary.worker] * count, type=pa.string())}
         for key, values in table.texts.items():
-            columns[key] = pa.array(values, type=pa.string())
+            if isinstance(values, Coded):  # a dictionary column (DuckDB and pandas read it as text)
+                columns[key] = pa.DictionaryArray.from_arrays(pa.array(values.codes.astype(np.int32)),
+                                                              pa.array(values.values, type=pa.string()))
+            else:
+                columns[key] = pa.array(values, type=pa.string())
         for key, values in table.numbers.items():
             columns[key] = pa.array(np.asarray(values))
         arrow = pa.table(columns)
@@ -86,7 +92,8 @@ def read_summary(model_path: str, tables: tuple[str, ...] = ("steps", "collectiv
             read[name] = Table({}, {})
             continue
         try:
-            with pq.ParquetFile(paths[name]) as handle:  # not read_table: it imports pyarrow.dataset and pandas (3 s)
+            # Not read_table: it imports pyarrow.dataset and pandas (3 s). Texts as dictionaries: codes, not strings.
+            with pq.ParquetFile(paths[name], read_dictionary=_CODED.get(name, ())) as handle:
                 arrow = handle.read(use_threads=False)
         except Exception as exc:  # noqa: BLE001 - pyarrow's errors: a damaged file is no summary
             raise ValueError(f"{os.path.basename(paths[name])} does not read ({type(exc).__name__})") from None
@@ -102,8 +109,13 @@ def read_summary(model_path: str, tables: tuple[str, ...] = ("steps", "collectiv
         for column_name, column in zip(arrow.column_names, arrow.columns):
             if column_name in _EXTRA:
                 continue
-            if str(column.type) in ("string", "large_string"):
-                texts[column_name] = column.to_pylist()
+            if str(column.type).startswith("dictionary<values=string") and column.num_chunks == 1:
+                chunk = column.chunk(0)
+                if chunk.null_count:
+                    raise ValueError("a summary column holds nulls")
+                texts[column_name] = Coded(_numpy(chunk.indices).astype(np.int32), chunk.dictionary.to_pylist())
+            elif str(column.type).startswith(("string", "large_string", "dictionary")):
+                texts[column_name] = [str(v) for v in column.to_pylist()]
             else:
                 numbers[column_name] = _numpy(column)
         read[name] = Table(texts, numbers)

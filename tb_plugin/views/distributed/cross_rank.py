@@ -29,15 +29,9 @@ from typing import Any, Optional, Sequence
 import numpy as np
 
 from ..quantities.collective_bandwidth import bus_factor, message_bytes, transfer_bandwidth
-from .rank_summary import RankSummary
+from .rank_summary import RankSummary, codes_of
 
 NS_PER_US = 1000.0
-_SEQ_BITS = 40
-
-
-def _codes(values: list[str], vocabulary: dict[str, int]) -> np.ndarray:
-    return np.fromiter((vocabulary.setdefault(v, len(vocabulary)) for v in values), dtype=np.int64,
-                       count=len(values))
 
 
 def cross_rank(summaries: Sequence[RankSummary], ranks: Sequence[int]) -> dict[str, Any]:
@@ -56,8 +50,8 @@ def cross_rank(summaries: Sequence[RankSummary], ranks: Sequence[int]) -> dict[s
         numbers = table.numbers
         base = summary.base_time_ns or 0
         parts["rank"].append(np.full(count, index, dtype=np.int64))
-        parts["group"].append(_codes(table.texts["process_group"], group_names))
-        parts["name"].append(_codes(table.texts["name"], names))
+        parts["group"].append(codes_of(table.texts["process_group"], group_names))
+        parts["name"].append(codes_of(table.texts["name"], names))
         parts["seq"].append(numbers["seq"])
         parts["size"].append(message_bytes(numbers["in_bytes"], numbers["out_bytes"]))
         parts["n"].append(numbers["group_size"])
@@ -68,33 +62,16 @@ def cross_rank(summaries: Sequence[RankSummary], ranks: Sequence[int]) -> dict[s
         return {"collectives": {"columns": []}, "kinds": [], "stragglers": [], "matched_by": _matched_by(recorded),
                 "process_groups": []}
     col = {key: np.concatenate(values) for key, values in parts.items()}
-    key = (col["group"] << _SEQ_BITS) + np.clip(col["seq"], 0, (1 << _SEQ_BITS) - 1)
-    order = np.argsort(key, kind="stable")
-    col = {k: v[order] for k, v in col.items()}
-    key = key[order]
-    first = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
-    sizes = np.diff(np.r_[first, len(key)])
-    start, end = col["start"], col["end"]
-    duration = end - start
-    first_start = np.minimum.reduceat(start, first)
-    last_start = np.maximum.reduceat(start, first)
-    latency = np.minimum.reduceat(duration, first)
-    size = np.maximum.reduceat(col["size"], first)
-    recorded_n = np.maximum.reduceat(col["n"], first)
-    group_size = np.where(recorded_n > 0, recorded_n, sizes)
-    of_row = np.repeat(np.arange(len(first)), sizes)
-    # The last to arrive (the first row of its collective holding the latest start), and the wait it caused.
-    latest = np.flatnonzero(start == last_start[of_row])
-    last_row = latest[np.r_[True, of_row[latest][1:] != of_row[latest][:-1]]]
-    last_rank = col["rank"][last_row]
-    waited = np.clip(last_start[of_row] - start, 0, duration)
-    caused = np.add.reduceat(waited, first)
+    per = _match(col, len(group_names), [len(p) for p in parts["rank"]], len(summaries))
+    sizes, first_start, last_start = per["ranks"], per["first_start"], per["last_start"]
+    latency, size, caused, kind = per["latency"], per["size"], per["caused"], per["name"]
+    group_size = np.where(per["recorded_n"] > 0, per["recorded_n"], sizes)
+    last_rank = per["last_rank"]
     name_of = np.array(sorted(names, key=names.__getitem__), dtype=object)
     group_of = np.array(sorted(group_names, key=group_names.__getitem__), dtype=object)
-    kind = col["name"][first]
-    algbw = np.full(len(first), np.nan)
-    busbw = np.full(len(first), np.nan)
-    factor = np.full(len(first), np.nan)
+    algbw = np.full(len(kind), np.nan)
+    busbw = np.full(len(kind), np.nan)
+    factor = np.full(len(kind), np.nan)
     for code, name in enumerate(name_of.tolist()):
         chosen = np.flatnonzero(kind == code)
         # The latency is already the shortest duration over the ranks: one row of [ranks, collectives].
@@ -103,8 +80,8 @@ def cross_rank(summaries: Sequence[RankSummary], ranks: Sequence[int]) -> dict[s
         factor[chosen] = bus_factor(name, group_size[chosen])
     rank_numbers = np.asarray(ranks, dtype=np.int64)
     collectives = {
-        "process_group": group_of[col["group"][first]].tolist(),
-        "seq": col["seq"][first].tolist(),
+        "process_group": group_of[per["group"]].tolist(),
+        "seq": per["seq"].tolist(),
         "name": name_of[kind].tolist(),
         "ranks": sizes.tolist(),
         "group_size": group_size.tolist(),
@@ -120,11 +97,98 @@ def cross_rank(summaries: Sequence[RankSummary], ranks: Sequence[int]) -> dict[s
     collectives["columns"] = list(collectives)
     return {
         "matched_by": _matched_by(recorded),
-        "process_groups": _groups(group_of, col["group"][first], group_size),
+        "process_groups": _groups(group_of, per["group"], group_size),
         "collectives": collectives,
         "kinds": _kinds(name_of, kind, group_size, size, latency, factor, last_start - first_start),
-        "stragglers": _stragglers(len(summaries), rank_numbers, [s.worker for s in summaries], col["rank"],
-                                  start - first_start[of_row], last_rank, caused, sizes),
+        "stragglers": _stragglers(len(summaries), rank_numbers, [s.worker for s in summaries], per["calls"],
+                                  per["lateness"], last_rank, caused, sizes),
+    }
+
+
+_BIG = np.iinfo(np.int64).max
+# Whether ranks that ran the same collectives in the same order are reduced as a matrix (tests compare both ways).
+MATRIX = True
+
+
+def _match(col: dict[str, np.ndarray], groups: int, counts: list[int], total: int) -> dict[str, np.ndarray]:
+    """Per collective (process group, sequence number), in that order: the ranks that ran it, the first and last
+    start, the shortest duration, the size, the recorded group size, its name, the last rank to arrive (its index)
+    and the wait it caused; per rank its calls and summed lateness.
+
+    Each row's collective is a dense cell (per group, its sequence numbers from the smallest), so no row is sorted.
+    Where every rank ran the same collectives in the same order (the usual case) the rows are a [ranks, collectives]
+    matrix and each figure is one reduction along the ranks; otherwise unbuffered ``ufunc.at`` reductions by cell.
+    """
+    group, seq, rank = col["group"], np.maximum(col["seq"], 0), col["rank"]
+    seq_min = np.full(groups, _BIG)
+    seq_max = np.full(groups, -1)
+    np.minimum.at(seq_min, group, seq)
+    np.maximum.at(seq_max, group, seq)
+    span = np.where(seq_max >= 0, seq_max - seq_min + 1, 0)
+    base = np.concatenate([[0], np.cumsum(span)[:-1]])
+    cell = base[group] + seq - seq_min[group]
+    cells = int(span.sum())
+    if cells > 4 * len(cell) + 1024:  # numbers far apart: number the cells that occur instead
+        _, cell = np.unique(cell, return_inverse=True)
+        cells = int(cell.max()) + 1
+    start, duration = col["start"], col["end"] - col["start"]
+    ranks = len(counts)
+    width = counts[0] if counts else 0
+    if MATRIX and counts and all(c == width for c in counts) and bool((cell.reshape(ranks, width) == cell[:width]).all()):
+        return _match_matrix(col, cell[:width], ranks, width, total)
+    count = np.bincount(cell, minlength=cells)
+    first_start = np.full(cells, _BIG)
+    last_start = np.full(cells, -_BIG)
+    latency = np.full(cells, _BIG)
+    size = np.full(cells, -1)
+    recorded_n = np.full(cells, -1)
+    np.minimum.at(first_start, cell, start)
+    np.maximum.at(last_start, cell, start)
+    np.minimum.at(latency, cell, duration)
+    np.maximum.at(size, cell, col["size"])
+    np.maximum.at(recorded_n, cell, col["n"])
+    latest = np.flatnonzero(start == last_start[cell])[::-1]
+    last_row = np.full(cells, -1)
+    last_row[cell[latest]] = latest  # the first row (lowest rank) holding the latest start: written last
+    waited = np.clip(last_start[cell] - start, 0, duration)
+    caused = np.bincount(cell, weights=waited, minlength=cells)
+    first_row = np.full(cells, -1)
+    first_row[cell[::-1]] = np.arange(len(cell) - 1, -1, -1)
+    present = np.flatnonzero(count)
+    rows = first_row[present]
+    return {
+        "ranks": count[present], "first_start": first_start[present], "last_start": last_start[present],
+        "latency": latency[present], "size": size[present], "recorded_n": recorded_n[present],
+        "caused": caused[present], "name": col["name"][rows], "group": group[rows], "seq": col["seq"][rows],
+        "last_rank": rank[last_row[present]],
+        "calls": np.bincount(rank, minlength=total),
+        "lateness": np.bincount(rank, weights=start - first_start[cell], minlength=total),
+    }
+
+
+def _match_matrix(col: dict[str, np.ndarray], cells: np.ndarray, ranks: int, width: int,
+                  total: int) -> dict[str, np.ndarray]:
+    """``_match`` where the rows are [ranks, collectives]: reductions along the ranks."""
+    order = np.argsort(cells, kind="stable")  # the collectives by (group, number): applied to the results
+
+    def matrix(name: str) -> np.ndarray:
+        return col[name].reshape(ranks, width)  # a view: reductions along the ranks need no column order
+
+    start = matrix("start")
+    duration = matrix("end") - start
+    first_start, last_start = start.min(axis=0), start.max(axis=0)
+    waited = np.clip(last_start[None, :] - start, 0, duration)
+    rank = matrix("rank")
+    per_rank = rank[:, 0]
+    return {
+        "ranks": np.full(width, ranks), "first_start": first_start[order], "last_start": last_start[order],
+        "latency": duration.min(axis=0)[order], "size": matrix("size").max(axis=0)[order],
+        "recorded_n": matrix("n").max(axis=0)[order], "caused": waited.sum(axis=0).astype(np.float64)[order],
+        "name": matrix("name")[0][order], "group": matrix("group")[0][order], "seq": matrix("seq")[0][order],
+        "last_rank": rank[start.argmax(axis=0), np.arange(width)][order],
+        "calls": np.bincount(per_rank, weights=np.full(ranks, width), minlength=total).astype(np.int64),
+        "lateness": np.bincount(per_rank, weights=(start - first_start[None, :]).sum(axis=1).astype(np.float64),
+                                minlength=total),
     }
 
 
@@ -172,16 +236,14 @@ def _kinds(name_of: np.ndarray, kind: np.ndarray, group_size: np.ndarray, size: 
     return out
 
 
-def _stragglers(count: int, rank_numbers: np.ndarray, workers: list[str], row_rank: np.ndarray,
-                lateness: np.ndarray, last_rank: np.ndarray, caused: np.ndarray,
+def _stragglers(count: int, rank_numbers: np.ndarray, workers: list[str], calls: np.ndarray,
+                late: np.ndarray, last_rank: np.ndarray, caused: np.ndarray,
                 sizes: np.ndarray) -> list[dict[str, Any]]:
     """Per rank: collectives it took part in, how often it arrived last (among at least two ranks), the wait that
     caused the others, and its mean lateness (its start after the first rank's)."""
     shared = sizes >= 2
-    calls = np.bincount(row_rank, minlength=count)
     last = np.bincount(last_rank[shared], minlength=count)
     wait = np.bincount(last_rank[shared], weights=caused[shared], minlength=count)
-    late = np.bincount(row_rank, weights=lateness, minlength=count)
     rows = [{"rank": int(rank_numbers[i]), "worker": workers[i], "collectives": int(calls[i]),
              "arrived_last": int(last[i]), "wait_caused": float(wait[i]) / NS_PER_US,
              "mean_lateness": float(late[i] / calls[i]) / NS_PER_US if calls[i] else 0.0}

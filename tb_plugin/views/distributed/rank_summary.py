@@ -38,10 +38,43 @@ KERNEL_COLUMNS = ("calls", "total", "min", "max")
 
 
 @dataclass(frozen=True)
-class Table:
-    """Named columns of equal length: texts as lists of str, numbers as numpy arrays."""
+class Coded:
+    """A text column as codes into its distinct values (a Parquet dictionary column): a thousand ranks' collective
+    names are a few distinct texts, never millions of Python strings."""
 
-    texts: dict[str, list[str]]
+    codes: np.ndarray  # int32, into values
+    values: list[str]
+
+    def __len__(self) -> int:
+        return len(self.codes)
+
+    def __iter__(self) -> Any:
+        return iter(self.tolist())
+
+    def tolist(self) -> list[str]:
+        return [self.values[c] for c in self.codes.tolist()]
+
+
+def coded(texts: list[str]) -> Coded:
+    vocabulary: dict[str, int] = {}
+    codes = np.fromiter((vocabulary.setdefault(t, len(vocabulary)) for t in texts), dtype=np.int32, count=len(texts))
+    return Coded(codes, list(vocabulary))
+
+
+def codes_of(column: Any, vocabulary: dict[str, int]) -> np.ndarray:
+    """A text column (a list or ``Coded``) as int64 codes of ``vocabulary``, which grows by the texts it meets."""
+    if isinstance(column, Coded):
+        lookup = np.fromiter((vocabulary.setdefault(v, len(vocabulary)) for v in column.values), dtype=np.int64,
+                             count=len(column.values))
+        return lookup[column.codes] if len(column.codes) else np.zeros(0, np.int64)
+    return np.fromiter((vocabulary.setdefault(v, len(vocabulary)) for v in column), dtype=np.int64, count=len(column))
+
+
+@dataclass(frozen=True)
+class Table:
+    """Named columns of equal length: texts as lists of str (or ``Coded``), numbers as numpy arrays."""
+
+    texts: dict[str, Any]
     numbers: dict[str, np.ndarray]
 
     def __len__(self) -> int:
@@ -95,7 +128,7 @@ def steps_table(model: TraceModel) -> Table:
 
 def collectives_table(inst: Any) -> Table:
     """The table of a rank's collective calls (``distributed.RankInstances``)."""
-    return Table({"name": list(inst.name), "process_group": list(inst.process_group)},
+    return Table({"name": coded(list(inst.name)), "process_group": coded(list(inst.process_group))},
                  {"seq": inst.seq, "seq_recorded": inst.seq_recorded, "group_size": inst.group_size,
                   "in_bytes": inst.nbytes, "out_bytes": inst.out_bytes, "start": inst.start, "end": inst.end,
                   "stream": inst.stream})

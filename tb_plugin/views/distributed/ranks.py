@@ -23,7 +23,9 @@ import numpy as np
 from ...model.categories import SliceKinds
 from ...model.trace_model import TraceModel
 from ..quantities.accounting import step_times
-from .rank_summary import RankSummary, Table, collectives_table, kernels_table, operators_table, steps_table
+from .rank_summary import (
+    RankSummary, Table, codes_of, collectives_table, kernels_table, operators_table, steps_table,
+)
 
 NS_PER_US = 1000.0
 DTYPE_BYTES = {
@@ -315,8 +317,7 @@ def distributed_from_summaries(summaries: list[RankSummary]) -> dict[str, Any]:
     calls = []
     for e in entries:
         table = e["summary"].collectives
-        codes = np.fromiter((vocabulary.setdefault(n, len(vocabulary)) for n in table.texts["name"]),
-                            dtype=np.int64, count=len(table))
+        codes = codes_of(table.texts["name"], vocabulary)
         calls.append(_Calls(codes, table.numbers["start"], table.numbers["end"], table.numbers["in_bytes"]))
     names = sorted(vocabulary)
     wait, method = _waits(calls, [vocabulary[n] for n in names])
