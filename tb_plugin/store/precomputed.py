@@ -23,6 +23,7 @@ from ..model.trace_model import TraceModel
 from ..views import kernels, memory, operators, overview, stacks
 from ..views.trace import critical_path, queries as trace
 from ..views.encoding import to_json_bytes
+from ..views.runs import span_names
 
 logger = logging.getLogger(__name__)
 
@@ -47,6 +48,7 @@ def default_views(model: TraceModel, batch_size: Optional[int]) -> dict[tuple[An
         ("flamegraph", "host"): lambda: stacks.flamegraph(model, "host"),
         ("critical_path", None, 0): lambda: critical_path.critical_path(model, 0),
         trace.TRACKS_KEY: lambda: trace.compute_tracks(model),
+        span_names.SPAN_FACTS_KEY: lambda: span_names.span_facts(model),
     }
 
 

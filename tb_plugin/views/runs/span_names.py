@@ -11,6 +11,7 @@ from typing import Any, Optional
 
 import numpy as np
 
+from ...model import stored_answers
 from ...model.categories import SliceKinds
 from ...model.trace_model import TraceModel
 from ..quantities.devices import device, devices_of_rows
@@ -45,6 +46,9 @@ def _manifest_steps(manifest: dict[str, Any]) -> Optional[dict[str, Any]]:
     return None
 
 
+SPAN_FACTS_KEY = ("span_facts",)
+
+
 def span_facts(model: Optional[TraceModel], manifest: Optional[dict[str, Any]] = None) -> dict[str, Any]:
     """``{"start_time": epoch s | None, "duration": µs | None, "steps": {"count", "first", "last"} | None,
     "device": text | None}``; ``first``/``last`` are step numbers (``ProfilerStep#N``), or None for steps
@@ -54,7 +58,8 @@ def span_facts(model: Optional[TraceModel], manifest: Optional[dict[str, Any]] =
         wall = _manifest_number(manifest, "wall_time")
         return {"start_time": wall if wall is not None and _YEAR_2000_S <= wall < _YEAR_2100_S else None,
                 "duration": None, "steps": _manifest_steps(manifest), "device": None}
-    return model.memo("span_facts", lambda: _model_facts(model))
+    # Stored beside a parsed model (store/precomputed.py): listing a thousand packed ranks reads none of their columns.
+    return stored_answers.answer(model, SPAN_FACTS_KEY, lambda: _model_facts(model))
 
 
 def device_text(model: TraceModel) -> str:
