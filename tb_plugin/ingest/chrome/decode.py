@@ -290,10 +290,20 @@ def _with_brackets(data: bytearray, a: int, b: int, decode: Callable[[memoryview
     saved = (data[a - 1], data[b])
     data[a - 1] = 0x5B  # [
     data[b] = 0x5D  # ]
+    whole = memoryview(data)
+    view = whole[a - 1 : b + 1]
     try:
-        return decode(memoryview(data)[a - 1 : b + 1])
+        return decode(view)
     finally:
         data[a - 1], data[b] = saved
+        # Released here, not when the last reference goes: a frame of this call can outlive it in another
+        # thread's hands (a Dask worker's profiler samples the running frames), and an export of the window keeps
+        # it from growing or shrinking (BufferError).
+        for exported in (view, whole):
+            try:
+                exported.release()
+            except BufferError:  # something decoded still holds it (freed with it)
+                pass
 
 
 def _decode_events(view: memoryview, text_times: bool = False) -> tuple[list[Any], Any]:
