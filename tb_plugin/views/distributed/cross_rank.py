@@ -39,8 +39,8 @@ def cross_rank(summaries: Sequence[RankSummary], ranks: Sequence[int]) -> dict[s
     (``ranks[i]``: the rank number of ``summaries[i]``)."""
     group_names: dict[str, int] = {}
     names: dict[str, int] = {}
-    parts: dict[str, list[np.ndarray]] = {key: [] for key in ("rank", "group", "name", "seq", "size", "n", "start",
-                                                              "end")}
+    parts: dict[str, list[np.ndarray]] = {key: [] for key in ("group", "name", "seq", "size", "n", "start", "end")}
+    holders: list[int] = []  # the summaries with calls, in order
     recorded = True
     for index, summary in enumerate(summaries):
         table = summary.collectives
@@ -49,7 +49,7 @@ def cross_rank(summaries: Sequence[RankSummary], ranks: Sequence[int]) -> dict[s
             continue
         numbers = table.numbers
         base = summary.base_time_ns or 0
-        parts["rank"].append(np.full(count, index, dtype=np.int64))
+        holders.append(index)
         parts["group"].append(codes_of(table.texts["process_group"], group_names))
         parts["name"].append(codes_of(table.texts["name"], names))
         parts["seq"].append(numbers["seq"])
@@ -58,11 +58,13 @@ def cross_rank(summaries: Sequence[RankSummary], ranks: Sequence[int]) -> dict[s
         parts["start"].append(numbers["start"] + base)
         parts["end"].append(numbers["end"] + base)
         recorded = recorded and bool(np.asarray(numbers["seq_recorded"]).all())
-    if not parts["rank"]:
+    if not holders:
         return {"collectives": {"columns": []}, "kinds": [], "stragglers": [], "matched_by": _matched_by(recorded),
                 "process_groups": []}
     col = {key: np.concatenate(values) for key, values in parts.items()}
-    per = _match(col, len(group_names), [len(p) for p in parts["rank"]], len(summaries))
+    counts = [len(p) for p in parts["seq"]]
+    col["rank"] = _LazyRanks(holders, counts)  # made only where rows are not a [ranks, collectives] matrix
+    per = _match(col, len(group_names), counts, len(summaries))
     sizes, first_start, last_start = per["ranks"], per["first_start"], per["last_start"]
     latency, size, caused, kind = per["latency"], per["size"], per["caused"], per["name"]
     group_size = np.where(per["recorded_n"] > 0, per["recorded_n"], sizes)
@@ -110,16 +112,35 @@ _BIG = np.iinfo(np.int64).max
 MATRIX = True
 
 
-def _match(col: dict[str, np.ndarray], groups: int, counts: list[int], total: int) -> dict[str, np.ndarray]:
+class _LazyRanks:
+    """Each row's summary index, as an array only when asked for."""
+
+    def __init__(self, holders: list[int], counts: list[int]) -> None:
+        self.holders, self.counts = holders, counts
+
+    def array(self) -> np.ndarray:
+        return np.repeat(np.asarray(self.holders, dtype=np.int64), self.counts)
+
+
+def _match(col: dict[str, Any], groups: int, counts: list[int], total: int) -> dict[str, np.ndarray]:
     """Per collective (process group, sequence number), in that order: the ranks that ran it, the first and last
     start, the shortest duration, the size, the recorded group size, its name, the last rank to arrive (its index)
     and the wait it caused; per rank its calls and summed lateness.
 
-    Each row's collective is a dense cell (per group, its sequence numbers from the smallest), so no row is sorted.
     Where every rank ran the same collectives in the same order (the usual case) the rows are a [ranks, collectives]
-    matrix and each figure is one reduction along the ranks; otherwise unbuffered ``ufunc.at`` reductions by cell.
+    matrix and each figure is one reduction along the ranks. Otherwise each row's collective is a dense cell (per
+    group, its sequence numbers from the smallest; no row is sorted), reduced with unbuffered ``ufunc.at``.
     """
-    group, seq, rank = col["group"], np.maximum(col["seq"], 0), col["rank"]
+    group, seq = col["group"], np.maximum(col["seq"], 0)
+    ranks = len(counts)
+    width = counts[0] if counts else 0
+    if MATRIX and counts and all(c == width for c in counts):
+        # Every rank ran the same (group, number) pairs in the same order: a [ranks, collectives] matrix.
+        if bool((group.reshape(ranks, width) == group[:width]).all()) and bool(
+                (seq.reshape(ranks, width) == seq[:width]).all()):
+            order = np.lexsort((seq[:width], group[:width]))
+            return _match_matrix(col, order, ranks, width, total)
+    rank = col["rank"].array()
     seq_min = np.full(groups, _BIG)
     seq_max = np.full(groups, -1)
     np.minimum.at(seq_min, group, seq)
@@ -132,10 +153,6 @@ def _match(col: dict[str, np.ndarray], groups: int, counts: list[int], total: in
         _, cell = np.unique(cell, return_inverse=True)
         cells = int(cell.max()) + 1
     start, duration = col["start"], col["end"] - col["start"]
-    ranks = len(counts)
-    width = counts[0] if counts else 0
-    if MATRIX and counts and all(c == width for c in counts) and bool((cell.reshape(ranks, width) == cell[:width]).all()):
-        return _match_matrix(col, cell[:width], ranks, width, total)
     count = np.bincount(cell, minlength=cells)
     first_start = np.full(cells, _BIG)
     last_start = np.full(cells, -_BIG)
@@ -166,10 +183,10 @@ def _match(col: dict[str, np.ndarray], groups: int, counts: list[int], total: in
     }
 
 
-def _match_matrix(col: dict[str, np.ndarray], cells: np.ndarray, ranks: int, width: int,
+def _match_matrix(col: dict[str, Any], order: np.ndarray, ranks: int, width: int,
                   total: int) -> dict[str, np.ndarray]:
-    """``_match`` where the rows are [ranks, collectives]: reductions along the ranks."""
-    order = np.argsort(cells, kind="stable")  # the collectives by (group, number): applied to the results
+    """``_match`` where the rows are [ranks, collectives]: reductions along the ranks; ``order`` puts the
+    collectives in (group, number) order (applied to the results)."""
 
     def matrix(name: str) -> np.ndarray:
         return col[name].reshape(ranks, width)  # a view: reductions along the ranks need no column order
@@ -178,14 +195,13 @@ def _match_matrix(col: dict[str, np.ndarray], cells: np.ndarray, ranks: int, wid
     duration = matrix("end") - start
     first_start, last_start = start.min(axis=0), start.max(axis=0)
     waited = np.clip(last_start[None, :] - start, 0, duration)
-    rank = matrix("rank")
-    per_rank = rank[:, 0]
+    per_rank = np.asarray(col["rank"].holders, dtype=np.int64)
     return {
         "ranks": np.full(width, ranks), "first_start": first_start[order], "last_start": last_start[order],
         "latency": duration.min(axis=0)[order], "size": matrix("size").max(axis=0)[order],
         "recorded_n": matrix("n").max(axis=0)[order], "caused": waited.sum(axis=0).astype(np.float64)[order],
         "name": matrix("name")[0][order], "group": matrix("group")[0][order], "seq": matrix("seq")[0][order],
-        "last_rank": rank[start.argmax(axis=0), np.arange(width)][order],
+        "last_rank": per_rank[start.argmax(axis=0)][order],
         "calls": np.bincount(per_rank, weights=np.full(ranks, width), minlength=total).astype(np.int64),
         "lateness": np.bincount(per_rank, weights=(start - first_start[None, :]).sum(axis=1).astype(np.float64),
                                 minlength=total),
