@@ -243,7 +243,7 @@ def measure_engines(megabytes: float, count: int, repeat: int, work: Path) -> di
 def measure_disk(work: Path) -> dict[str, Any]:
     """One rank's pack against the cache entry a parse writes plus the summary's files."""
     from profscope.tb_plugin.store.cache import ModelCache, local_identity
-    from profscope.tb_plugin.store.runs import _parse_into_cache
+    from profscope.tb_plugin.store.parse_jobs import parse_into_cache as _parse_into_cache
     from profscope.tb_plugin.store.storage import FileAccess, real_roots
 
     job = jobgen.Job(ranks=2, steps=20, collectives=40, compute_kernels=20)

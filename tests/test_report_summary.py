@@ -13,7 +13,7 @@ from typing import Any, Optional
 
 import pytest
 
-from profscope.tb_plugin.reports import cli, report
+from profscope.tb_plugin.reports import cli, report, report_html, summary
 from profscope.tb_plugin.ingest.load import load_trace
 from profscope.tb_plugin.views.operators import operators
 from profscope.tb_plugin.views.overview import overview
@@ -395,6 +395,28 @@ def test_unknown_run_is_a_clear_error(tmp_path: Path, capsys: pytest.CaptureFixt
     assert not (tmp_path / "r.html").exists()
 
 
+def test_a_run_whose_files_were_skipped_is_named_with_why(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A run folder that exists but whose trace discovery skipped: the error names the files and the reasons,
+    not an unknown run; other runs are present."""
+    logdir = logdir_with(tmp_path, {"w0": W0})
+    harness = logdir / "harness"
+    harness.mkdir()
+    long_header = b'{"metadata": {"log": "' + b"x" * ((16 << 20) + 1) + b'"}, "traceEvents": []}'
+    (harness / "step.json.gz").write_bytes(gzip.compress(long_header, 1))
+    (harness / "config.json").write_text('{"lr": 0.1}')
+    for command in (["summary", "--logdir", str(logdir), "--run", "harness"],
+                    ["report", "harness", "--logdir", str(logdir), "-o", str(tmp_path / "r.html")],
+                    ["report", "w0", "--vs", "harness", "--logdir", str(logdir), "-o", str(tmp_path / "r.html")]):
+        status, _, err = run_cli(capsys, *command)
+        assert status == 1, command
+        assert err.startswith(f"profscope {command[0]}: error: run 'harness' of logdir "), err
+        assert "holds no trace Profscope reads; 2 files were skipped there:" in err
+        assert "harness/step.json.gz: a JSON file with no trace key in its first 16 MB" in err
+        assert "harness/config.json: a JSON file that is not a Chrome trace" in err
+        assert "no run" not in err and "Traceback" not in err
+    assert not (tmp_path / "r.html").exists()
+
+
 @pytest.mark.parametrize("extra, message", [
     (["--worker", "rank9"], "no worker 'rank9' in run 'w0' (workers: worker0)"),
     (["--span", "12"], "no span '12' of worker 'worker0' in run 'w0' (spans: "),
@@ -472,15 +494,15 @@ def test_formats() -> None:
     assert report.format_bytes(512) == "512 B" and report.format_bytes(5716904) == "5.45 MiB"
     assert report.format_signed_duration(1200.0) == "+1.20 ms" and report.format_signed_duration(-3.0) == "-3.0 µs"
     assert report.format_ratio(None) == "—" and report.format_ratio(0.5) == "0.50×"
-    assert report.format_tick(0, 50_000, 200_000) == "0" and report.format_tick(150_000, 50_000, 200_000) == "150 ms"
-    assert report.format_tick(2_500_000, 500_000, 3_000_000) == "2.5 s"
-    assert report.format_tick(20, 10, 60) == "20 µs" and report.format_tick(1_500, 500, 2_000) == "1.5 ms"
-    assert report.nice_step(177_592) == 50_000 and report.nice_step(9) == 2
+    assert report_html.format_tick(0, 50_000, 200_000) == "0" and report_html.format_tick(150_000, 50_000, 200_000) == "150 ms"
+    assert report_html.format_tick(2_500_000, 500_000, 3_000_000) == "2.5 s"
+    assert report_html.format_tick(20, 10, 60) == "20 µs" and report_html.format_tick(1_500, 500, 2_000) == "1.5 ms"
+    assert report_html.nice_step(177_592) == 50_000 and report_html.nice_step(9) == 2
 
 
 def test_text_table_aligns_and_cuts() -> None:
-    columns = (report.Column("Name", "<", 8), report.Column("Calls"))
-    text = report.text_table(columns, [["aten::convolution", "3"], ["mm\nx", "1,024"]])
+    columns = (summary.Column("Name", "<", 8), summary.Column("Calls"))
+    text = summary.text_table(columns, [["aten::convolution", "3"], ["mm\nx", "1,024"]])
     assert text.splitlines() == [
         "Name      Calls",
         "--------  -----",

@@ -106,9 +106,9 @@ def ingest_task(task: IngestTask, forks: bool = True) -> IngestResult:
 def _build(task: IngestTask, staged: str, forks: bool) -> Optional[str]:
     """Parse the trace into ``staged`` (model, derived answers, summary); an error for the user, else None."""
     from ..model.array_file import read_model
-    from ..views.distributed.ranks import summary_of
+    from ..views import answers
     from . import pack_summary, parser_pool
-    from .runs import parse_to_file
+    from .parse_jobs import parse_to_file
 
     model_path = os.path.join(staged, packs.MODEL)
     with parser_pool.reused_heap():
@@ -120,7 +120,7 @@ def _build(task: IngestTask, staged: str, forks: bool) -> Optional[str]:
         return f"the parsed model could not be written ({outcome.cache_error})"
     if pack_summary.available():
         model = read_model(model_path)
-        pack_summary.write_summary(summary_of(task.worker, task.span, model, tables=True), model_path)
+        pack_summary.write_summary(answers.rank_summary(task.worker, task.span, model, tables=True), model_path)
     return None
 
 

@@ -18,7 +18,7 @@ from typing import Any, Optional
 import numpy as np
 
 from ..model.trace_model import TraceModel
-from ..views.distributed.ranks import summary_of
+from ..views import answers
 from ..views.distributed.rank_summary import Coded, RankSummary, Table
 from .packs import SUMMARY_TABLES
 
@@ -181,6 +181,6 @@ def summary_of_rank(worker: str, span: str, model: TraceModel) -> RankSummary:
                 return dataclasses.replace(read_summary(path), worker=worker, span=span)
             except (ValueError, OSError) as exc:
                 logger.warning("profscope: the summary beside %s does not read (%s); made from the model", path, exc)
-        return summary_of(worker, span, model)
+        return answers.rank_summary(worker, span, model)
 
     return model.memo(("summary_of_rank", worker, span), compute)

@@ -1,7 +1,7 @@
 """The decoder's fast path: a chunk's events as columns read straight from the JSON.
 
 ``_columnar.c`` (built with the package when a C compiler is there) scans a chunk and writes every
-field that ``decode._ChunkReader`` reads into a column: numbers as float64/int64, texts as ids of an
+field that ``chunk_reader.ChunkReader`` reads into a column: numbers as float64/int64, texts as ids of an
 intern table that lives as long as the scanner. It takes only plain JSON (see the C file's header);
 for any other chunk ``scan`` returns None and the decoder reads that chunk through msgspec, so both
 paths give the same columns (tests/test_columnar_decoder.py compares them).
@@ -62,12 +62,12 @@ class Texts:
     def value(self, text_id: int) -> Any:
         """The Python value of a text: ``str`` for text, ``int`` for an integer, ``bytes`` for raw JSON."""
         entry = self.entries[text_id]
-        tag, body = entry[0], entry[1:]
+        tag = entry[0]
         if tag == 0x69:  # i
-            return int(body)
+            return int(entry[1:])
         if tag == 0x72:  # r
-            return body
-        return body.decode("utf-8")
+            return entry[1:]
+        return str(memoryview(entry)[1:], "utf-8")  # no copy of the bytes first (a text may be huge)
 
     def ids(self, local: np.ndarray, space: str, convert: Callable[[Any], int], absent: int = -1) -> np.ndarray:
         """``convert(value)`` of each text id in ``local``, as int64 (``absent`` where the id is -1).

@@ -24,10 +24,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-from ...model import stored_answers
 from ...model.trace_model import TraceModel
-from .. import kernels as kernels_view
-from .. import operators as operators_view
 from ..quantities.accounting import step_times
 
 STEP_COLUMNS = ("start", "end", "duration", "computation", "communication", "overlap", "exposed_communication",
@@ -140,11 +137,11 @@ def _rows_table(rows: list[dict[str, Any]], numeric: tuple[str, ...]) -> Table:
                   for key in numeric})
 
 
-def operators_table(model: TraceModel) -> Table:
-    answer = stored_answers.answer(model, ("operators", "name"), lambda: operators_view.operators(model, "name"))
-    return _rows_table(answer["rows"], OPERATOR_COLUMNS)
+def operators_table(rows: list[dict[str, Any]]) -> Table:
+    """The operator table (the operators page's rows, grouped by name) as columns."""
+    return _rows_table(rows, OPERATOR_COLUMNS)
 
 
-def kernels_table(model: TraceModel) -> Table:
-    answer = stored_answers.answer(model, ("kernels", "name"), lambda: kernels_view.kernels(model, "name"))
-    return _rows_table(answer["rows"], KERNEL_COLUMNS)
+def kernels_table(rows: list[dict[str, Any]]) -> Table:
+    """The kernel table (the kernels page's rows, grouped by name) as columns."""
+    return _rows_table(rows, KERNEL_COLUMNS)

@@ -22,12 +22,12 @@ import numpy as np
 
 from ...model.categories import SliceKinds
 from ...model.trace_model import TraceModel
+from ...model.units import NS_PER_US
 from ..quantities.accounting import step_times
 from .rank_summary import (
     RankSummary, Table, codes_of, collectives_table, kernels_table, operators_table, steps_table,
 )
 
-NS_PER_US = 1000.0
 DTYPE_BYTES = {
     "float": 4, "float32": 4, "Float": 4, "double": 8, "float64": 8, "Double": 8, "half": 2, "float16": 2,
     "Half": 2, "bfloat16": 2, "BFloat16": 2, "int": 4, "int32": 4, "Int": 4, "long": 8, "int64": 8, "Long": 8,
@@ -248,8 +248,11 @@ def _is_distributed(model: TraceModel) -> bool:
     return len(collective_instances(model).name) > 0
 
 
-def summary_of(worker: str, span: str, model: TraceModel, tables: bool = False) -> RankSummary:
-    """One rank's summary (``rank_summary.py``), from its model (``tables``: with the operator and kernel tables)."""
+def summary_of(worker: str, span: str, model: TraceModel, operators_rows: Optional[list[dict[str, Any]]] = None,
+               kernels_rows: Optional[list[dict[str, Any]]] = None) -> RankSummary:
+    """One rank's summary (``rank_summary.py``), from its model; with the operator and kernel tables when their
+    rows (the pages' answers, grouped by name) are given."""
+    tables = operators_rows is not None and kernels_rows is not None
 
     def compute() -> RankSummary:
         info = model.metadata.get("distributedInfo")
@@ -260,8 +263,8 @@ def summary_of(worker: str, span: str, model: TraceModel, tables: bool = False) 
             backend=info.get("backend"), is_distributed=_is_distributed(model),
             base_time_ns=base if isinstance(base, int) and not isinstance(base, bool) else None,
             steps=steps_table(model), collectives=collectives_table(collective_instances(model)),
-            operators=operators_table(model) if tables else Table({}, {}),
-            kernels=kernels_table(model) if tables else Table({}, {}),
+            operators=operators_table(operators_rows) if operators_rows is not None else Table({}, {}),
+            kernels=kernels_table(kernels_rows) if kernels_rows is not None else Table({}, {}),
         )
 
     return model.memo(("rank_summary", worker, span, tables), compute)

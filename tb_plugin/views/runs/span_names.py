@@ -11,13 +11,11 @@ from typing import Any, Optional
 
 import numpy as np
 
-from ...model import stored_answers
 from ...model.categories import SliceKinds
 from ...model.trace_model import TraceModel
+from ...model.units import NS_PER_S, NS_PER_US
 from ..quantities.devices import device, devices_of_rows
 
-NS_PER_US = 1000.0
-NS_PER_S = 1e9
 # A wall time is believed only between these years (the trace clock may be relative or monotonic).
 _YEAR_2000_S = 946_684_800
 _YEAR_2100_S = 4_102_444_800
@@ -46,9 +44,6 @@ def _manifest_steps(manifest: dict[str, Any]) -> Optional[dict[str, Any]]:
     return None
 
 
-SPAN_FACTS_KEY = ("span_facts",)
-
-
 def span_facts(model: Optional[TraceModel], manifest: Optional[dict[str, Any]] = None) -> dict[str, Any]:
     """``{"start_time": epoch s | None, "duration": µs | None, "steps": {"count", "first", "last"} | None,
     "device": text | None}``; ``first``/``last`` are step numbers (``ProfilerStep#N``), or None for steps
@@ -58,8 +53,7 @@ def span_facts(model: Optional[TraceModel], manifest: Optional[dict[str, Any]] =
         wall = _manifest_number(manifest, "wall_time")
         return {"start_time": wall if wall is not None and _YEAR_2000_S <= wall < _YEAR_2100_S else None,
                 "duration": None, "steps": _manifest_steps(manifest), "device": None}
-    # Stored beside a parsed model (store/precomputed.py): listing a thousand packed ranks reads none of their columns.
-    return stored_answers.answer(model, SPAN_FACTS_KEY, lambda: _model_facts(model))
+    return model_facts(model)
 
 
 def device_text(model: TraceModel) -> str:
@@ -75,7 +69,8 @@ def device_text(model: TraceModel) -> str:
     return " + ".join(names) if names else "device"
 
 
-def _model_facts(model: TraceModel) -> dict[str, Any]:
+def model_facts(model: TraceModel) -> dict[str, Any]:
+    """``span_facts`` of a loaded span (``views/answers.span_facts`` keeps it with the first answers)."""
     steps = model.steps
     step_facts = None
     if len(steps):
