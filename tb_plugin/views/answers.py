@@ -312,11 +312,19 @@ def annotations(model: TraceModel, marker: Optional[str] = None) -> dict[str, An
     return _memo(model, _key(ANNOTATIONS, marker), lambda: _annotations.annotations(model, marker))
 
 
+def span_facts(model: Optional[TraceModel], manifest: Optional[dict[str, Any]] = None) -> dict[str, Any]:
+    """What tells a span apart for people (start time, length, steps, device): from the model once loaded, else from
+    the writer's manifest."""
+    if model is None:
+        return _span_names.span_facts(None, manifest)
+    return _stored(model, _span_facts_entry(model))
+
+
 # The questions about one span, each taking its model first: the methods of profscope.open_trace(...).
 SPAN_QUESTIONS: tuple[Callable[..., Any], ...] = (
     summary, overview, operators, operator_detail, kernels, flamegraph, folded_stacks, modules, memory, step_trace,
     data_pipeline, critical_path, tracks, slices, counters, event, search, range_summary, idle_time, launches,
-    queue_length, kernel_sequences, annotations,
+    queue_length, kernel_sequences, annotations, span_facts,
 )
 
 
@@ -368,14 +376,6 @@ def rank_alignment(ranks: Sequence[tuple[RankSteps, TraceModel]], align: str = "
                    step: Optional[str] = None) -> dict[str, Any]:
     """The same step of every rank on one time axis: each rank's step and the shift that places it."""
     return _rank_steps.rank_alignment(ranks, align, step)
-
-
-def span_facts(model: Optional[TraceModel], manifest: Optional[dict[str, Any]] = None) -> dict[str, Any]:
-    """What tells a span apart for people (start time, length, steps, device): from the model once loaded, else from
-    the writer's manifest."""
-    if model is None:
-        return _span_names.span_facts(None, manifest)
-    return _stored(model, _span_facts_entry(model))
 
 
 def rank_summary(worker: str, span: str, model: TraceModel, tables: bool = False) -> RankSummary:
