@@ -77,8 +77,12 @@ bench-smoke: venv-test system-deps frontend
 	$(VENV_PYTHON) bench/bench_parse.py --events 200000 --repeat 1
 	@echo "bench: jobs of many ranks smoke run (packs in a real tensorboard, cross-rank answers, ingest engines)"
 	$(VENV_PYTHON) bench/bench_cluster.py --ranks 16 --steps 2 --collectives 10 --summary-ranks 50 --summary-steps 4 --summary-collectives 20 --engine-mb 2 --engine-files 2 --repeat 1
+	@echo "bench: efficiency routes smoke run (operators with their efficiency columns, roofline)"
+	$(VENV_PYTHON) bench/bench_roofline.py --size-mb 20 --repeat 1
 	@echo "bench: long texts smoke run (a huge event name, a long header before the events)"
 	$(VENV_PYTHON) bench/bench_long_texts.py --name-mb 4 --header-mb 1 --repeat 1
+	@echo "bench: memory snapshot smoke run"
+	$(VENV_PYTHON) bench/bench_snapshot.py --entries 50000 --repeat 1
 	@echo "bench: end-to-end smoke run (a real tensorboard, cold and warm)"
 	$(VENV_PYTHON) bench/bench_e2e.py --events 100000 --repeat 1 --windows 10 --timeout 300
 

@@ -70,23 +70,27 @@ class SpanViews:
     kernels: dict[str, Any]
     memory: dict[str, Any]  # the memory view's "available", "hint", "devices" and "peak"
     details: dict[str, str] = field(default_factory=dict)  # run / worker / span / file, as known
+    # The span's allocator memory snapshot, when it has one (views/answers.snapshot_peak_summary).
+    snapshot: Optional[dict[str, Any]] = None
 
 
 def collect_span(model: TraceModel, label: str, group_by: str = "name", batch_size: Optional[int] = None,
-                 details: Optional[dict[str, str]] = None) -> SpanViews:
+                 details: Optional[dict[str, str]] = None,
+                 peaks: Optional[answers.PeaksSetting] = None) -> SpanViews:
     """The answers of the overview, operator, kernel and memory views for ``model``.
 
     Each is asked of ``views/answers.py`` as the routes ask it: the parser pool's precomputed
-    answer when the cache holds one, else computed here.
+    answer when the cache holds one, else computed here; the figures that need a device peak with ``peaks`` (the
+    user's file, else the built-in table).
     """
     memory = answers.memory(model)
     return SpanViews(
         label=label,
         framework=model.framework,
         start_us=model.start / NS_PER_US,
-        overview=answers.overview(model, batch_size=batch_size),
-        operators=answers.operators(model, group_by),
-        kernels=answers.kernels(model, "name"),
+        overview=answers.overview(model, batch_size=batch_size, peaks=peaks),
+        operators=answers.operators(model, group_by, peaks),
+        kernels=answers.kernels(model, "name", peaks),
         memory={key: memory.get(key) for key in ("available", "hint", "devices", "peak")},
         details=dict(details or {}),
     )
@@ -297,3 +301,9 @@ def kernel_cells(row: dict[str, Any], total: float) -> list[str]:
 def devices_noun(devices: list[dict[str, Any]]) -> str:
     """ "GPU" when every device is one (``views/quantities/devices.py`` names them), else "Device"."""
     return "GPU" if all(d.get("kind", "GPU") == "GPU" for d in devices) else "Device"
+
+
+def snapshot_when(snapshot: dict[str, Any]) -> str:
+    """When a snapshot peaked: time into the snapshot, or the entry's number for a snapshot without times."""
+    after = snapshot["peak_after"]
+    return f"entry {after}" if snapshot["axis"] == "entry" else f"{format_duration(after)} into the snapshot"

@@ -39,14 +39,17 @@ from typing import Any, Callable, Mapping, NamedTuple, Optional, Sequence
 
 from ..ingest.mindspore.step_trace import StepTraceTable
 from ..model import stored_answers
+from ..model.snapshot import SnapshotModel
 from ..model.trace_model import TraceModel
 from . import compare as _compare
 from . import data_pipeline as _data_pipeline
 from . import kernels as _kernels
 from . import memory as _memory
+from . import memory_snapshot as _snapshot
 from . import modules as _modules
 from . import operators as _operators
 from . import overview as _overview
+from . import roofline as _roofline
 from . import stacks as _stacks
 from . import step_trace as _step_trace
 from .analyses import annotations as _annotations
@@ -57,6 +60,7 @@ from .analyses import sequences as _sequences
 from .distributed import cross_rank as _cross_rank
 from .distributed import rank_steps as _rank_steps
 from .distributed import ranks as _ranks
+from .quantities import efficiency as _efficiency
 from .distributed.rank_summary import RankSummary
 from .runs import span_names as _span_names
 from .runs import summary as _summary
@@ -76,12 +80,16 @@ MEMORY = "memory"
 FLAMEGRAPH = "flamegraph"
 CRITICAL_PATH = "critical_path"
 TRACKS = "trace_tracks"
+WORK_SUMMARY = "work_summary"
 IDLE_TIME = "analyses.idle"
 LAUNCHES = "analyses.launches"
 QUEUES = "analyses.queues"
 SEQUENCES = "analyses.sequences"
 ANNOTATIONS = "analyses.annotations"
 SPAN_FACTS = "span_facts"
+# A memory snapshot's (a SnapshotModel keeps its stored answers beside its cache file as a trace model does).
+SNAPSHOT = "memory_snapshot"
+SNAPSHOT_AT = "memory_snapshot/at"
 
 
 def _key(question: str, *params: Any) -> Key:
@@ -139,6 +147,21 @@ def _tracks_entry(model: TraceModel) -> _Entry:
     return _Entry(_key(TRACKS), lambda: _trace.compute_tracks(model))
 
 
+def _work_summary_entry(model: TraceModel) -> _Entry:
+    return _Entry(_key(WORK_SUMMARY), lambda: _efficiency.work_summary(model))
+
+
+# The device peaks the figures that need one are computed with, when the caller names none: the built-in table.
+# The server and the commands pass the user's setting (--profscope_device_peaks, --device-peaks); the peaks are
+# applied at request time, never stored, so a changed peaks file never leaves a stale answer.
+BUILT_IN_PEAKS = _efficiency.PeaksSetting()
+PeaksSetting = _efficiency.PeaksSetting
+
+
+def _roofs(model: TraceModel, peaks: Optional[PeaksSetting]) -> _efficiency.Roofs:
+    return (peaks or BUILT_IN_PEAKS).roofs(model)
+
+
 def parser_answers(model: TraceModel, batch_size: Optional[int]) -> dict[Key, Callable[[], Any]]:
     """The answers the parser stores beside a freshly parsed model (``store/precomputed.py``): what the pages ask
     first, by the key the questions below look up."""
@@ -155,6 +178,7 @@ def parser_answers(model: TraceModel, batch_size: Optional[int]) -> dict[Key, Ca
         _flamegraph_entry(model, "host"),
         _critical_path_entry(model, 0, None),
         _tracks_entry(model),
+        _work_summary_entry(model),
         # Listing a thousand packed ranks then reads none of their columns.
         _span_facts_entry(model),
     ]
@@ -174,17 +198,22 @@ def summary(model: TraceModel) -> dict[str, Any]:
 
 
 def overview(model: TraceModel, marker: Optional[str] = None, batch_size: Optional[int] = None,
-             manifest: Optional[Mapping[str, Any]] = None) -> dict[str, Any]:
-    """Where a step's time goes, the devices, the benchmark figures and the recommendations (stored for the default
-    step marker). With the writer's ``manifest``, the host CPU figures it recorded too (never stored: a manifest can
-    arrive after the parse)."""
+             manifest: Optional[Mapping[str, Any]] = None, peaks: Optional[PeaksSetting] = None) -> dict[str, Any]:
+    """Where a step's time goes, the devices, the benchmark figures, the efficiency figures (MFU per step, with
+    ``peaks``) and the recommendations (stored for the default step marker, without the figures that need a peak).
+    With the writer's ``manifest``, the host CPU figures it recorded too (never stored: a manifest can arrive after
+    the parse)."""
     answer = _stored(model, _overview_entry(model, marker, batch_size))
-    return answer if manifest is None else _overview.with_host_cpu(answer, manifest)
+    if manifest is not None:
+        answer = _overview.with_host_cpu(answer, manifest)
+    return _overview.with_efficiency(answer, model, work_summary(model), _roofs(model, peaks))
 
 
-def operators(model: TraceModel, group_by: str = "name") -> dict[str, Any]:
-    """Time per framework operator, host and device (stored for every ``group_by``)."""
-    return _stored(model, _operators_entry(model, group_by))
+def operators(model: TraceModel, group_by: str = "name", peaks: Optional[PeaksSetting] = None) -> dict[str, Any]:
+    """Time per framework operator, host and device, with FLOPs, bytes and the roofline figures where they are
+    known (stored for every ``group_by``, without the figures that need a peak)."""
+    return _efficiency.with_operator_figures(_stored(model, _operators_entry(model, group_by)), model,
+                                             work_summary(model), _roofs(model, peaks))
 
 
 def operator_detail(model: TraceModel, name: str, input_shape: Optional[str] = None) -> dict[str, Any]:
@@ -192,9 +221,22 @@ def operator_detail(model: TraceModel, name: str, input_shape: Optional[str] = N
     return _operators.operator_detail(model, name, input_shape)
 
 
-def kernels(model: TraceModel, group_by: str = "name") -> dict[str, Any]:
-    """Device kernels by name, or by launching operator and name (stored for every ``group_by``)."""
-    return _stored(model, _kernels_entry(model, group_by))
+def kernels(model: TraceModel, group_by: str = "name", peaks: Optional[PeaksSetting] = None) -> dict[str, Any]:
+    """Device kernels by name, or by launching operator and name, with the work of the calls that launched them
+    (stored for every ``group_by``, without the figures that need a peak)."""
+    return _efficiency.with_kernel_figures(_stored(model, _kernels_entry(model, group_by)), model,
+                                           work_summary(model), _roofs(model, peaks))
+
+
+def work_summary(model: TraceModel) -> dict[str, Any]:
+    """FLOPs and bytes of the operator calls, grouped by operator and shape, per step and per kernel: the peak-free
+    half of the efficiency figures (stored)."""
+    return _stored(model, _work_summary_entry(model))
+
+
+def roofline(model: TraceModel, peaks: Optional[PeaksSetting] = None) -> dict[str, Any]:
+    """The operators under the device's roofs, the biggest gaps to the roof, copy bandwidth per direction."""
+    return _roofline.roofline(model, work_summary(model), _roofs(model, peaks))
 
 
 def flamegraph(model: TraceModel, weight: str = "host") -> dict[str, Any]:
@@ -322,7 +364,7 @@ def span_facts(model: Optional[TraceModel], manifest: Optional[dict[str, Any]] =
 
 # The questions about one span, each taking its model first: the methods of profscope.open_trace(...).
 SPAN_QUESTIONS: tuple[Callable[..., Any], ...] = (
-    summary, overview, operators, operator_detail, kernels, flamegraph, folded_stacks, modules, memory, step_trace,
+    summary, overview, operators, operator_detail, kernels, work_summary, roofline, flamegraph, folded_stacks, modules, memory, step_trace,
     data_pipeline, critical_path, tracks, slices, counters, event, search, range_summary, idle_time, launches,
     queue_length, kernel_sequences, annotations, span_facts,
 )
@@ -335,28 +377,30 @@ TableSpan = _run_table.TableSpan
 RankSteps = _rank_steps.RankSteps
 
 
-def compare(base: CompareSide, exp: CompareSide, group_by: str = "name") -> dict[str, Any]:
-    """Two spans side by side: step breakdown, operators and kernels, by impact on the step time. Each side's
+def compare(base: CompareSide, exp: CompareSide, group_by: str = "name",
+            peaks: Optional[PeaksSetting] = None) -> dict[str, Any]:
+    """Two spans side by side: step breakdown, MFU, operators and kernels, by impact on the step time. Each side's
     numbers are its overview (default marker), operator and kernel answers."""
     _compare.check_group_by(group_by)
 
     def answers_of(side: CompareSide) -> _compare.SideAnswers:
-        return _compare.SideAnswers(overview=overview(side.model, batch_size=side.batch_size),
-                                    operators=operators(side.model, group_by), kernels=kernels(side.model, "name"))
+        return _compare.SideAnswers(overview=overview(side.model, batch_size=side.batch_size, peaks=peaks),
+                                    operators=operators(side.model, group_by, peaks),
+                                    kernels=kernels(side.model, "name", peaks))
     return _compare.compare(base, exp, group_by, answers_of(base), answers_of(exp))
 
 
-def run_table(spans: list[TableSpan]) -> dict[str, Any]:
-    """Every span of the logdir in one row: status, and for a loaded one its headline numbers (from its overview
-    and memory answers)."""
+def run_table(spans: list[TableSpan], peaks: Optional[PeaksSetting] = None) -> dict[str, Any]:
+    """Every span of the logdir in one row: status, and for a loaded one its headline numbers (from its overview,
+    MFU included, and memory answers)."""
     return _run_table.run_table(spans, lambda model, batch_size: _run_table.span_numbers(
-        model.framework, overview(model, batch_size=batch_size), memory(model)))
+        model.framework, overview(model, batch_size=batch_size, peaks=peaks), memory(model)))
 
 
-def distributed(ranks: list[tuple[str, TraceModel]]) -> dict[str, Any]:
-    """Per rank computation, communication and their overlap, the collectives and the stragglers (``ranks``: each
-    worker's model of the same span)."""
-    return _ranks.distributed(ranks)
+def distributed(ranks: list[tuple[str, TraceModel]], peaks: Optional[PeaksSetting] = None) -> dict[str, Any]:
+    """Per rank computation, communication and their overlap, the collectives with their bandwidths and the
+    stragglers (``ranks``: each worker's model of the same span)."""
+    return _ranks.distributed(ranks, lambda model: _roofs(model, peaks))
 
 
 def rank_steps(ranks: list[tuple[str, str, TraceModel]]) -> list[tuple[RankSteps, TraceModel]]:
@@ -378,6 +422,70 @@ def rank_alignment(ranks: Sequence[tuple[RankSteps, TraceModel]], align: str = "
     return _rank_steps.rank_alignment(ranks, align, step)
 
 
+# --- memory snapshots (views/memory_snapshot.py): about a SnapshotModel, not a span's trace -----------------------
+
+
+def _snapshot_overview_entry(snapshot: SnapshotModel) -> _Entry:
+    return _Entry(_key(SNAPSHOT), lambda: _snapshot.overview(snapshot))
+
+
+def _snapshot_peak_entry(snapshot: SnapshotModel, device: int, group_by: str) -> _Entry:
+    return _Entry(_key(SNAPSHOT_AT, device, "peak", group_by), lambda: _snapshot.at(snapshot, device, group_by=group_by))
+
+
+def snapshot_parser_answers(snapshot: SnapshotModel) -> dict[Key, Callable[[], Any]]:
+    """What the parser stores beside a snapshot's model: its overview and what is alive at the peak of the device the
+    page opens on."""
+    entries = [_snapshot_overview_entry(snapshot)]
+    if snapshot.devices:
+        entries.append(_snapshot_peak_entry(snapshot, _snapshot.device_facts(snapshot)["device"], "site"))
+    return {entry.key: entry.compute for entry in entries}
+
+
+def snapshot_overview(snapshot: SnapshotModel) -> dict[str, Any]:
+    """A memory snapshot as a whole: per device its peak and totals, OOM events, allocator settings, peak sites."""
+    return _stored(snapshot, _snapshot_overview_entry(snapshot))  # type: ignore[arg-type]
+
+
+def snapshot_timeline(snapshot: SnapshotModel, device: Optional[int] = None, start: Optional[float] = None,
+                      end: Optional[float] = None, width: int = 1000) -> dict[str, Any]:
+    """Active memory over a window at a resolution, the largest sites stacked."""
+    return _snapshot.timeline(snapshot, device, start, end, width)
+
+
+def snapshot_at(snapshot: SnapshotModel, device: Optional[int] = None, row: Optional[int] = None,
+                time: Optional[float] = None, group_by: str = "site", limit: int = _snapshot.GROUP_LIMIT,
+                site: Optional[int] = None) -> dict[str, Any]:
+    """What is alive after an entry (by default at the peak, stored), grouped, with the largest allocations."""
+    if row is None and time is None and site is None and limit == _snapshot.GROUP_LIMIT \
+            and group_by in _snapshot.GROUP_BY:
+        chosen = _snapshot.device_facts(snapshot, device)["device"]
+        return _stored(snapshot, _snapshot_peak_entry(snapshot, chosen, group_by))  # type: ignore[arg-type]
+    return _snapshot.at(snapshot, device, row, time, group_by, limit, site=site)
+
+
+def snapshot_allocation(snapshot: SnapshotModel, index: int) -> dict[str, Any]:
+    """One allocation's life and every frame of its stack."""
+    return _snapshot.allocation(snapshot, index)
+
+
+def snapshot_segments(snapshot: SnapshotModel, device: Optional[int] = None, row: Optional[int] = None,
+                      time: Optional[float] = None) -> dict[str, Any]:
+    """The allocator's segments, blocks and fragmentation at a moment."""
+    return _snapshot.segments(snapshot, device, row, time)
+
+
+def snapshot_compare(base: SnapshotModel, exp: SnapshotModel, base_device: Optional[int] = None,
+                     exp_device: Optional[int] = None) -> dict[str, Any]:
+    """Two snapshots at their peaks, by allocation site."""
+    return _snapshot.compare(base, exp, base_device, exp_device)
+
+
+def snapshot_peak_summary(snapshot: SnapshotModel, name: str) -> dict[str, Any]:
+    """The report's and the command line's lines on a span's snapshot: the peak and its top sites."""
+    return _snapshot.peak_summary(snapshot, name)
+
+
 def rank_summary(worker: str, span: str, model: TraceModel, tables: bool = False) -> RankSummary:
     """One rank's summary (steps, collective calls; ``tables``: the operator and kernel tables too), what a pack
     keeps as Parquet and every cross-rank answer reads."""
@@ -386,9 +494,12 @@ def rank_summary(worker: str, span: str, model: TraceModel, tables: bool = False
     return _ranks.summary_of(worker, span, model, operators(model, "name")["rows"], kernels(model, "name")["rows"])
 
 
-def distributed_from_summaries(summaries: Sequence[RankSummary]) -> dict[str, Any]:
-    """``distributed`` from the ranks' summaries (a pack's, or made from the models): the same answer."""
-    return _ranks.distributed_from_summaries(list(summaries))
+def distributed_from_summaries(summaries: Sequence[RankSummary], models: Optional[Sequence[TraceModel]] = None,
+                               peaks: Optional[PeaksSetting] = None) -> dict[str, Any]:
+    """``distributed`` from the ranks' summaries (a pack's, or made from the models): the same answer (``models``:
+    the ranks' models in the same order, for the links' peak)."""
+    return _ranks.distributed_from_summaries(list(summaries), list(models) if models is not None else None,
+                                             lambda model: _roofs(model, peaks))
 
 
 def _ordered(summaries: Sequence[RankSummary]) -> list[tuple[int, RankSummary]]:

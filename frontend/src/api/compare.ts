@@ -113,6 +113,8 @@ export interface CompareData {
   readonly operators: readonly CompareOperatorRow[];
   readonly kernels: readonly CompareKernelRow[];
   readonly notes: readonly CompareNote[];
+  /** Each side's mean model FLOPs utilization (null when unknown). */
+  readonly mfu: { readonly base: number | null; readonly exp: number | null; readonly ratio: number | null };
 }
 
 function parseSideInfo(value: unknown): CompareSideInfo {
@@ -255,6 +257,11 @@ export function parseCompare(json: unknown): CompareData {
     operators: listField(json, "operators", parseCompareOperator),
     kernels: listField(json, "kernels", parseCompareKernel),
     notes: listField(json, "notes", parseNote),
+    mfu: {
+      base: nullableNumberField(objectOf(json["mfu"]), "base"),
+      exp: nullableNumberField(objectOf(json["mfu"]), "exp"),
+      ratio: nullableNumberField(objectOf(json["mfu"]), "ratio"),
+    },
   };
 }
 
@@ -311,6 +318,8 @@ export interface RunTableRow extends SpanRef {
   readonly peakMemory: Readonly<Record<string, number>> | null;
   /** Batch size × steps per second; null without a batch size. */
   readonly samplesPerSecond: number | null;
+  /** Mean model FLOPs utilization over the steps; null when unknown. */
+  readonly mfu: number | null;
 }
 
 export interface RunTableData {
@@ -351,6 +360,7 @@ function parseRunTableRow(value: unknown): RunTableRow | null {
     gpuUtilization: nullableNumberField(value, "gpu_utilization"),
     peakMemory: isObject(peak) ? numberMapField(value, "peak_memory") : null,
     samplesPerSecond: nullableNumberField(value, "samples_per_second"),
+    mfu: nullableNumberField(value, "mfu"),
   };
 }
 

@@ -32,6 +32,8 @@ export interface PathEntry {
 export interface CriticalPathData {
   readonly index: number;
   readonly step: PathStep;
+  /** The step's own range (ProfilerStep#N) as a slice id; null for a span without steps. */
+  readonly stepId: number | null;
   readonly steps: readonly PathStep[];
   /** µs: the step's span, from its first CPU event to its last device work. */
   readonly length: number;
@@ -87,6 +89,7 @@ export function parseCriticalPath(json: unknown): CriticalPathData {
   return {
     index: numberField(step, "index"),
     step: parseStep(step) ?? { name: "", start: 0, end: 0 },
+    stepId: typeof step["id"] === "number" ? step["id"] : null,
     steps: listField(json, "steps", parseStep),
     length: numberField(json, "length"),
     breakdown: listField(json, "breakdown", (value) =>

@@ -58,6 +58,12 @@ export interface CollectiveRow {
   readonly transfer: number;
   /** Bytes per second of transfer time; null when the sizes are unknown. */
   readonly bandwidth: number | null;
+  /** Rank bandwidth (each rank's own durations, waiting included), algorithm and bus, bytes/s. */
+  readonly algbw: number | null;
+  readonly busbw: number | null;
+  /** Transfer bandwidth (each collective's shortest duration over the ranks), bus, bytes/s; null with one rank. */
+  readonly transferBusbw: number | null;
+  readonly groupSize: number | null;
   readonly perRank: readonly CollectiveRankRow[];
 }
 
@@ -133,6 +139,10 @@ function parseCollective(value: unknown): CollectiveRow | null {
     wait: numberField(value, "wait"),
     transfer: numberField(value, "transfer"),
     bandwidth: nullableNumberField(value, "bandwidth"),
+    algbw: nullableNumberField(value, "algbw"),
+    busbw: nullableNumberField(value, "busbw"),
+    transferBusbw: nullableNumberField(value, "transfer_busbw"),
+    groupSize: nullableNumberField(value, "group_size"),
     perRank: listField(value, "per_rank", parseCollectiveRank),
   };
 }

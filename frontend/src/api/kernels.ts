@@ -12,6 +12,7 @@ import {
   stringField,
 } from "./json_fields";
 import type { ApiResult, SpanRef } from "./types";
+import { hasEfficiency, parseEfficiency, type Efficiency } from "../lib/efficiency";
 
 export const KERNEL_GROUPINGS = ["name", "op_and_name"] as const;
 export type KernelGrouping = (typeof KERNEL_GROUPINGS)[number];
@@ -34,6 +35,8 @@ export interface KernelRow {
   /** Duration-weighted mean of the profiler's estimate, 0..1. */
   readonly achievedOccupancy: number | null;
   readonly tensorCores: boolean;
+  /** The FLOPs and bytes of the calls that launched these kernels, shared among their kernels by device time. */
+  readonly efficiency: Efficiency;
 }
 
 export interface KernelsData {
@@ -49,6 +52,8 @@ export interface KernelsData {
   readonly total: number;
   /** Kernel time cut to the steps (the window of the Overview's device figures), µs; null without steps. */
   readonly inStepsTotal: number | null;
+  /** The rows carry the efficiency columns. */
+  readonly efficiency: boolean;
 }
 
 export function parseKernelRow(value: unknown): KernelRow | null {
@@ -64,6 +69,7 @@ export function parseKernelRow(value: unknown): KernelRow | null {
     blocksPerSm: nullableNumberField(value, "blocks_per_sm"),
     achievedOccupancy: nullableNumberField(value, "achieved_occupancy"),
     tensorCores: booleanField(value, "tensor_cores"),
+    efficiency: parseEfficiency(value),
   };
 }
 
@@ -81,6 +87,7 @@ export function parseKernels(json: unknown): KernelsData {
     tensorCoreShare: nullableNumberField(json, "tensor_core_share"),
     total: Number.isFinite(total) ? total : rows.reduce((sum, row) => sum + (Number.isFinite(row.total) ? row.total : 0), 0),
     inStepsTotal: isObject(json["in_steps"]) ? nullableNumberField(json["in_steps"], "total") : null,
+    efficiency: hasEfficiency(json),
   };
 }
 

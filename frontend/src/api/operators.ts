@@ -12,6 +12,7 @@ import {
   stringField,
 } from "./json_fields";
 import { parseKernelRow, type KernelRow } from "./kernels";
+import { hasEfficiency, parseEfficiency, type Efficiency } from "../lib/efficiency";
 import type { ApiResult, SpanRef } from "./types";
 
 export const OPERATOR_GROUPINGS = ["name", "input_shape", "stack"] as const;
@@ -37,6 +38,8 @@ export interface OperatorRow {
   readonly inputShape: string | null;
   /** Call stack frames joined by "\n" (group_by=stack). */
   readonly stack: string | null;
+  /** GFLOP, TFLOP/s, roofline share... of the row's counted calls (group_by=name or input_shape). */
+  readonly efficiency: Efficiency;
 }
 
 export interface OperatorsData {
@@ -45,6 +48,8 @@ export interface OperatorsData {
   readonly totals: Readonly<Record<string, number>>;
   /** The span has device activity (any operator launched GPU work). */
   readonly hasDevice: boolean;
+  /** The rows carry the efficiency columns. */
+  readonly efficiency: boolean;
 }
 
 export function parseOperatorRow(value: unknown): OperatorRow | null {
@@ -61,6 +66,7 @@ export function parseOperatorRow(value: unknown): OperatorRow | null {
     tcTotalShare: numberField(value, "tc_total_share"),
     inputShape: nullableStringField(value, "input_shape"),
     stack: nullableStringField(value, "stack"),
+    efficiency: parseEfficiency(value),
   };
 }
 
@@ -74,6 +80,7 @@ export function parseOperators(json: unknown): OperatorsData {
     rows,
     totals: numberMapField(json, "totals"),
     hasDevice: typeof declared === "boolean" ? declared : rows.some((row) => row.deviceTotal > 0),
+    efficiency: hasEfficiency(json),
   };
 }
 

@@ -16,6 +16,7 @@ import {
   type JsonObject,
 } from "./json_fields";
 import type { ApiResult, SpanRef } from "./types";
+import { parseUncounted, type UncountedCalls } from "./roofline";
 
 /** Breakdown categories in priority order: an instant belongs to the first one that covers it. */
 export const BREAKDOWN_CATEGORIES = [
@@ -128,6 +129,8 @@ export interface OverviewData {
   readonly hostCpu: HostCpu | null;
   readonly benchmark: BenchmarkFigures | null;
   readonly recommendations: readonly Recommendation[];
+  /** MFU, time far from the roofline, device time per operator category; null from an older server. */
+  readonly efficiency: OverviewEfficiency | null;
 }
 
 function parseStep(value: unknown): OverviewStep | null {
@@ -246,6 +249,46 @@ function parseStepSource(object: JsonObject): StepSource {
   return value === "user" || value === "span" ? value : "ProfilerStep";
 }
 
+/** How far from the hardware's peak (the backend's quantities/efficiency.py, with the server's device peaks). */
+export interface OverviewEfficiency {
+  readonly timeBasis: "device" | "host";
+  /** Mean MFU over the steps; null with `mfuReason`. */
+  readonly mfu: number | null;
+  readonly mfuSteps: readonly { readonly name: string; readonly mfu: number | null; readonly matrixGflops: number }[];
+  readonly mfuCounted: string;
+  readonly mfuReason: string;
+  /** Share of device time in calls below half their roofline, and the share whose roofline is known. */
+  readonly lowRooflineShare: number | null;
+  readonly coveredShare: number | null;
+  readonly categories: readonly { readonly category: string; readonly label: string; readonly time: number; readonly share: number | null }[];
+  readonly uncounted: readonly UncountedCalls[];
+  readonly peaksError: string;
+}
+
+function parseEfficiency(value: unknown): OverviewEfficiency | null {
+  if (!isObject(value)) return null;
+  const mfu = objectOf(value["mfu"]);
+  const low = objectOf(value["low_roofline"]);
+  return {
+    timeBasis: value["time_basis"] === "host" ? "host" : "device",
+    mfu: nullableNumberField(mfu, "mean"),
+    mfuSteps: listField(mfu, "steps", (step) =>
+      isObject(step) ? { name: stringField(step, "name"), mfu: nullableNumberField(step, "mfu"), matrixGflops: numberField(step, "matrix_gflops") } : null,
+    ),
+    mfuCounted: stringField(mfu, "counted"),
+    mfuReason: stringField(mfu, "reason"),
+    lowRooflineShare: nullableNumberField(low, "share"),
+    coveredShare: nullableNumberField(low, "covered_share"),
+    categories: listField(value, "categories", (entry) =>
+      isObject(entry)
+        ? { category: stringField(entry, "category"), label: stringField(entry, "label"), time: numberField(entry, "time"), share: nullableNumberField(entry, "share") }
+        : null,
+    ),
+    uncounted: listField(value, "uncounted", parseUncounted),
+    peaksError: stringField(value, "peaks_error"),
+  };
+}
+
 /** Validates an `overview` answer; throws when it is not an object at all. */
 export function parseOverview(json: unknown): OverviewData {
   if (!isObject(json)) throw new Error("the overview answer is not an object");
@@ -262,6 +305,7 @@ export function parseOverview(json: unknown): OverviewData {
     hostCpu: parseHostCpu(json["host_cpu"]),
     benchmark: parseBenchmark(json["benchmark"]),
     recommendations: listField(json, "recommendations", parseRecommendation),
+    efficiency: parseEfficiency(json["efficiency"]),
   };
 }
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 import msgspec
 import numpy as np
@@ -23,7 +23,9 @@ import numpy as np
 from ...model.categories import SliceKinds
 from ...model.trace_model import TraceModel
 from ...model.units import NS_PER_US
+from ..quantities import collective_bandwidth
 from ..quantities.accounting import step_times
+from ..quantities.efficiency import Roofs
 from .rank_summary import (
     RankSummary, Table, codes_of, collectives_table, kernels_table, operators_table, steps_table,
 )
@@ -62,13 +64,16 @@ class RankInstances:
     start: np.ndarray
     end: np.ndarray
     nbytes: np.ndarray  # -1 when unknown
+    # For bandwidth (quantities/collective_bandwidth.py): the message size S (the larger of the input and output of
+    # record_param_comms, else nbytes) and the group size (its "Group size", else the job's world size), -1 unknown.
+    message_bytes: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    group_size: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     # Where the trace records them (``record_param_comms``): the process group, the call's number within it (else
-    # its number among this rank's calls of the same group and name: ``seq_recorded`` False), the group's size, the
-    # output bytes (an all-gather's whole result); the device stream of the collective kernel (-1 on the host).
+    # its number among this rank's calls of the same group and name: ``seq_recorded`` False), the output bytes (an
+    # all-gather's whole result); the device stream of the collective kernel (-1 on the host).
     process_group: list[str] = field(default_factory=list)
     seq: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     seq_recorded: np.ndarray = field(default_factory=lambda: np.zeros(0, bool))
-    group_size: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     out_bytes: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     stream: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
 
@@ -88,9 +93,9 @@ def rank_of(model: TraceModel, worker: str, fallback: int) -> int:
     return int(m.group(1)) if m else fallback
 
 
-def _message_bytes(model: TraceModel, row: int, output: bool = False) -> int:
+def _message_bytes(model: TraceModel, row: int, column: str = "in_msg_nelems") -> int:
     s = model.slices
-    nelems = int(s.out_msg_nelems[row] if output else s.in_msg_nelems[row])
+    nelems = int(getattr(s, column)[row])
     dtype = model.strings[int(s.dtype[row])] if s.dtype[row] >= 0 else ""
     if nelems < 0 or dtype not in DTYPE_BYTES:
         return -1
@@ -187,9 +192,10 @@ def _collective_instances(model: TraceModel) -> RankInstances:
 
         rows = np.flatnonzero(pick & ~has_ancestor(s, pick))
         owner_op = rows.astype(np.int64)
-    names, sizes, groups, out_sizes = [], [], [], []
+    names, sizes, messages, group_sizes, groups, out_sizes = [], [], [], [], [], []
     seq = np.full(len(rows), -1, dtype=np.int64)
-    group_size = np.full(len(rows), -1, dtype=np.int64)
+    info = model.metadata.get("distributedInfo") or {}
+    world = info.get("world_size") if isinstance(info, dict) and isinstance(info.get("world_size"), int) else -1
     for i, (row, op) in enumerate(zip(rows.tolist(), owner_op.tolist())):  # one step per collective call
         source = op if op >= 0 and with_args[op] else (int(args_above[op]) if op >= 0 else -1)
         if source >= 0 and s.collective[source] >= 0:
@@ -197,15 +203,21 @@ def _collective_instances(model: TraceModel) -> RankInstances:
         else:
             names.append(normalize_collective(text[int(s.name[row])]))
         sizes.append(_collective_bytes(model, row, op, source, collective_above, inner_bytes))
-        out_sizes.append(_message_bytes(model, source, output=True) if source >= 0 else -1)
+        out_bytes = _message_bytes(model, source, "out_msg_nelems") if source >= 0 else -1
+        messages.append(max(sizes[-1], out_bytes))
+        group_sizes.append(int(s.group_size[source]) if source >= 0 and s.group_size[source] > 0 else world)
+        out_sizes.append(out_bytes)
         groups.append(text[int(s.process_group[source])] if source >= 0 and s.process_group[source] >= 0 else "")
         if source >= 0:
             seq[i] = s.collective_seq[source]
-            group_size[i] = s.group_size[source]
     order = np.argsort(s.start[rows], kind="stable")
+
+    def ordered(values: list[int]) -> np.ndarray:
+        return np.asarray(values, dtype=np.int64)[order] if values else np.zeros(0, np.int64)
+
     names = [names[i] for i in order]
     groups = [groups[i] for i in order]
-    seq, group_size = seq[order], group_size[order]
+    seq = seq[order]
     recorded = seq >= 0
     if not recorded.all():  # numbered per (group, name) in time order where the trace records no number
         counters: dict[tuple[str, str], int] = {}
@@ -213,13 +225,11 @@ def _collective_instances(model: TraceModel) -> RankInstances:
             key = (groups[i], names[i])
             seq[i] = counters.get(key, 0)
             counters[key] = seq[i] + 1
-    empty = np.zeros(0, np.int64)
     kernel_rows = kinds.collective_kernel[rows] if len(rows) else np.zeros(0, bool)
     stream = np.where(kernel_rows, s.stream[rows], -1).astype(np.int64)[order]
     return RankInstances(name=names, start=s.start[rows][order], end=s.end_at(rows)[order],
-                         nbytes=np.asarray(sizes, dtype=np.int64)[order] if sizes else empty,
-                         process_group=groups, seq=seq, seq_recorded=recorded, group_size=group_size,
-                         out_bytes=np.asarray(out_sizes, dtype=np.int64)[order] if out_sizes else empty,
+                         nbytes=ordered(sizes), message_bytes=ordered(messages), group_size=ordered(group_sizes),
+                         process_group=groups, seq=seq, seq_recorded=recorded, out_bytes=ordered(out_sizes),
                          stream=stream)
 
 
@@ -298,15 +308,22 @@ class _Calls:
     start: np.ndarray
     end: np.ndarray
     nbytes: np.ndarray
+    message_bytes: np.ndarray
+    group_size: np.ndarray
 
 
-def distributed(ranks: list[tuple[str, TraceModel]]) -> dict[str, Any]:
-    """``ranks``: (worker name, model) of every worker of a run, one span each."""
-    return distributed_from_summaries([summary_of(worker, "", model) for worker, model in ranks])
+def distributed(ranks: list[tuple[str, TraceModel]],
+                roofs_of: Optional[Callable[[TraceModel], Roofs]] = None) -> dict[str, Any]:
+    """``ranks``: (worker name, model) of every worker of a run, one span each. ``roofs_of``: the device peaks of a
+    model (the server's setting), for the links' peak beside the collectives' bus bandwidth."""
+    summaries = [summary_of(worker, "", model) for worker, model in ranks]
+    return distributed_from_summaries(summaries, [model for _, model in ranks], roofs_of)
 
 
-def distributed_from_summaries(summaries: list[RankSummary]) -> dict[str, Any]:
-    """The Distributed view from the ranks' summaries (from their models, or their packs)."""
+def distributed_from_summaries(summaries: list[RankSummary], models: Optional[list[TraceModel]] = None,
+                               roofs_of: Optional[Callable[[TraceModel], Roofs]] = None) -> dict[str, Any]:
+    """The Distributed view from the ranks' summaries (from their models, or their packs); ``models``: the ranks'
+    models in the same order, for the links' peak (the first rank's device)."""
     if not summaries or (len(summaries) == 1 and not summaries[0].is_distributed):
         return {"available": False, "ranks": [], "collectives": [], "straggler": None,
                 "hint": "This run has a single worker: there is nothing distributed to show. Profile every rank of "
@@ -314,14 +331,17 @@ def distributed_from_summaries(summaries: list[RankSummary]) -> dict[str, Any]:
     entries = []
     for i, summary in enumerate(summaries):
         entries.append({"worker": summary.worker, "rank": summary_rank(summary, i),
-                        "world_size": summary.world_size, "backend": summary.backend, "summary": summary})
+                        "world_size": summary.world_size, "backend": summary.backend, "summary": summary,
+                        "model": models[i] if models is not None else None})
     entries.sort(key=lambda e: (e["rank"], e["worker"]))
     vocabulary: dict[str, int] = {}
     calls = []
     for e in entries:
         table = e["summary"].collectives
         codes = codes_of(table.texts["name"], vocabulary)
-        calls.append(_Calls(codes, table.numbers["start"], table.numbers["end"], table.numbers["in_bytes"]))
+        numbers = table.numbers
+        calls.append(_Calls(codes, numbers["start"], numbers["end"], numbers["in_bytes"],
+                            np.maximum(numbers["in_bytes"], numbers["out_bytes"]), numbers["group_size"]))
     names = sorted(vocabulary)
     wait, method = _waits(calls, [vocabulary[n] for n in names])
     rank_rows = []
@@ -352,7 +372,9 @@ def distributed_from_summaries(summaries: list[RankSummary]) -> dict[str, Any]:
         "notes": notes,
         "wait_method": method,
         "ranks": rank_rows,
-        "collectives": _collective_table(entries, calls, wait, names, vocabulary),
+        "collectives": _with_bandwidth(_collective_table(entries, calls, wait, names, vocabulary), calls, vocabulary),
+        "link": _link_peak(entries[0]["model"], roofs_of) if entries[0]["model"] is not None else
+        {"name": None, "peak": None, "reason": "the ranks' devices are not known here"},
         "straggler": _straggler(rank_rows),
     }
 
@@ -414,6 +436,60 @@ def _collective_table(entries: list[dict[str, Any]], calls: list[_Calls], waits:
         out.append(row)
     out.sort(key=lambda r: -r["total"])
     return out
+
+
+def _with_bandwidth(rows: list[dict[str, Any]], instances: list[_Calls],
+                    vocabulary: dict[str, int]) -> list[dict[str, Any]]:
+    """Per collective: algorithm and bus bandwidth (``quantities/collective_bandwidth.py``), as rank bandwidth (each
+    call over its own duration on its rank; the sums of all ranks' calls: bytes over time) with the median over the
+    calls, and as transfer bandwidth (the i-th call of every rank is one collective, over its shortest duration)."""
+    for row in rows:
+        name = row["name"]
+        sizes, durations, groups, matched = [], [], [], []
+        for inst in instances:
+            sel = np.flatnonzero(inst.codes == vocabulary[name])
+            sizes.append(inst.message_bytes[sel])
+            durations.append((inst.end - inst.start)[sel])
+            groups.append(inst.group_size[sel])
+            matched.append(sel)
+        size, duration, group = np.concatenate(sizes), np.concatenate(durations), np.concatenate(groups)
+        per_call = collective_bandwidth.rank_bandwidth(name, size, duration, group)
+        known = (size >= 0) & (duration > 0)
+        n = int(np.median(group[group > 0])) if (group > 0).any() else -1
+        row["group_size"] = n if n > 0 else None
+        row["algbw"] = float(size[known].sum() / (duration[known].sum() / 1e9)) if known.any() else None
+        factor = float(collective_bandwidth.bus_factor(name, np.array([n]))[0])
+        row["busbw"] = row["algbw"] * factor if row["algbw"] is not None and math.isfinite(factor) else None
+        bus = per_call.bus[np.isfinite(per_call.bus)]
+        row["busbw_median"] = float(np.median(bus)) if len(bus) else None
+        count = min(len(d) for d in durations)
+        row["transfer_algbw"] = row["transfer_busbw"] = None
+        if count and len(instances) > 1:
+            transfer = collective_bandwidth.transfer_bandwidth(
+                name, np.stack([s[:count] for s in sizes]), np.stack([d[:count] for d in durations]),
+                np.full(count, n))
+            size0 = np.stack([s[:count] for s in sizes]).max(axis=0)
+            ok = (size0 >= 0) & (transfer.duration_ns > 0)
+            if ok.any():
+                row["transfer_algbw"] = float(size0[ok].sum() / (transfer.duration_ns[ok].sum() / 1e9))
+                row["transfer_busbw"] = row["transfer_algbw"] * factor if math.isfinite(factor) else None
+    return rows
+
+
+def _link_peak(model: TraceModel, roofs_of: Optional[Callable[[TraceModel], Roofs]]) -> dict[str, Any]:
+    """The peak of one direction of the links between the devices (NVLink, Infinity Fabric) of the first rank's
+    device, from the device peaks, beside which the bus bandwidth is read."""
+    roofs = (roofs_of or Roofs.of)(model)
+    for device_id, resolved in sorted(roofs.resolved.items()):
+        if device_id < 0 or resolved.peaks is None:
+            continue
+        peak = resolved.peaks.peer_link_bytes_per_second
+        if peak is not None:
+            return {"name": resolved.peaks.name, "peak": peak, "reason": ""}
+        return {"name": resolved.peaks.name, "peak": None,
+                "reason": f"the table of peaks gives no link bandwidth for {resolved.peaks.name}"}
+    reasons = [r.reason for d, r in roofs.resolved.items() if d >= 0]
+    return {"name": None, "peak": None, "reason": reasons[0] if reasons else "the trace describes no device"}
 
 
 def _straggler(rank_rows: list[dict[str, Any]]) -> Optional[dict[str, Any]]:

@@ -8,6 +8,7 @@ import { passiveTip } from "../../components/tooltip";
 import { keyValueList, metricLabel } from "../../components/view_parts";
 import { formatCount, formatPercent } from "../../lib/format";
 import { formatMicros, formatTime } from "../../lib/metric_format";
+import { EFFICIENCY_DEFINITIONS } from "../../lib/efficiency";
 import { CATEGORY_INFO, METRIC_DEFINITIONS as DEF, STEP_SOURCE_TEXT } from "../../lib/metrics";
 import {
   formatChange,
@@ -213,6 +214,15 @@ export function stepTimeSection(data: CompareData): HTMLElement {
               ` (batch ${formatCount(data.base.batchSize ?? 0)} → ${formatCount(data.exp.batchSize ?? 0)}).`,
           ),
         );
+  const mfu =
+    data.mfu.base !== null || data.mfu.exp !== null
+      ? el(
+          "p",
+          { className: "ps-note", testId: "compare-mfu" },
+          metricLabel("Model FLOPs utilization", EFFICIENCY_DEFINITIONS.mfu),
+          `: ${data.mfu.base === null ? "n/a" : formatPercent(data.mfu.base)} → ${data.mfu.exp === null ? "n/a" : formatPercent(data.mfu.exp)}.`,
+        )
+      : null;
   const bars = el(
     "div",
     { className: "ps-cmp-bars", testId: "compare-bars" },
@@ -238,6 +248,7 @@ export function stepTimeSection(data: CompareData): HTMLElement {
     el("h2", {}, metricLabel("Step time", PAIR_DEF.bars)),
     headline,
     sampleHeadline,
+    mfu,
     bars,
     legend,
     categoryTable(data, scale),

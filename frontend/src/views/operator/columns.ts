@@ -5,6 +5,7 @@ import type { TableColumn } from "../../components/virtual_table";
 import { formatCount, formatPercent } from "../../lib/format";
 import { formatMicrosNumber } from "../../lib/metric_format";
 import { METRIC_DEFINITIONS as DEF } from "../../lib/metrics";
+import { efficiencyColumns } from "../../lib/efficiency";
 
 /** First frame of a call stack and how many more there are: "train.py(42): step (+5 frames)". */
 export function stackSummary(stack: string | null): string {
@@ -54,7 +55,7 @@ function share(id: string, label: string, tipText: string, value: (row: Operator
   };
 }
 
-export function operatorColumns(groupBy: OperatorGrouping, hasDevice: boolean): TableColumn<OperatorRow>[] {
+export function operatorColumns(groupBy: OperatorGrouping, hasDevice: boolean, efficiency = false): TableColumn<OperatorRow>[] {
   const columns: TableColumn<OperatorRow>[] = [
     {
       id: "name",
@@ -127,5 +128,6 @@ export function operatorColumns(groupBy: OperatorGrouping, hasDevice: boolean): 
       share("tc_total_share", "TC total", DEF.tcTotalShare, (row) => row.tcTotalShare),
     );
   }
+  if (efficiency) columns.push(...efficiencyColumns((row: OperatorRow) => row.efficiency));
   return columns;
 }

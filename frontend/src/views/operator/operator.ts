@@ -193,7 +193,7 @@ function mountOperator(host: HTMLElement, ctx: ViewContext): void {
       controls.setCount(0, 0);
       return;
     }
-    const columns = operatorColumns(groupBy, loaded.hasDevice);
+    const columns = operatorColumns(groupBy, loaded.hasDevice, loaded.efficiency);
     const sort = parseSortParam(ctx.param("sort"), columns.map((column) => column.id), defaultSort(loaded.hasDevice));
     table = createVirtualTable({
       columns,
