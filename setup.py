@@ -122,7 +122,7 @@ setup(
             "profscope = profscope.tb_plugin.server.loader:ProfscopeLoader",
         ],
         "console_scripts": [
-            "profscope = profscope.tb_plugin.exports.cli:main",
+            "profscope = profscope.tb_plugin.reports.cli:main",
         ],
     },
     # The decoder's fast path (tb_plugin/ingest/chrome/_columnar.c). Optional: without a C compiler the

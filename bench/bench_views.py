@@ -209,7 +209,7 @@ def bench_matrix(ranks: int, steps: int, repeat: int = 7) -> None:
     import numpy as np
 
     from profscope.tb_plugin.ingest.load import load_trace
-    from profscope.tb_plugin.views.rank_steps import RankSteps, rank_steps, step_matrix
+    from profscope.tb_plugin.views.distributed.rank_steps import RankSteps, rank_steps, step_matrix
 
     rng = np.random.default_rng(0)
     rows = []

@@ -9,7 +9,7 @@
 * ``store/``: the runs of a logdir: storage, discovery, the cache of models, the parser processes (may import
   everything above).
 * ``server/``: the HTTP routes under TensorBoard or standalone (may import everything above).
-* ``exports/``: what leaves the UI: the HTML report, TensorBoard scalars, the command line (may import everything,
+* ``reports/``: what leaves the UI: the HTML report, TensorBoard scalars, the command line (may import everything,
   and ``profscope.writer``).
 
 ``tests/test_architecture.py`` holds the tree to these rules and to no import cycle.

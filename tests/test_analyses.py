@@ -11,7 +11,10 @@ from typing import Any
 import pytest
 
 from profscope.tb_plugin.ingest.load import load_trace
-from profscope.tb_plugin.views import annotations, idle_time, kernel_sequences, launches, queue_length, trace
+from profscope.tb_plugin.views.analyses import (
+    annotations, idle as idle_time, sequences as kernel_sequences, launches, queues as queue_length,
+)
+from profscope.tb_plugin.views.trace import queries as trace
 
 from conftest import copy_trace
 from handmade import trace as make_trace, write, x

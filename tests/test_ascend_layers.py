@@ -21,8 +21,9 @@ from profscope.tb_plugin.store.discovery import scan_logdir
 from profscope.tb_plugin.ingest.load import TraceLoadError, load_trace
 from profscope.tb_plugin.ingest.detect import HEAD_BYTES, detect_framework
 from profscope.tb_plugin.model.categories import SliceKinds
-from profscope.tb_plugin.views import distributed, kernels, overview
-from profscope.tb_plugin.views.summary import span_summary
+from profscope.tb_plugin.views import kernels, overview
+from profscope.tb_plugin.views.distributed import ranks as distributed
+from profscope.tb_plugin.views.runs.summary import span_summary
 
 from conftest import assert_fails_alone
 

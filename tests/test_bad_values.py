@@ -13,8 +13,8 @@ from profscope.tb_plugin.ingest.load import load_trace
 from profscope.tb_plugin.ingest.mindspore.minddata import MindDataFormatError, parse_pipeline_csv
 from profscope.tb_plugin.ingest.mindspore.step_trace import StepTraceFileError, parse_step_trace_csv
 from profscope.tb_plugin.ingest.chrome.metadata import checked_metadata
-from profscope.tb_plugin.views.run_table import manifest_batch_size
-from profscope.tb_plugin.views.summary import limitations
+from profscope.tb_plugin.views.runs.table import manifest_batch_size
+from profscope.tb_plugin.views.runs.summary import limitations
 
 from handmade import trace, write, x
 

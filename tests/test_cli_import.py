@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from profscope.tb_plugin.exports import cli
+from profscope.tb_plugin.reports import cli
 from profscope.tb_plugin import layout
 
 from conftest import REAL_TRACES, copy_trace
@@ -216,7 +216,7 @@ def test_usage_errors_exit_with_status_2(tmp_path: Path) -> None:
 
 def test_the_cli_module_imports_neither_torch_nor_tensorboard() -> None:
     code = (
-        "import sys, profscope.tb_plugin.exports.cli as cli\n"
+        "import sys, profscope.tb_plugin.reports.cli as cli\n"
         "heavy = sorted(m for m in ('torch', 'tensorboard', 'numpy', 'msgspec') if m in sys.modules)\n"
         "assert not heavy, heavy\n"
     )

@@ -170,7 +170,8 @@ READ_HERE = {
         "blocks per SM": 0.5, "warps per SM": 4, "est. achieved occupancy %": 12, "bytes": 1 << 40,
         "unknown": {"deep": [1, [2, {"x": None}], True, False, "\\u00e9\\n"]}})),
     "operator": _json(_event(args={"External id": 5, "Input Dims": [[8, 1], []], "Input type": ["float", ""],
-                                   "Call stack": "a.py(1): f;b.py(2): g", "Sequence number": 17})),
+                                   "Concrete Inputs": ["", "[2, 2]"], "Call stack": "a.py(1): f;b.py(2): g",
+                                   "Sequence number": 17})),
     "python": _json(_event(cat="python_function", name="nn.Module: Linear",
                            args={"Python id": 4, "Python parent id": None})),
     "collective": _json(_event(name="record_param_comms", args={

@@ -14,7 +14,7 @@ from profscope.tb_plugin.views.compare import CompareSide, compare
 from profscope.tb_plugin.views.kernels import kernels
 from profscope.tb_plugin.views.overview import CATEGORIES, overview
 from profscope.tb_plugin.views.memory import memory
-from profscope.tb_plugin.views.run_table import TableSpan, peak_memory, run_table
+from profscope.tb_plugin.views.runs.table import TableSpan, peak_memory, run_table
 
 from conftest import copy_trace, real_trace
 from handmade import gpu_step_trace, trace, write, x

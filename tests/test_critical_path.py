@@ -1,4 +1,4 @@
-"""Critical path of a step (views/critical_path.py): exact paths on hand-made traces, the step's span on every real
+"""Critical path of a step (views/trace/critical_path.py): exact paths on hand-made traces, the step's span on every real
 trace, and agreement with HTA's CriticalPathAnalysis (HTA 0.5.0) on a real GPU trace."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from profscope.tb_plugin.ingest.load import load_trace
-from profscope.tb_plugin.views.critical_path import KINDS, StepNotFound, critical_path
+from profscope.tb_plugin.views.trace.critical_path import KINDS, StepNotFound, critical_path
 from profscope.tb_plugin.model.steps import find_steps
 
 from profscope.tb_plugin.store.discovery import scan_logdir

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from profscope.tb_plugin.ingest.load import load_trace
-from profscope.tb_plugin.views.distributed import collective_instances, distributed, normalize_collective
+from profscope.tb_plugin.views.distributed.ranks import collective_instances, distributed, normalize_collective
 from profscope.tb_plugin.views.overview import overview
 
 from conftest import REPO, copy_trace, real_trace

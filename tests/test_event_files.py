@@ -24,12 +24,12 @@ from tensorboard.compat.proto import summary_pb2
 from tensorboard.plugins import base_plugin
 from tensorboard.util import tensor_util
 
-from profscope.tb_plugin.exports import cli
+from profscope.tb_plugin.reports import cli
 from profscope.tb_plugin import layout
 from profscope.tb_plugin.server import provider_runs
 from profscope.tb_plugin.ingest.load import load_trace
 from profscope.tb_plugin.server.plugin import ProfscopePlugin
-from profscope.tb_plugin.exports.span_scalars import span_scalars
+from profscope.tb_plugin.reports.span_scalars import span_scalars
 from profscope.tb_plugin.views.memory import memory
 from profscope.tb_plugin.views.overview import overview
 from profscope.writer import ProfscopeWriter, WrittenSpan, trace_handler

@@ -25,7 +25,7 @@ from profscope.tb_plugin.model.trace_model import TraceModel
 from profscope.tb_plugin.views.kernels import kernels
 from profscope.tb_plugin.views.operators import operators
 from profscope.tb_plugin.views.overview import overview
-from profscope.tb_plugin.views.summary import span_summary
+from profscope.tb_plugin.views.runs.summary import span_summary
 from profscope.writer.importer import import_trace_files
 
 from handmade import write

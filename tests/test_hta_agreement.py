@@ -38,7 +38,7 @@ import pytest
 
 from profscope.tb_plugin.ingest.load import load_trace
 from profscope.tb_plugin.model.categories import SliceKinds
-from profscope.tb_plugin.views import accounting
+from profscope.tb_plugin.views.quantities import accounting
 from profscope.tb_plugin.views.overview import overview
 
 from conftest import real_trace

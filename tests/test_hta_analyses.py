@@ -31,8 +31,10 @@ import numpy as np
 import pytest
 
 from profscope.tb_plugin.ingest.load import load_trace
-from profscope.tb_plugin.views import annotations, idle_time, kernel_sequences, launches, queue_length
-from profscope.tb_plugin.views.stream_work import stream_id
+from profscope.tb_plugin.views.analyses import (
+    annotations, idle as idle_time, sequences as kernel_sequences, launches, queues as queue_length,
+)
+from profscope.tb_plugin.views.analyses.stream_work import stream_id
 
 from conftest import real_trace
 from test_hta_agreement import GPU_TRACES, KNOWN, NS_PER_US, _clip_to_steps, _hta, _hta_windows, _rank_of

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import gzip
 import json
+import os
 import random
 from collections import Counter
 from pathlib import Path
@@ -89,6 +90,22 @@ def test_call_stack_argument_is_text(tmp_path: Path) -> None:
     events = [x("aten::mm", 0, 5, args={"Call stack": "a.py(1): f;b.py(2): g"})]
     model = load_trace(str(write(tmp_path / "t.json", trace(events))))
     assert model.strings[model.slices.call_stack[0]] == "a.py(1): f;b.py(2): g"
+
+
+def test_concrete_inputs_are_kept_as_their_json(tmp_path: Path) -> None:
+    """The values of an operator's non-tensor arguments (stride, padding, is_causal...) that the performance model
+    reads; both decoders keep the argument's JSON text."""
+    events = [x("aten::convolution", 0, 5, args={"Input Dims": [[1, 3, 8, 8], [4, 3, 3, 3], []],
+                                                  "Concrete Inputs": ["", "", "", "[2, 2]", "[1, 1]"]}),
+              x("aten::relu", 6, 1, args={"Input Dims": [[1, 4, 4, 4]]})]
+    for columnar in ("1", "0"):
+        os.environ["PROFSCOPE_COLUMNAR"] = columnar
+        try:
+            model = load_trace(str(write(tmp_path / f"t{columnar}.json", trace(events))))
+        finally:
+            del os.environ["PROFSCOPE_COLUMNAR"]
+        assert json.loads(model.strings[model.slices.concrete_inputs[0]]) == ["", "", "", "[2, 2]", "[1, 1]"]
+        assert model.slices.concrete_inputs[1] == -1
 
 
 def test_gpu_side_step_annotations_are_not_steps(tmp_path: Path) -> None:

@@ -10,7 +10,7 @@ import pytest
 
 from profscope.tb_plugin.ingest.load import load_trace
 from profscope.tb_plugin.views.overview import CATEGORIES, overview
-from profscope.tb_plugin.views.range_summary import range_summary
+from profscope.tb_plugin.views.trace.range_summary import range_summary
 
 from conftest import copy_trace, real_trace
 from handmade import gpu_step_trace, trace, write, x

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from profscope.tb_plugin.ingest.load import load_trace
-from profscope.tb_plugin.views.distributed import distributed, rank_of
-from profscope.tb_plugin.views.rank_steps import RankSteps, rank_alignment, rank_steps, step_matrix
+from profscope.tb_plugin.views.distributed.ranks import distributed, rank_of
+from profscope.tb_plugin.views.distributed.rank_steps import RankSteps, rank_alignment, rank_steps, step_matrix
 
 from conftest import copy_trace, real_trace
 from handmade import rank_job_trace, write

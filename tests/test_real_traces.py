@@ -4,7 +4,7 @@ The spans are whatever the logdir discovery finds when the whole ``tests/data`` 
 so a trace added there later is covered without a change here. One plugin app serves them all
 (module-scoped: each trace is parsed once). Per (span, route): the route answers 200 — or a 4xx
 the API documents, never a 500 — and a JSON answer matches its schema in ``api/openapi.yaml``. Per
-span: the invariants of ``views/accounting.py`` and the overview (categories sum to the step time,
+span: the invariants of ``views/quantities/accounting.py`` and the overview (categories sum to the step time,
 shares and efficiencies in [0, 1], kernel time within a step at most step time x streams), and
 each quantity is the same number in every view that shows it (overview, kernels, distributed,
 step trace, data pipeline, run table, compare, the Scalars, the ``summary`` command, the report).
@@ -23,10 +23,10 @@ from typing import Any, Iterator, Optional
 import numpy as np
 import pytest
 
-from profscope.tb_plugin.exports import cli, span_scalars
+from profscope.tb_plugin.reports import cli, span_scalars
 from profscope.tb_plugin.store.discovery import scan_logdir
 from profscope.tb_plugin.model.categories import SliceKinds
-from profscope.tb_plugin.exports.report import collect_span, communication_line, format_us, report_html
+from profscope.tb_plugin.reports.report import collect_span, communication_line, format_us, report_html
 
 from conftest import REAL_TRACES, PluginClient
 from openapi_contract import check_schema

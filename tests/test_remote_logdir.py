@@ -21,7 +21,7 @@ pytest.importorskip("s3fs", reason="the s3 test needs the test extra (s3fs, boto
 boto3 = pytest.importorskip("boto3")
 moto_server = pytest.importorskip("moto.server")
 
-from profscope.tb_plugin.exports import cli  # noqa: E402
+from profscope.tb_plugin.reports import cli  # noqa: E402
 from profscope.tb_plugin.store.discovery import scan_logdir  # noqa: E402
 from profscope.tb_plugin.store.storage import FsspecStorage, LogdirUnreadable, _remote_stat, open_storage  # noqa: E402
 

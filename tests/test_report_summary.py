@@ -13,7 +13,7 @@ from typing import Any, Optional
 
 import pytest
 
-from profscope.tb_plugin.exports import cli, report
+from profscope.tb_plugin.reports import cli, report
 from profscope.tb_plugin.ingest.load import load_trace
 from profscope.tb_plugin.views.operators import operators
 from profscope.tb_plugin.views.overview import overview

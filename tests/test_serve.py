@@ -14,7 +14,7 @@ from typing import Any, Iterator
 import pytest
 from werkzeug import test as werkzeug_test
 
-from profscope.tb_plugin.exports import cli
+from profscope.tb_plugin.reports import cli
 from profscope.tb_plugin.server.serve import ROUTE_PREFIX, ServeApp, build_app, display_url, is_loopback
 
 from conftest import real_trace

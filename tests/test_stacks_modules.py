@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -94,7 +95,7 @@ def test_no_modules_says_how_to_record_them(tmp_path: Path) -> None:
 
 
 def test_cli_exports_folded_stacks(tmp_path: Path) -> None:
-    from profscope.tb_plugin.exports.cli import main
+    from profscope.tb_plugin.reports.cli import main
 
     source = real_trace(TRANSFORMER + ".pt.trace.json.gz")
     out = tmp_path / "stacks.txt"
@@ -137,3 +138,74 @@ def test_backward_time_rolls_up_to_parent_modules(tmp_path: Path) -> None:
     # Outer: its own AddBackward0 (8) plus its submodules' 50 + 25.
     assert nodes["backward_host"][outer] == pytest.approx(83.0)
     assert nodes["forward_host"][outer] == pytest.approx(100.0)
+
+
+def test_call_stack_arguments_become_python_frames_above_the_operators(tmp_path: Path) -> None:
+    """Traces of older profilers carry the Python stack as each operator's ``Call stack`` (innermost first)
+    instead of ``python_function`` events: its frames go above the outermost operator that carries it."""
+    fwd = "model.py(20): forward;train.py(8): step;train.py(30): <module>"
+    loss = "train.py(9): step;train.py(30): <module>"
+    events = [
+        x("ProfilerStep#1", 0, 1000, cat="user_annotation"),
+        x("aten::linear", 10, 100, args={"Call stack": fwd}), x("aten::addmm", 20, 60, args={"Call stack": fwd}),
+        x("aten::linear", 200, 50, args={"Call stack": fwd}), x("aten::addmm", 210, 30, args={"Call stack": fwd}),
+        x("aten::mse_loss", 300, 40, args={"Call stack": loss}),
+        x("aten::relu", 400, 7),  # no call stack recorded: stays at the top
+        x("AddmmBackward0", 500, 90, tid=2),  # autograd's thread: no Python stack
+    ]
+    model = load_trace(str(write(tmp_path / "t.json", trace(events))))
+    graph = flamegraph(model)
+    assert graph["stacks_from"] == "call_stacks" and graph["note"] is None
+    module = _node(graph, ["train.py(30): <module>"])
+    step = _node(graph, ["train.py(30): <module>", "train.py(8): step"])
+    forward = _node(graph, ["train.py(30): <module>", "train.py(8): step", "model.py(20): forward"])
+    linear = _node(graph, ["train.py(30): <module>", "train.py(8): step", "model.py(20): forward", "aten::linear"])
+    addmm = _node(graph, ["train.py(30): <module>", "train.py(8): step", "model.py(20): forward", "aten::linear",
+                          "aten::addmm"])
+    mse = _node(graph, ["train.py(30): <module>", "train.py(9): step", "aten::mse_loss"])
+    nodes = graph["nodes"]
+    assert (nodes["total"][linear], nodes["self"][linear], nodes["calls"][linear]) == (150, 60, 2)
+    assert (nodes["total"][addmm], nodes["self"][addmm], nodes["calls"][addmm]) == (90, 90, 2)
+    assert (nodes["total"][forward], nodes["self"][forward], nodes["calls"][forward]) == (150, 0, 2)
+    assert (nodes["total"][step], nodes["self"][step]) == (150, 0)
+    assert (nodes["total"][module], nodes["self"][module], nodes["calls"][module]) == (190, 0, 3)
+    assert nodes["total"][mse] == 40
+    assert nodes["parent"][_node(graph, ["aten::relu"])] == 0 and nodes["parent"][_node(graph, ["AddmmBackward0"])] == 0
+    assert graph["total"] == 190 + 7 + 90
+    lines = folded_stacks(model).splitlines()
+    assert "train.py(30):_<module>;train.py(8):_step;model.py(20):_forward;aten::linear;aten::addmm 90" in lines
+    assert "train.py(30):_<module>;train.py(8):_step;model.py(20):_forward;aten::linear 60" in lines
+
+
+def test_a_trace_without_python_stacks_says_so(tmp_path: Path) -> None:
+    model = load_trace(str(write(tmp_path / "t.json", trace([x("aten::add", 0, 10)]))))
+    graph = flamegraph(model)
+    assert graph["stacks_from"] == "none" and "with_stack=True" in graph["note"]
+    assert flamegraph(load_trace(str(real_trace(TRANSFORMER + ".pt.trace.json.gz"))))["stacks_from"] == "python_frames"
+
+
+def test_real_call_stacks_keep_the_totals() -> None:
+    """2021 Kineto ResNet-50 (``Call stack`` on 14,994 operators, no Python events): frames above the operators
+    change no total, every operator's node keeps its numbers, and the script's own lines lead the tree."""
+    model = load_trace(str(real_trace("kineto_resnet50/resnet50_num_workers_0/worker0.1623143089861.pt.trace.json.gz")))
+    graph = flamegraph(model)
+    assert graph["stacks_from"] == "call_stacks"
+    nodes, names = graph["nodes"], graph["names"]
+    roots = [i for i, p in enumerate(nodes["parent"]) if p == 0]
+    assert graph["total"] == pytest.approx(sum(nodes["total"][i] for i in roots))
+    # Every operator's self time lands in one node: the summed self times are the operators' (frames add none).
+    s = model.slices
+    from profscope.tb_plugin.model import tree
+    from profscope.tb_plugin.model.categories import SliceKinds
+    kinds = SliceKinds(model)
+    frames = kinds.host_op & ~kinds.step
+    assert sum(nodes["self"]) == pytest.approx(tree.self_time(s)[frames].sum() / 1000.0)
+    top = max(roots, key=lambda i: nodes["total"][i])
+    assert names[nodes["name"][top]] == "resnet50_profiler_api.py(42): <module>"
+    # A frame taken from a call stack ("file(line): function") has no self time; its total is its children's.
+    frame_nodes = [i for i in range(1, len(nodes["parent"])) if re.search(r"\(\d+\): ", names[nodes["name"][i]])]
+    assert len(frame_nodes) > 50
+    for node in frame_nodes:
+        kids = [i for i, p in enumerate(nodes["parent"]) if p == node]
+        assert nodes["self"][node] == 0 and kids
+        assert nodes["total"][node] == pytest.approx(sum(nodes["total"][k] for k in kids))

@@ -4,7 +4,7 @@ torch-tb-profiler's test suite (pytorch/kineto, ``tb_plugin/test/test_profiler.p
 traces: step breakdowns with every category, steps extended to their device work, trailing steps without kernels,
 pure-CPU steps, the NCCL, Gloo-on-GPU and Gloo-on-CPU two-worker cases, kernels by operator, memory per operator.
 The traces here are written anew with the same events; the expected numbers are its, except where Profscope's
-definition differs on purpose (``views/accounting.py``), which each test says:
+definition differs on purpose (``views/quantities/accounting.py``), which each test says:
 
 * the host range that only enqueues an NCCL kernel is not communication (the kernel is), where torch-tb-profiler
   counts both;
@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 from profscope.tb_plugin.ingest.load import load_trace
-from profscope.tb_plugin.views.distributed import distributed
+from profscope.tb_plugin.views.distributed.ranks import distributed
 from profscope.tb_plugin.views.overview import CATEGORIES, overview
 
 from handmade import trace, write, x

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from profscope.tb_plugin.ingest.load import load_trace
-from profscope.tb_plugin.views import trace
+from profscope.tb_plugin.views.trace import queries as trace
 from profscope.tb_plugin.model.trace_index import build_index, query
 
 from conftest import copy_trace, real_trace

@@ -509,7 +509,7 @@ def test_the_writer_and_cli_import_without_torch_or_tensorboard(tmp_path: Path) 
     code = (
         "import sys\n"
         "sys.modules['torch'] = None  # any 'import torch' now fails\n"
-        "import profscope.writer, profscope.tb_plugin.exports.cli\n"
+        "import profscope.writer, profscope.tb_plugin.reports.cli\n"
         "loaded = sorted(m for m in ('torch', 'tensorboard', 'numpy') if sys.modules.get(m) is not None)\n"
         "assert not loaded, loaded\n"
         "class P:\n"

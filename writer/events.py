@@ -12,7 +12,7 @@ Python tracer would record it as the job's work:
   ``{"version": 1, "worker", "span", "trace_file"}`` (``trace_file`` relative to the
   run folder). Its data class is *tensor*, so TensorBoard's data provider lists the run
   under the plugin (``list_plugins`` / ``list_tensors``) without reading any trace;
-* the performance scalars of ``profscope.tb_plugin.exports.span_scalars`` (scalar plugin
+* the performance scalars of ``profscope.tb_plugin.reports.span_scalars`` (scalar plugin
   metadata), once the span has been analysed.
 
 Both are recorded at the span's training step: the manifest's ``step_range`` end, else
@@ -45,7 +45,7 @@ from tensorboard.plugins.scalar import metadata as scalar_metadata
 from tensorboard.summary.writer.record_writer import RecordWriter
 
 from profscope.tb_plugin import layout
-from profscope.tb_plugin.exports.span_scalars import TAG_PREFIX, tag_description
+from profscope.tb_plugin.reports.span_scalars import TAG_PREFIX, tag_description
 
 from .manifest import Manifest
 

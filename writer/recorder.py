@@ -1,7 +1,7 @@
 """Recording written spans in the run's TensorBoard event file, with their performance scalars.
 
 The span record is written at once (it is a few hundred bytes). The scalars need the span
-analysed (``profscope.tb_plugin.exports.span_scalars``): in a training job that happens in a
+analysed (``profscope.tb_plugin.reports.span_scalars``): in a training job that happens in a
 short-lived child process at a lower CPU priority, so that parsing the trace neither holds
 the training process's interpreter lock nor grows its memory. Spans are analysed one at a
 time, in the order they were written.
@@ -46,7 +46,7 @@ class SpanAnalysisError(RuntimeError):
 
 def analyse_in_process(trace_path: Path, batch_size: Optional[int]) -> dict[str, float]:
     from profscope.tb_plugin.ingest.load import TraceLoadError
-    from profscope.tb_plugin.exports.span_scalars import trace_file_scalars
+    from profscope.tb_plugin.reports.span_scalars import trace_file_scalars
 
     try:
         return trace_file_scalars(str(trace_path), batch_size)
@@ -76,7 +76,7 @@ def _parse_scalars(stdout: bytes) -> dict[str, float]:
 
 
 def _analysis_command(trace_path: Path, batch_size: Optional[int]) -> list[str]:
-    command = [sys.executable, "-m", "profscope.tb_plugin.exports.span_scalars", str(trace_path), "--background"]
+    command = [sys.executable, "-m", "profscope.tb_plugin.reports.span_scalars", str(trace_path), "--background"]
     if batch_size is not None:
         command += ["--batch-size", str(batch_size)]
     return command

@@ -41,8 +41,8 @@ except ImportError:  # pragma: no cover - isal is a declared dependency
 # Bump whenever the model's columns or their meaning change: old entries are then ignored.
 # 7: checksums of the header and of every array; 8: links checked against nesting, Ascend task types,
 # device sync categories; 9: both; 10: a column holding one value throughout is stored as that value;
-# 11: the header after the arrays (built in place)
-MODEL_FORMAT_VERSION = 11
+# 11: the header after the arrays (built in place); 12: the operators' "Concrete Inputs"
+MODEL_FORMAT_VERSION = 12
 _MAGIC = b"PSCOPE03"
 _PREAMBLE = struct.Struct("<QQQ")  # header offset, header length, header checksum
 _ALIGN = 64

@@ -116,8 +116,8 @@ def _build_slices(raw: RawColumns, track_of: dict[str, np.ndarray], allocate: Op
 # The slice columns the build only puts in order (the others it computes), with their dtypes.
 _SLICE_COLUMNS = (
     ("name", np.int32), ("cat", np.int32), ("external_id", np.int64), ("correlation", np.int64),
-    ("input_dims", np.int32), ("input_type", np.int32), ("call_stack", np.int32), ("sequence", np.int64),
-    ("python_id", np.int64), ("python_parent_id", np.int64), ("device", np.int32), ("stream", np.int64),
+    ("input_dims", np.int32), ("input_type", np.int32), ("concrete_inputs", np.int32), ("call_stack", np.int32),
+    ("sequence", np.int64), ("python_id", np.int64), ("python_parent_id", np.int64), ("device", np.int32), ("stream", np.int64),
     ("grid", np.int32), ("block", np.int32), ("blocks_per_sm", np.float32), ("warps_per_sm", np.float32),
     ("occupancy", np.float32), ("nbytes", np.int64), ("collective", np.int32), ("in_msg_nelems", np.int64),
     ("out_msg_nelems", np.int64), ("dtype", np.int32), ("group_size", np.int32),

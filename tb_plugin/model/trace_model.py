@@ -76,6 +76,7 @@ class SliceTable(_Table):
     # Operator arguments (cpu ops); string ids hold the raw JSON of the arg.
     input_dims: np.ndarray  # int32 string id
     input_type: np.ndarray  # int32 string id
+    concrete_inputs: np.ndarray  # int32 string id: "Concrete Inputs" (values of the non-tensor arguments)
     call_stack: np.ndarray  # int32 string id
     sequence: np.ndarray  # int64: "Sequence number" (forward/backward pairing)
     python_id: np.ndarray  # int64: "Python id" (python_function events)

@@ -23,13 +23,15 @@ from ..model.trace_model import TraceModel
 from ..store.discovery import SpanSource
 from ..store.runs import RunManager
 from ..store.spans import Span, SpanFailed, SpanLoading, UnknownSpan
-from ..views import (
-    annotations, compare, critical_path, data_pipeline, distributed, idle_time, kernel_sequences, kernels, launches,
-    memory, modules, operators, overview, queue_length, range_summary, rank_steps, run_table, stacks, step_trace,
-    summary, trace,
+from ..views import compare, data_pipeline, kernels, memory, modules, operators, overview, stacks, step_trace
+from ..views.analyses import (
+    annotations, idle as idle_time, sequences as kernel_sequences, launches, queues as queue_length,
 )
+from ..views.distributed import ranks as distributed, rank_steps
+from ..views.runs import table as run_table, summary
+from ..views.trace import critical_path, range_summary, queries as trace
 from . import provider_runs
-from .export_route import table_route  # format=csv on the table routes
+from .table_route import table_route  # format=csv on the table routes
 from .http import HttpError, arg, choice, download_route, json_response, json_route, safe_filename
 
 # is_active() waits this long at most for the first scan of the logdir (usually milliseconds).

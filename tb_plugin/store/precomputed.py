@@ -20,7 +20,8 @@ from ..model.array_file import read_model
 from ..model.stored_answers import has_stored_answers, store_answers
 from ..model.trace_index import trace_index
 from ..model.trace_model import TraceModel
-from ..views import critical_path, kernels, memory, operators, overview, stacks, trace
+from ..views import kernels, memory, operators, overview, stacks
+from ..views.trace import critical_path, queries as trace
 from ..views.encoding import to_json_bytes
 
 logger = logging.getLogger(__name__)

@@ -27,8 +27,8 @@ from typing import Any, Optional, Sequence
 from .. import layout
 from ..ingest import footprint
 from ..model.trace_model import TraceModel
-from ..views import span_names
-from ..views.run_table import manifest_batch_size
+from ..views.runs import span_names
+from ..views.runs.table import manifest_batch_size
 from . import parser_pool
 from .cache import ModelCache, SourceIdentity
 from .discovery import Discovery, SpanSource
@@ -516,7 +516,7 @@ class RunManager:
         # Start time of day, steps and length: what the span pickers show instead of the id.
         info.update(span_names.span_facts(state.model if state.status == "ready" else None, state.source.manifest))
         if state.model is not None:
-            from ..views.distributed import distributed_rank
+            from ..views.distributed.ranks import distributed_rank
 
             rank = distributed_rank(state.model)
             if rank is not None:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from ..model.trace_model import TraceModel
-from ..views.run_table import manifest_batch_size
+from ..views.runs.table import manifest_batch_size
 from .discovery import SpanSource
 
 

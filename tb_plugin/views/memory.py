@@ -18,7 +18,7 @@ from ..model import tree
 from ..model.build import slice_at
 from ..model.categories import SliceKinds
 from ..model.trace_model import TraceModel
-from .devices import memory_device
+from .quantities.devices import memory_device
 
 NS_PER_US = 1000.0
 EVENT_LIMIT = 5000
@@ -51,7 +51,7 @@ def _device_key(device_type: np.ndarray, device_id: np.ndarray) -> np.ndarray:
 
 
 def device_label(model: TraceModel, key: int) -> tuple[str, str]:
-    """(id for the route, label) of a device key: "gpu0" / "GPU 0" (named in ``views/devices.py``)."""
+    """(id for the route, label) of a device key: "gpu0" / "GPU 0" (named in ``views/quantities/devices.py``)."""
     ident = memory_device(model, *_key_device(key))[0]
     return ident.lower().replace(" ", ""), ident
 
@@ -137,6 +137,7 @@ def memory(model: TraceModel, device: Optional[str] = None, start_us: Optional[f
     selected = window & np.isin(ev.device_key, chosen_keys)
     return {
         "available": True,
+        "span_start": model.start / NS_PER_US,
         "devices": devices,
         "curves": curves,
         "peak": peaks,

@@ -22,8 +22,8 @@ from ..model.categories import TENSOR_CORE_ELIGIBLE_OPS, SliceKinds
 from ..model.float32 import slice_column_as_written
 from ..model.steps import Steps, find_steps
 from ..model.trace_model import TraceModel
-from . import accounting
-from .devices import GPU_MEMORY_DEVICE_TYPES, device
+from .quantities import accounting
+from .quantities.devices import GPU_MEMORY_DEVICE_TYPES, device
 
 CATEGORIES = ("kernel", "memcpy", "memset", "communication", "runtime", "dataloader", "cpu_exec", "other")
 DEVICE_CATEGORIES = ("kernel", "memcpy", "memset")

@@ -51,7 +51,7 @@ from ..model.categories import SliceKinds
 from ..model.steps import Steps, find_steps
 from ..model.trace_model import SliceTable, TraceModel
 from ..model.tree import levels
-from . import accounting
+from .quantities import accounting
 
 NS_PER_US = 1000.0
 PHASES = ("gap", "forward", "backward", "optimizer", "communication", "tail", "other")

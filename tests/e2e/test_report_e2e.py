@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Callable
 
 import pytest
 
-from profscope.tb_plugin.exports import cli
+from profscope.tb_plugin.reports import cli
 
 from .conftest import REAL_TRACES
 

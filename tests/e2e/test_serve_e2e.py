@@ -42,7 +42,7 @@ POLL_S = 0.25
 def _serve_command(logdir: Path, port: int, cache_dir: Path) -> list[str]:
     """``profscope serve`` from the environment that runs the tests (the repository's .venv)."""
     script = Path(sys.executable).with_name("profscope")
-    launcher = [str(script)] if script.is_file() else [sys.executable, "-m", "profscope.tb_plugin.exports.cli"]
+    launcher = [str(script)] if script.is_file() else [sys.executable, "-m", "profscope.tb_plugin.reports.cli"]
     return launcher + ["serve", "--logdir", str(logdir), "--host", "127.0.0.1", "--port", str(port),
                        "--cache-dir", str(cache_dir)]
 

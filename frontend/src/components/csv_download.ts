@@ -1,6 +1,6 @@
 // "Download CSV" next to a table: a link to the table's own route with format=csv and the
 // table's current state (sort, filter, grouping), so the file holds exactly the rows shown, in
-// their order (the backend filters and sorts by the page's rules: tb_plugin/views/export.py).
+// their order (the backend filters and sorts by the page's rules: tb_plugin/views/table_csv.py).
 import type { ApiClient, QueryParams } from "../api/client";
 import { formatSortParam, type SortState } from "../lib/table_model";
 import { el } from "./dom";

@@ -1,5 +1,5 @@
 // How devices are named in the views: GPUs as "GPU", other accelerators by their family ("Ascend", "MTIA"),
-// and "device" where devices of several kinds are spoken of together (the backend's views/devices.py).
+// and "device" where devices of several kinds are spoken of together (the backend's views/quantities/devices.py).
 import type { DeviceSummary } from "../api/overview";
 
 /** Whether the backend calls the device a GPU (its kind), rather than another accelerator. */

@@ -14,7 +14,7 @@ export interface SortState {
  * The order key of a text cell: lower-cased, each run of ASCII digits replaced by "0", its length
  * (one character) and the digits without leading zeros, so "step 9" < "step 10" and a digit run
  * compares with other characters as a digit does. Compared as UTF-16 code units. The CSV export
- * (tb_plugin/views/export.py, text_sort_key) sorts by the same key, so a downloaded table has the
+ * (tb_plugin/views/table_csv.py, text_sort_key) sorts by the same key, so a downloaded table has the
  * rows in the order the page shows them.
  */
 export function textSortKey(text: string): string {

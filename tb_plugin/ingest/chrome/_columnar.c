@@ -52,7 +52,7 @@ enum {
     C_DEVICE, C_STREAM, C_NBYTES, C_ADDR, C_MEM_BYTES, C_TOTAL_ALLOCATED, C_TOTAL_RESERVED,
     C_DEVICE_TYPE, C_DEVICE_ID, C_IN_MSG_NELEMS, C_OUT_MSG_NELEMS, C_GROUP_SIZE,
     C_PH, C_NAME, C_CAT, C_PID, C_TID, C_ID, C_BP,
-    C_INPUT_DIMS, C_INPUT_TYPE, C_CALL_STACK, C_GRID, C_BLOCK, C_COLLECTIVE, C_DTYPE,
+    C_INPUT_DIMS, C_INPUT_TYPE, C_CONCRETE_INPUTS, C_CALL_STACK, C_GRID, C_BLOCK, C_COLLECTIVE, C_DTYPE,
     N_COLUMNS
 };
 #define FIRST_ID_COLUMN C_PH
@@ -76,6 +76,7 @@ static Field ARG_FIELDS[] = {
     {"args", "correlation", K_INT, C_CORRELATION, 0},
     {"args", "Input Dims", K_RAW, C_INPUT_DIMS, 0},
     {"args", "Input type", K_RAW, C_INPUT_TYPE, 0},
+    {"args", "Concrete Inputs", K_RAW, C_CONCRETE_INPUTS, 0},
     {"args", "Call stack", K_RAW, C_CALL_STACK, 0},
     {"args", "Sequence number", K_INT, C_SEQUENCE, 0},
     {"args", "Python id", K_OPT_INT, C_PYTHON_ID, 0},
@@ -815,7 +816,7 @@ static const char *COLUMN_NAMES[N_COLUMNS] = {
     "device", "stream", "nbytes", "addr", "mem_bytes", "total_allocated", "total_reserved",
     "device_type", "device_id", "in_msg_nelems", "out_msg_nelems", "group_size",
     "ph", "name", "cat", "pid", "tid", "id", "bp",
-    "input_dims", "input_type", "call_stack", "grid", "block", "collective", "dtype",
+    "input_dims", "input_type", "concrete_inputs", "call_stack", "grid", "block", "collective", "dtype",
 };
 
 static const char *KIND_NAMES[] = {"text", "scalar", "float", "int", "optional int", "raw", "args", "unhandled"};

@@ -46,8 +46,9 @@ _ASYNC_PREFIX = "async "
 # Every slice column the decoder writes, with its dtype and "absent" value (decode._ChunkReader._read_slices).
 _SLICE_DEFAULTS: dict[str, tuple[Any, Any]] = {
     "external_id": (np.int64, -1), "correlation": (np.int64, -1), "input_dims": (np.int32, -1),
-    "input_type": (np.int32, -1), "call_stack": (np.int32, -1), "sequence": (np.int64, -1),
-    "collective": (np.int32, -1), "in_msg_nelems": (np.int64, -1), "out_msg_nelems": (np.int64, -1),
+    "input_type": (np.int32, -1), "concrete_inputs": (np.int32, -1), "call_stack": (np.int32, -1),
+    "sequence": (np.int64, -1), "collective": (np.int32, -1), "in_msg_nelems": (np.int64, -1),
+    "out_msg_nelems": (np.int64, -1),
     "dtype": (np.int32, -1), "group_size": (np.int32, -1), "python_id": (np.int64, -1),
     "python_parent_id": (np.int64, -1), "device": (np.int32, -1), "stream": (np.int64, -1),
     "grid": (np.int32, -1), "block": (np.int32, -1), "blocks_per_sm": (np.float32, np.nan),

@@ -47,6 +47,8 @@ class _Args(msgspec.Struct, frozen=True, gc=False):
     correlation: int = -1
     input_dims: Raw = msgspec.field(default=_EMPTY_RAW, name="Input Dims")
     input_type: Raw = msgspec.field(default=_EMPTY_RAW, name="Input type")
+    # Values of the non-tensor arguments (strides, padding, is_causal...), as text: the performance model reads them.
+    concrete_inputs: Raw = msgspec.field(default=_EMPTY_RAW, name="Concrete Inputs")
     call_stack: Raw = msgspec.field(default=_EMPTY_RAW, name="Call stack")  # long: kept raw, interned once
     sequence: int = msgspec.field(default=-1, name="Sequence number")
     # Root python frames have a null parent id.
@@ -612,6 +614,7 @@ class _ChunkReader:
         self._sparse(columns, n, op_rows, {
             "input_dims": (np.int32, NO_STRING, fields.raw_ids("input_dims", at)),
             "input_type": (np.int32, NO_STRING, fields.raw_ids("input_type", at)),
+            "concrete_inputs": (np.int32, NO_STRING, fields.raw_ids("concrete_inputs", at)),
             "call_stack": (np.int32, NO_STRING, fields.raw_ids("call_stack", at)),
             "sequence": (np.int64, -1, fields.ints("sequence", at)),
         })

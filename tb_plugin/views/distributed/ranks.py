@@ -1,0 +1,332 @@
+"""Distributed view: per rank, computation vs communication and their overlap; collectives; stragglers.
+
+Per rank and step, computation, communication and overlap are ``accounting.step_times``: the
+same numbers as the overview's (its Communication category is communication minus overlap).
+Communication is collective kernels on the device and the host ranges of collectives that run
+on the host (Gloo), on GPU and CPU-only spans alike; other is the rest of the step. Collective
+instances are matched across ranks by name and order (the i-th all_reduce of every rank is one
+collective): a rank waits from its own start until the last rank has started, and the rest of
+its duration is transfer. A single rank whose trace records its process group
+(``distributedInfo``) or collectives is a distributed span of its own.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from typing import Any, Optional
+
+import msgspec
+import numpy as np
+
+from ...model.categories import SliceKinds
+from ...model.trace_model import TraceModel
+from ..quantities.accounting import step_times
+
+NS_PER_US = 1000.0
+DTYPE_BYTES = {
+    "float": 4, "float32": 4, "Float": 4, "double": 8, "float64": 8, "Double": 8, "half": 2, "float16": 2,
+    "Half": 2, "bfloat16": 2, "BFloat16": 2, "int": 4, "int32": 4, "Int": 4, "long": 8, "int64": 8, "Long": 8,
+    "int8": 1, "Char": 1, "uint8": 1, "Byte": 1, "bool": 1, "Bool": 1, "short": 2, "int16": 2, "Short": 2,
+    "float8_e4m3fn": 1, "float8_e5m2": 1,
+    # record_shapes' "Input type" spelling of tensor dtypes (C++ type names).
+    "long int": 8, "c10::Half": 2, "c10::BFloat16": 2, "signed char": 1, "unsigned char": 1, "short int": 2,
+}
+# "Input type" of arguments that are not tensors (no bytes of their own).
+_NON_TENSOR_INPUTS = frozenset({"", "Scalar", "ScalarList", "GenericList"})
+_KERNEL_COLLECTIVE = re.compile(r"nccl(?:Dev)?Kernel_([A-Za-z]+)|rccl\w*?_([A-Za-z]+)", re.IGNORECASE)
+_OP_COLLECTIVE = re.compile(r"^(?:nccl:|gloo:|c10d::|hccl:|xccl:)([A-Za-z_]+?)_?$", re.IGNORECASE)
+_RANK_IN_NAME = re.compile(r"(?:rank|worker)[-_]?(\d+)", re.IGNORECASE)
+
+
+def normalize_collective(name: str) -> str:
+    """'ncclDevKernel_AllReduce_Sum_f32_RING_LL', 'gloo:all_reduce', 'c10d::allreduce_' → 'allreduce'."""
+    m = _KERNEL_COLLECTIVE.search(name)
+    if m:
+        return (m.group(1) or m.group(2)).lower()
+    m = _OP_COLLECTIVE.match(name)
+    if m:
+        return m.group(1).replace("_", "").lower()
+    return name.replace("_", "").lower()
+
+
+@dataclass(frozen=True)
+class RankInstances:
+    """A rank's collective instances, in time order."""
+
+    name: list[str]
+    start: np.ndarray
+    end: np.ndarray
+    nbytes: np.ndarray  # -1 when unknown
+
+
+def distributed_rank(model: TraceModel) -> Optional[int]:
+    """The rank the trace itself records (Kineto's ``distributedInfo.rank``), else None."""
+    info = model.metadata.get("distributedInfo") or {}
+    rank = info.get("rank") if isinstance(info, dict) else None
+    return rank if isinstance(rank, int) and not isinstance(rank, bool) else None
+
+
+def rank_of(model: TraceModel, worker: str, fallback: int) -> int:
+    recorded = distributed_rank(model)
+    if recorded is not None:
+        return recorded
+    m = _RANK_IN_NAME.search(worker)
+    return int(m.group(1)) if m else fallback
+
+
+def _message_bytes(model: TraceModel, row: int) -> int:
+    s = model.slices
+    nelems = int(s.in_msg_nelems[row])
+    dtype = model.strings[int(s.dtype[row])] if s.dtype[row] >= 0 else ""
+    if nelems < 0 or dtype not in DTYPE_BYTES:
+        return -1
+    return nelems * DTYPE_BYTES[dtype]
+
+
+def _input_tensor_bytes(model: TraceModel, row: int) -> int:
+    """Bytes of a collective's input tensors from its recorded shapes and types (-1 if unknown).
+
+    Gloo records no ``record_param_comms``, but its ``gloo:all_reduce`` ranges (recorded with
+    record_shapes) carry ``Input Dims`` [[68362]] and ``Input type`` ["float"]. A tensor list's
+    element type is not recorded, so a list input leaves the size unknown.
+    """
+    s = model.slices
+    if s.input_dims[row] < 0 or s.input_type[row] < 0:
+        return -1
+    try:
+        dims = msgspec.json.decode(model.strings[int(s.input_dims[row])])
+        types = msgspec.json.decode(model.strings[int(s.input_type[row])])
+    except msgspec.DecodeError:
+        return -1
+    if not isinstance(dims, list) or not isinstance(types, list) or len(dims) != len(types):
+        return -1
+    total = 0
+    for shape, dtype in zip(dims, types):
+        if dtype in _NON_TENSOR_INPUTS:
+            continue
+        if dtype not in DTYPE_BYTES or not isinstance(shape, list) or not all(
+                isinstance(d, int) and d >= 0 for d in shape):
+            return -1  # a tensor list, or a type of unknown size
+        total += math.prod(shape) * DTYPE_BYTES[dtype]  # a 0-d tensor (shape []) holds one element
+    return total if total > 0 else -1
+
+
+def _collective_bytes(model: TraceModel, row: int, op: int, source: int, collective_above: np.ndarray,
+                      inner_bytes: dict[int, int]) -> int:
+    """A collective call's message size, from the operator that launched it: the element count and
+    dtype of ``record_param_comms``, else the recorded input shapes of the launching collective
+    operator, of the collective operator nested in it (``record_param_comms`` records a TensorList,
+    its ``nccl:all_reduce`` child [[19618307]] float), or of the collectives around it, else the
+    shapes on the row itself (a Gloo range). -1 when none is known: a kernel has no shapes."""
+    if source >= 0:
+        size = _message_bytes(model, source)
+        if size >= 0:
+            return size
+    candidate = op
+    while candidate >= 0:  # the launching operator, then the collectives it is nested in
+        size = _input_tensor_bytes(model, candidate)
+        if size < 0:
+            size = inner_bytes.get(candidate, -1)
+        if size >= 0:
+            return size
+        candidate = int(collective_above[candidate])
+    return _input_tensor_bytes(model, row)
+
+
+def _inner_collective_bytes(model: TraceModel, host_collectives: np.ndarray) -> dict[int, int]:
+    """Parent row -> input bytes of the first host collective nested directly in it that records its shapes."""
+    s = model.slices
+    out: dict[int, int] = {}
+    for row in np.flatnonzero(host_collectives & (s.parent >= 0) & (s.input_dims >= 0)).tolist():  # per collective
+        size = _input_tensor_bytes(model, row)
+        if size >= 0:
+            out.setdefault(int(s.parent[row]), size)
+    return out
+
+
+def collective_instances(model: TraceModel) -> RankInstances:
+    return model.memo("collective_instances", lambda: _collective_instances(model))
+
+
+def _collective_instances(model: TraceModel) -> RankInstances:
+    s = model.slices
+    kinds = SliceKinds(model)
+    text = model.strings
+    # The record_param_comms (or other op with collective args) above each slice, for names and sizes.
+    with_args = (s.collective >= 0) | (s.in_msg_nelems >= 0)
+    from ...model.tree import nearest_ancestor_where
+
+    args_above = nearest_ancestor_where(s, with_args)
+    host_collectives = kinds.collective_op & kinds.on_host
+    collective_above = nearest_ancestor_where(s, host_collectives)
+    inner_bytes = _inner_collective_bytes(model, host_collectives)
+    if kinds.collective_kernel.any():
+        rows = np.flatnonzero(kinds.collective_kernel)
+        owner_op = model.links.op[rows].astype(np.int64)
+    else:
+        # CPU-only (Gloo): the work ranges of the backend (gloo:/nccl: ops), else the c10d ops;
+        # outermost only, so a range and its nested helpers count once.
+        host = kinds.collective_op & kinds.on_host
+        named = model.string_ids_where(lambda t: bool(re.match(r"^(gloo|nccl|hccl|xccl):", t)))[s.name] & host
+        pick = named if named.any() else host
+        from ...model.tree import has_ancestor
+
+        rows = np.flatnonzero(pick & ~has_ancestor(s, pick))
+        owner_op = rows.astype(np.int64)
+    names, sizes = [], []
+    for row, op in zip(rows.tolist(), owner_op.tolist()):  # one step per collective call, not per event
+        source = op if op >= 0 and with_args[op] else (int(args_above[op]) if op >= 0 else -1)
+        if source >= 0 and s.collective[source] >= 0:
+            names.append(normalize_collective(text[int(s.collective[source])]))
+        else:
+            names.append(normalize_collective(text[int(s.name[row])]))
+        sizes.append(_collective_bytes(model, row, op, source, collective_above, inner_bytes))
+    order = np.argsort(s.start[rows], kind="stable")
+    return RankInstances(name=[names[i] for i in order], start=s.start[rows][order], end=s.end_at(rows)[order],
+                         nbytes=np.asarray(sizes, dtype=np.int64)[order] if sizes else np.zeros(0, np.int64))
+
+
+def rank_breakdown(model: TraceModel) -> dict[str, float]:
+    """Mean per step of step time, computation, communication, overlap and other (ns), as
+    ``accounting.step_times`` defines them (the overview shows the same numbers)."""
+    def compute() -> dict[str, float]:
+        times = step_times(model)
+        return {
+            "steps": float(len(times.duration)),
+            "step_time": times.mean(times.duration),
+            "compute": times.mean(times.computation),
+            "communication": times.mean(times.communication),
+            "overlap": times.mean(times.overlap),
+            "other": times.mean(times.other),
+        }
+
+    return model.memo("rank_breakdown", compute)
+
+
+def _is_distributed(model: TraceModel) -> bool:
+    """A rank of a distributed job: the profiler recorded its process group, or it ran collectives."""
+    info = model.metadata.get("distributedInfo")
+    if isinstance(info, dict) and ("rank" in info or "world_size" in info or "backend" in info):
+        return True
+    return len(collective_instances(model).name) > 0
+
+
+def distributed(ranks: list[tuple[str, TraceModel]]) -> dict[str, Any]:
+    """``ranks``: (worker name, model) of every worker of a run, one span each."""
+    if not ranks or (len(ranks) == 1 and not _is_distributed(ranks[0][1])):
+        return {"available": False, "ranks": [], "collectives": [], "straggler": None,
+                "hint": "This run has a single worker: there is nothing distributed to show. Profile every rank of "
+                        "a distributed job into the same run (one worker per rank)."}
+    entries = []
+    for i, (worker, model) in enumerate(ranks):
+        info = model.metadata.get("distributedInfo") or {}
+        entries.append({"worker": worker, "rank": rank_of(model, worker, i),
+                        "world_size": info.get("world_size") if isinstance(info, dict) else None,
+                        "backend": info.get("backend") if isinstance(info, dict) else None,
+                        "model": model})
+    entries.sort(key=lambda e: (e["rank"], e["worker"]))
+    instances = [collective_instances(e["model"]) for e in entries]
+    wait, method = _waits(instances)
+    rank_rows = []
+    for e, inst, w in zip(entries, instances, wait):
+        b = rank_breakdown(e["model"])
+        total_comm = float((inst.end - inst.start).sum())
+        total_wait = float(w.sum())
+        # Per step, in the same unit as the breakdown: wait and transfer split the collective time.
+        share_wait = total_wait / total_comm if total_comm > 0 else 0.0
+        rank_rows.append({
+            "worker": e["worker"], "rank": e["rank"], "world_size": e["world_size"], "backend": e["backend"],
+            "steps": int(b["steps"]),
+            "step_time": b["step_time"] / NS_PER_US, "compute": b["compute"] / NS_PER_US,
+            "communication": b["communication"] / NS_PER_US, "overlap": b["overlap"] / NS_PER_US,
+            "other": b["other"] / NS_PER_US,
+            "wait": b["communication"] * share_wait / NS_PER_US,
+            "transfer": b["communication"] * (1 - share_wait) / NS_PER_US,
+            "collective_calls": len(inst.name),
+        })
+    world_sizes = [e["world_size"] for e in entries if isinstance(e["world_size"], int)]
+    missing = max(world_sizes) - len(entries) if world_sizes else 0
+    notes = []
+    if missing > 0:
+        notes.append(f"{len(entries)} of the job's {max(world_sizes)} ranks are in this run: waits are measured "
+                     "against the ranks present only, and no straggler is named among fewer than two.")
+    return {
+        "available": True,
+        "notes": notes,
+        "wait_method": method,
+        "ranks": rank_rows,
+        "collectives": _collective_table(entries, instances, wait),
+        "straggler": _straggler(rank_rows),
+    }
+
+
+def _waits(instances: list[RankInstances]) -> tuple[list[np.ndarray], str]:
+    """Per rank and instance: time spent waiting for the last participant."""
+    waits = [np.zeros(len(inst.name), dtype=np.int64) for inst in instances]
+    names = sorted({n for inst in instances for n in inst.name})
+    for name in names:
+        per_rank = [np.flatnonzero(np.array(inst.name) == name) for inst in instances]
+        count = min(len(p) for p in per_rank)
+        if count == 0:
+            continue
+        starts = np.stack([inst.start[p[:count]] for inst, p in zip(instances, per_rank)])
+        ends = np.stack([inst.end[p[:count]] for inst, p in zip(instances, per_rank)])
+        last_arrival = starts.max(axis=0)
+        durations = ends - starts
+        wait = np.clip(last_arrival[None, :] - starts, 0, durations)
+        for r, p in enumerate(per_rank):
+            waits[r][p[:count]] = wait[r]
+    return waits, "aligned by collective order across ranks (the i-th call of a collective on every rank)"
+
+
+def _collective_table(entries: list[dict[str, Any]], instances: list[RankInstances],
+                      waits: list[np.ndarray]) -> list[dict[str, Any]]:
+    rows: dict[str, dict[str, Any]] = {}
+    for e, inst, wait in zip(entries, instances, waits):
+        for name in sorted(set(inst.name)):
+            sel = np.array([n == name for n in inst.name], dtype=bool)
+            dur = (inst.end - inst.start)[sel].astype(np.float64)
+            sizes = inst.nbytes[sel]
+            known = sizes >= 0
+            row = rows.setdefault(name, {"name": name, "calls": 0, "bytes": 0, "bytes_known": True, "total": 0.0,
+                                         "wait": 0.0, "per_rank": []})
+            row["calls"] += int(sel.sum())
+            row["bytes"] += int(sizes[known].sum())
+            row["bytes_known"] &= bool(known.all())
+            row["total"] += float(dur.sum()) / NS_PER_US
+            row["wait"] += float(wait[sel].sum()) / NS_PER_US
+            row["per_rank"].append({
+                "worker": e["worker"], "rank": e["rank"], "calls": int(sel.sum()),
+                "bytes": int(sizes[known].sum()) if known.any() else None,
+                "total": float(dur.sum()) / NS_PER_US, "mean": float(dur.mean()) / NS_PER_US,
+                "wait": float(wait[sel].sum()) / NS_PER_US,
+            })
+    out = []
+    for row in rows.values():
+        calls = max(row["calls"], 1)
+        transfer_us = row["total"] - row["wait"]
+        row["mean"] = row["total"] / calls
+        row["transfer"] = transfer_us
+        if not row["bytes_known"] or row["bytes"] == 0:
+            row["bytes"] = None  # unknown for some calls: a partial sum would mislead
+        # Effective bandwidth: bytes moved per second of transfer (waiting excluded).
+        row["bandwidth"] = row["bytes"] / (transfer_us / 1e6) if row["bytes"] and transfer_us > 0 else None
+        del row["bytes_known"]
+        out.append(row)
+    out.sort(key=lambda r: -r["total"])
+    return out
+
+
+def _straggler(rank_rows: list[dict[str, Any]]) -> Optional[dict[str, Any]]:
+    times = np.array([r["step_time"] for r in rank_rows], dtype=np.float64)
+    if len(times) < 2 or not np.isfinite(times).all():
+        return None
+    slowest = int(np.argmax(times))
+    others = np.delete(times, slowest)
+    reference = float(np.median(others))
+    excess = float(times[slowest] - reference)
+    return {"worker": rank_rows[slowest]["worker"], "rank": rank_rows[slowest]["rank"],
+            "step_time": float(times[slowest]), "median_of_others": reference, "excess": excess,
+            "excess_share": excess / reference if reference > 0 else None}
