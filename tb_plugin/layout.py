@@ -55,8 +55,8 @@ A run is a folder under the logdir, at any depth. Its traces are either
 
       <run>/PROF_<...>/device_<n>/timeline/msprof<...>.json
 
-* or any other JSON or gzipped JSON file that starts like a Chrome trace (``starts_like_chrome_trace``
-  looks at its first bytes only): torch's ``export_chrome_trace`` (``trace.json``), a torch handler file
+* or any other JSON or gzipped JSON file whose top level is a Chrome trace's (``ingest/chrome/sniff.py`` reads
+  its top-level keys in order, without parsing their values, until a trace's key): torch's ``export_chrome_trace`` (``trace.json``), a torch handler file
   without a timestamp (``worker0.pt.trace.json``), HTA-style job folders (``rank-0.json.gz``), any tool's
   Chrome trace. The run is its folder, or the folder above when the folder names a rank
   (``<run>/rank0/trace.json``); the worker is ``rank<N>`` when the file or folder name names a rank,
@@ -152,7 +152,7 @@ LAYOUTS_LOOKED_FOR = (
     LayoutDescription("<run>/PROF_<...>/device_<n>/timeline/msprof<...>.json", "older msprof (CANN)"),
     LayoutDescription("<run>/plugins/profile/<session>/<host>.trace.json.gz", "TensorFlow's and JAX's profilers"),
     LayoutDescription("<run>/[rank<N>/]<any name>.json[.gz]",
-                      "any file that starts like a Chrome trace: torch's export_chrome_trace (trace.json), "
+                      "any Chrome trace (traceEvents, or a bare array of events): torch's export_chrome_trace (trace.json), "
                       "HTA job folders (rank-0.json.gz), other tools"),
 )
 
@@ -238,36 +238,6 @@ def parse_cann_timeline_path(folders: Sequence[str], filename: str) -> Optional[
         return None
     span = m["span"] or "msprof"
     return ChromeTracePath(TraceFileName(f"device{int(device['device'])}", span, "cann", None, bool(m["gz"])), 3)
-
-
-# What the first bytes of a Chrome trace look like: an object whose first key is a trace's (or whose head shows
-# the events' key), or an array whose first element is an event (it has a phase).
-_JSON_START = re.compile(rb'^(?:\xef\xbb\xbf)?\s*(?P<open>[\[{])\s*(?:"(?P<key>(?:[^"\\]|\\.)*)"\s*:)?')
-_EVENTS_KEY = re.compile(rb'"traceEvents"\s*:\s*\[')
-_EVENT_PHASE = re.compile(rb'"ph"\s*:\s*"[A-Za-z]"')
-# Keys a trace writes before its events (the events' own key counts only with its list: ``_EVENTS_KEY``).
-TRACE_TOP_LEVEL_KEYS = frozenset({
-    "displayTimeUnit", "systemTraceEvents", "otherData", "stackFrames",
-    # Kineto's (ingest/detect.py uses the same ones as evidence of a torch trace).
-    "schemaVersion", "deviceProperties", "distributedInfo", "baseTimeNanoseconds", "traceName",
-})
-# How much of a file's (inflated) start ``starts_like_chrome_trace`` needs.
-SNIFF_BYTES = 4096
-
-
-def starts_like_chrome_trace(head: bytes) -> bool:
-    """Whether a JSON document starting with ``head`` (decompressed) starts like a Chrome trace, without
-    parsing it: ``{"traceEvents": [``, ``{`` and a trace's top-level key first (a big header may push the
-    events far away), ``{`` with the events' key in ``head``, or ``[`` and an event with a phase."""
-    m = _JSON_START.match(head[:SNIFF_BYTES])
-    if m is None:
-        return False
-    if m["open"] == b"[":
-        return _EVENT_PHASE.search(head, m.end(), SNIFF_BYTES) is not None
-    key = m["key"]
-    if key is None:
-        return False
-    return key.decode("utf-8", "replace") in TRACE_TOP_LEVEL_KEYS or _EVENTS_KEY.search(head, 0, SNIFF_BYTES) is not None
 
 
 def parse_paddle_trace_name(filename: str) -> Optional[TraceFileName]:

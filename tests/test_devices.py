@@ -138,6 +138,42 @@ def test_the_real_mi250_trace(tmp_path: Path) -> None:
     assert device["utilization"] is not None and device["utilization"] > 0
 
 
+def test_one_listed_device_and_one_device_with_work_are_the_same_device() -> None:
+    """A harness's MI300X trace (TraceLens's test data): ``deviceProperties`` lists device 0, the one device the
+    process saw (its [memory] events say 0 too), while its kernels run on the lanes of device 2. Every view calls
+    it GPU 2 with the listed name and capacity."""
+    path = real_trace("tracelens/mi300/gaunernst_bert-small-uncased/gaunernst_bert-small-uncased__1016001.json.gz")
+    with gzip.open(path, "rt") as f:
+        (listed,) = json.load(f)["deviceProperties"]
+    assert listed["id"] == 0 and listed["name"] == "AMD Instinct MI300X VF"
+    model = load_trace(str(path))
+    (device,) = overview(model)["devices"]
+    assert (device["id"], device["label"], device["name"]) == (2, "GPU 2", "AMD Instinct MI300X VF")
+    assert device["memory"] == listed["totalGlobalMem"] and device["num_sms"] == listed["numSms"] == 304
+    assert device["tensor_core_share"] is None and "tensor_core_share" in device["unavailable"]  # an AMD GPU
+    assert kernels(model)["tensor_cores_known"] is False
+    answer = memory(model)
+    assert [(d["id"], d["name"], d["capacity"]) for d in answer["devices"] if d["id"] != "cpu"] == [
+        ("gpu2", "GPU 2", listed["totalGlobalMem"])]
+    names = {t["name"] for t in trace_tracks(model)["tracks"]}
+    assert "GPU 2 memory" in names and "GPU 0 memory" not in names
+
+
+def test_listed_devices_are_not_guessed_when_the_trace_has_several(tmp_path: Path) -> None:
+    """Two listed devices, or two devices with work: each device keeps only what is listed under its own id."""
+    gpu = {"pid": 5, "tid": 7}
+    work = [x("kernel_a", 0, 10, cat="kernel", **gpu, args={"device": 5, "stream": 7})]
+    named = {**MI300X, "id": 0}
+    model = _load(tmp_path, trace(work, deviceProperties=[named, {**MI300X, "id": 1}]), "two_listed.json")
+    (device,) = overview(model)["devices"]
+    assert (device["label"], device["name"], device["memory"]) == ("GPU 5", "GPU 5", None)
+    both = work + [x("kernel_b", 0, 10, cat="kernel", pid=6, tid=7, args={"device": 6, "stream": 7})]
+    model = _load(tmp_path, trace(both, deviceProperties=[named]), "two_working.json")
+    assert [(d["label"], d["name"]) for d in overview(model)["devices"]] == [("GPU 5", "GPU 5"), ("GPU 6", "GPU 6")]
+    model = _load(tmp_path, trace(work, deviceProperties=[{**named, "id": 5}]), "same_id.json")
+    assert overview(model)["devices"][0]["name"] == "AMD Instinct MI300X"
+
+
 def test_mtia_device_activity_is_kernels_copies_and_sync() -> None:
     path = real_trace("hta/mtia_inference_trace/mtia_inference_rank_0.json.gz")
     ccp = [e for e in _events(path) if e.get("cat") == "mtia_ccp_events" and e.get("ph") == "X"]

@@ -14,6 +14,7 @@ import pytest
 from werkzeug import test as werkzeug_test
 
 from profscope.tb_plugin.server.serve import ROUTE_PREFIX, build_app
+from profscope.tb_plugin.store.discovery import scan
 from profscope.tb_plugin.store.storage import LocalStorage, NotReadable, open_regular
 
 from conftest import PluginClient, copy_trace, real_trace
@@ -148,6 +149,18 @@ def test_links_out_of_the_logdir_are_never_read(tmp_path: Path, servers: Callabl
     _, _, good_body = server.get("trace/download", run="good", worker=good["good"][0], span=good["good"][1])
     _, _, inside_body = server.get("trace/download", run="inside", worker=good["inside"][0], span=good["inside"][1])
     assert inside_body == good_body == real_trace(GOOD).read_bytes()
+    # Nothing is dropped silently: the links out of the logdir (the linked run folder too) and the entries that are
+    # not regular files are counted among the skipped files, each with its reason.
+    status, payload, _ = server.get("runs")
+    skipped = payload["skipped"]
+    assert skipped["reasons"] == {"links_outside_logdir": 5, "unreadable": 4}, skipped
+    files = scan(str(logdir)).skipped.files
+    assert sorted(path for path, why in files if why == "links_outside_logdir") == [
+        "etc_passwd/w.1.pt.trace.json", "file_out/w.1.pt.trace.json", "folder_out/", "proc_mem/w.1.pt.trace.json",
+        "trace_out/w.1.pt.trace.json"]
+    assert sorted(path for path, why in files if why == "unreadable") == [  # not regular files, links to nothing
+        "dangling/w.1.pt.trace.json", "dev_zero/w.1.pt.trace.json", "fifo/w.1.pt.trace.json",
+        "loop_file/w.1.pt.trace.json"]
     # Every hostile entry by the name it would have: unknown, in JSON, whatever it points at.
     for run in table:
         for route in ("trace/download", "overview", "summary"):

@@ -250,3 +250,34 @@ def test_s3_json_without_a_layout_is_sniffed_once(s3: Any) -> None:
     reads.clear()
     discovery.complete_sources()
     assert reads == []
+
+
+def test_s3_json_with_a_long_header_is_sniffed_in_ranges(s3: Any) -> None:
+    """An object whose events come after a 300 KB header: read in ranged requests as far as its events' key
+    (``FsspecStorage.read_range``), found, and the verdict kept by ETag."""
+    from profscope.tb_plugin.store.discovery import Discovery
+
+    bucket = "long-headers"
+    s3.create_bucket(Bucket=bucket)
+    header = b'{"metadata": {"config": "' + b"c" * (300 << 10) + b'"}, '
+    s3.put_object(Bucket=bucket, Key="logs/exp/harness.json",
+                  Body=header + b'"traceEvents": [{"ph": "X", "name": "a", "ts": 1, "dur": 2}]}')
+    s3.put_object(Bucket=bucket, Key="logs/exp/settings.json", Body=header[:-2] + b"}")
+    storage = FsspecStorage(f"s3://{bucket}/logs")
+    ranges: list[tuple[str, int]] = []
+    read_range = storage.read_range
+
+    def counting(location: str, start: int, limit: int) -> Any:
+        ranges.append((location.rsplit("/", 1)[-1], start))
+        return read_range(location, start, limit)
+
+    storage.read_range = counting  # type: ignore[method-assign]
+    discovery = Discovery(f"s3://{bucket}/logs", storage=storage)
+    found, _ = discovery.complete_sources()
+    assert [(s.worker, s.layout) for s in found] == [("harness", "chrome")]
+    assert discovery.skipped.counts == {"not_a_chrome_trace": 1}
+    for name in ("harness.json", "settings.json"):  # a first read of 64 KB, then the rest (at the end: no request)
+        assert sorted(start for key, start in ranges if key == name)[:2] == [0, 65536], ranges
+    ranges.clear()
+    discovery.complete_sources()
+    assert ranges == []

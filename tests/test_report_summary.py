@@ -395,6 +395,28 @@ def test_unknown_run_is_a_clear_error(tmp_path: Path, capsys: pytest.CaptureFixt
     assert not (tmp_path / "r.html").exists()
 
 
+def test_a_run_whose_files_were_skipped_is_named_with_why(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A run folder that exists but whose trace discovery skipped: the error names the files and the reasons,
+    not an unknown run; other runs are present."""
+    logdir = logdir_with(tmp_path, {"w0": W0})
+    harness = logdir / "harness"
+    harness.mkdir()
+    long_header = b'{"metadata": {"log": "' + b"x" * ((16 << 20) + 1) + b'"}, "traceEvents": []}'
+    (harness / "step.json.gz").write_bytes(gzip.compress(long_header, 1))
+    (harness / "config.json").write_text('{"lr": 0.1}')
+    for command in (["summary", "--logdir", str(logdir), "--run", "harness"],
+                    ["report", "harness", "--logdir", str(logdir), "-o", str(tmp_path / "r.html")],
+                    ["report", "w0", "--vs", "harness", "--logdir", str(logdir), "-o", str(tmp_path / "r.html")]):
+        status, _, err = run_cli(capsys, *command)
+        assert status == 1, command
+        assert err.startswith(f"profscope {command[0]}: error: run 'harness' of logdir "), err
+        assert "holds no trace Profscope reads; 2 files were skipped there:" in err
+        assert "harness/step.json.gz: a JSON file with no trace key in its first 16 MB" in err
+        assert "harness/config.json: a JSON file that is not a Chrome trace" in err
+        assert "no run" not in err and "Traceback" not in err
+    assert not (tmp_path / "r.html").exists()
+
+
 @pytest.mark.parametrize("extra, message", [
     (["--worker", "rank9"], "no worker 'rank9' in run 'w0' (workers: worker0)"),
     (["--span", "12"], "no span '12' of worker 'worker0' in run 'w0' (spans: "),

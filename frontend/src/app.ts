@@ -41,7 +41,7 @@ export class ProfscopeApp {
   private scanned = true;
   /** Why the last poll of the run list failed; null when it worked. */
   private runsError: string | null = null;
-  /** What the last scan skipped and looked for (the empty page shows it). */
+  /** What the last scan skipped and looked for (the empty page shows both, the run list what was skipped). */
   private noRunsDetails: NoRunsDetails = {};
   private state: UrlState;
   private selection: Selection = { run: null, worker: null, span: null, spanIndex: -1 };
@@ -173,7 +173,7 @@ export class ProfscopeApp {
     this.tabs.setActive(this.state.view);
     this.renderLoading();
     this.renderBanner();
-    this.runList.update(this.runs ?? [], this.selection.run?.name ?? null);
+    this.runList.update(this.runs ?? [], this.selection.run?.name ?? null, this.noRunsDetails.skipped);
     this.renderMain();
   }
 

@@ -99,6 +99,11 @@ body { font: 13px/1.45 var(--ps-font); }
 .ps-run-status { display: block; font-size: 11px; color: var(--ps-fg-muted); }
 .ps-run-entry[data-status="error"] .ps-run-status { color: var(--ps-error-fg); }
 .ps-run-progress { margin-top: 4px; }
+.ps-runs-skipped { margin: 12px 16px 0; font-size: 12px; color: var(--ps-fg-muted); }
+.ps-runs-skipped > summary { cursor: pointer; }
+.ps-runs-skipped p { margin: 6px 0 4px; }
+.ps-runs-skipped .ps-empty-list { padding-left: 16px; margin: 0; }
+.ps-runs-skipped .ps-empty-list li { margin: 4px 0; color: var(--ps-fg); }
 .ps-main { flex: 1; min-width: 0; overflow: auto; padding: 16px 24px; }
 .ps-empty { max-width: 720px; margin: 32px auto; }
 .ps-empty h2 { font-size: 18px; font-weight: 500; margin: 0 0 8px; }

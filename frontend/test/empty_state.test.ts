@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { beforeEach, describe, test } from "node:test";
 import { parseRunsResponse } from "../src/api/parse";
 import { noRunsState, skipReasonText } from "../src/components/empty_state";
-import { workerLabel } from "../src/components/run_list";
+import { createRunList, workerLabel } from "../src/components/run_list";
 import { installFakeDocument, type FakeElement } from "./fake_dom";
 
 beforeEach(installFakeDocument);
@@ -37,7 +37,7 @@ describe("the empty page of a logdir without runs", () => {
     assert.deepEqual(
       list.children.map((item) => [item.getAttribute("data-reason"), item.textContent]),
       [
-        ["not_a_chrome_trace", "2 JSON files that do not start like a Chrome trace (exp/config.json, exp/<b>x</b>.json)"],
+        ["not_a_chrome_trace", "2 JSON files that are not Chrome traces (exp/config.json, exp/<b>x</b>.json)"],
         ["tensorboard_event_file", "1 TensorBoard event file (exp/events.out.tfevents.1)"],
       ],
     );
@@ -99,5 +99,42 @@ describe("skipped files and ranks in the runs answer", () => {
     assert.equal(skipReasonText("empty", 1), "1 empty file");
     assert.equal(skipReasonText("not_json", 5), "5 files that are not .json or .json.gz");
     assert.equal(skipReasonText("something_new", 2), "2 × something_new");
+  });
+});
+
+describe("the run list says what was skipped, with runs present", () => {
+  const runs = parseRunsResponse({
+    runs: [{ name: "exp", status: "ready", workers: [{ name: "w", spans: ["1"] }] }],
+    skipped: { count: 3, reasons: { no_trace_key_in_sniff_limit: 1, not_a_chrome_trace: 2 },
+      examples: { no_trace_key_in_sniff_limit: ["bench/<i>h</i>.json"], not_a_chrome_trace: ["exp/a.json", "exp/b.json"] } },
+  });
+
+  test("a collapsed count, and the reasons with their files as text", () => {
+    const list = createRunList(() => undefined);
+    list.update(runs.runs, "exp", runs.skipped);
+    const root = list.root as unknown as FakeElement;
+    const box = root.findByTestId("run-list-skipped");
+    assert.ok(box !== null && !box.hidden);
+    assert.equal(root.findByTestId("run-list-skipped-count")?.textContent, "3 files skipped");
+    assert.deepEqual(
+      root.findByTestId("skipped-files")?.children.map((item) => [item.getAttribute("data-reason"), item.textContent]),
+      [
+        ["not_a_chrome_trace", "2 JSON files that are not Chrome traces (exp/a.json, exp/b.json)"],
+        ["no_trace_key_in_sniff_limit",
+          "1 JSON file with no trace key in its first 16 MB (profscope import reads it whole) (bench/<i>h</i>.json)"],
+      ],
+    );
+    assert.equal(root.findByTestId("run-entry")?.getAttribute("data-run"), "exp");
+  });
+
+  test("nothing skipped, an older backend, or no runs: no count", () => {
+    const list = createRunList(() => undefined);
+    list.update(runs.runs, "exp", { count: 0, reasons: {}, examples: {} });
+    assert.equal((list.root as unknown as FakeElement).findByTestId("run-list-skipped")?.hidden, true);
+    list.update(runs.runs, "exp", undefined);
+    assert.equal((list.root as unknown as FakeElement).findByTestId("run-list-skipped")?.hidden, true);
+    list.update([], null, runs.skipped); // the empty page says it
+    assert.equal((list.root as unknown as FakeElement).findByTestId("run-list-skipped")?.hidden, true);
+    assert.equal((list.root as unknown as FakeElement).findByTestId("skipped-files"), null);
   });
 });

@@ -58,6 +58,12 @@ export class FakeElement extends FakeNode {
     this.attributes.set(name, value);
   }
 
+  /** Listeners are kept, not dispatched: enough for components that wire clicks when they are built. */
+  readonly listeners: [string, unknown][] = [];
+  addEventListener(type: string, listener: unknown): void {
+    this.listeners.push([type, listener]);
+  }
+
   getAttribute(name: string): string | null {
     return this.attributes.get(name) ?? null;
   }

@@ -26,7 +26,7 @@ import struct
 import sys
 import tempfile
 import threading
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 import msgspec
 import numpy as np
@@ -41,8 +41,11 @@ except ImportError:  # pragma: no cover - isal is a declared dependency
 # Bump whenever the model's columns or their meaning change: old entries are then ignored.
 # 7: checksums of the header and of every array; 8: links checked against nesting, Ascend task types,
 # device sync categories; 9: both; 10: a column holding one value throughout is stored as that value;
-# 11: the header after the arrays (built in place); 12: the operators' "Concrete Inputs"
-MODEL_FORMAT_VERSION = 12
+# 11: the header after the arrays (built in place); 12: the operators' "Concrete Inputs"; 13: texts too long for the
+# strings cut there, kept whole aside
+MODEL_FORMAT_VERSION = 13
+# The name prefix of the arrays holding the whole texts that the strings hold cut (the string id follows).
+_LONG_TEXT = "long_text."
 _MAGIC = b"PSCOPE03"
 _PREAMBLE = struct.Struct("<QQQ")  # header offset, header length, header checksum
 _ALIGN = 64
@@ -332,6 +335,16 @@ def write_model(path: str, model: TraceModel, publish: bool = True, writer: Opti
         for table_name in TABLE_TYPES
         for f in dataclasses.fields(getattr(model, table_name))
     }
+    writer = writer or ArrayFileWriter(path)
+    # Texts too long to be among the strings, as UTF-8 arrays read only when asked for (``TraceModel.full_text``).
+    for string_id in model.long_texts:
+        whole = model.full_text(string_id).encode("utf-8", "surrogatepass")
+        try:
+            writer.put(f"{_LONG_TEXT}{string_id}", np.frombuffer(whole, dtype=np.uint8))
+        except BaseException:
+            writer.abort()
+            raise
+        del whole
     header = {
         "strings": model.strings,
         "tracks": [_track_to_json(t) for t in model.tracks],
@@ -373,8 +386,13 @@ def read_model(path: str, cache_path: Optional[str] = None) -> TraceModel:
         table = table_type(**{name: arrays[f"{table_name}.{name}"] for name in names})
         table.check_lazily({name: functools.partial(check, f"{table_name}.{name}") for name in names})
         tables[table_name] = table
+    long_texts: dict[int, Callable[[], str]] = {
+        int(name[len(_LONG_TEXT):]): functools.partial(_long_text, array, checksums.get(name))
+        for name, array in arrays.items() if name.startswith(_LONG_TEXT)
+    }
     return TraceModel(
         strings=header["strings"],
+        long_texts=long_texts,  # type: ignore[arg-type]
         tracks=[Track(**t) for t in header["tracks"]],
         metadata=header["metadata"],
         stats=header["stats"],
@@ -386,6 +404,11 @@ def read_model(path: str, cache_path: Optional[str] = None) -> TraceModel:
         damage=damage,
         **tables,
     )
+
+
+def _long_text(array: np.ndarray, expected: Optional[int]) -> str:
+    check_array(array, expected, "a long text of the cached model")
+    return array.tobytes().decode("utf-8", "surrogatepass")
 
 
 def derived_path(model: TraceModel, name: str) -> Optional[str]:

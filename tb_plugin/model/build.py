@@ -13,6 +13,7 @@ import numpy as np
 
 from .categories import DEVICE_CATEGORIES
 from .factorize import factorize, factorize_parts
+from .interning import cut_long_texts
 from .nesting import nesting
 from .raw_columns import FLOW_END, FLOW_START, RawColumns
 from .trace_model import (
@@ -58,8 +59,9 @@ def build_model(raw: RawColumns, framework: str = "pytorch", allocate: Optional[
     times = [a for a in (slices.start, slices.end, instants.ts, counters.ts) if len(a)]
     start = int(min(a.min() for a in times)) if times else 0
     end = int(max(a.max() for a in times)) if times else 0
+    kept, long_texts = cut_long_texts(list(text))
     return TraceModel(
-        strings=list(text), tracks=tracks, slices=slices, instants=instants, counters=counters, flows=flows,
+        strings=kept, long_texts=long_texts, tracks=tracks, slices=slices, instants=instants, counters=counters, flows=flows,
         links=links, steps=steps, metadata=raw.metadata, stats=raw.stats, framework=framework,
         num_events=raw.num_events, start=start, end=end,
     )

@@ -13,6 +13,28 @@ import msgspec
 import numpy as np
 
 NO_STRING = -1
+# The longest text a model keeps among its strings (characters): longer ones, which no real trace writes (the longest
+# templated kernel names and call stacks are a few KB), are cut there, and the whole text is kept aside
+# (``TraceModel.full_text``), so that no answer's size follows the size of one event's text.
+MAX_TEXT_CHARS = 1 << 16
+
+
+def cut_text(text: str) -> str:
+    """``text`` cut to ``MAX_TEXT_CHARS`` characters, saying how much was left out."""
+    return f"{text[:MAX_TEXT_CHARS]}… ({len(text) - MAX_TEXT_CHARS:,} more characters)"
+
+
+def cut_long_texts(strings: list[str]) -> tuple[list[str], dict[int, str]]:
+    """The strings with every text longer than ``MAX_TEXT_CHARS`` cut (``cut_text``), and those texts whole by id.
+    Without a long text (every real trace), the list is returned as it is after one pass at C speed."""
+    if not strings or max(map(len, strings)) <= MAX_TEXT_CHARS:
+        return strings, {}
+    long_ids = [i for i, text in enumerate(strings) if len(text) > MAX_TEXT_CHARS]
+    whole = {i: strings[i] for i in long_ids}
+    cut = list(strings)
+    for i in long_ids:
+        cut[i] = cut_text(cut[i])
+    return cut, whole
 
 
 class StringTable(dict):  # type: ignore[type-arg]

@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 import threading
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, Union
 
 import numpy as np
 
@@ -220,6 +220,9 @@ class TraceModel:
     # Time range of the span (ns), over all timed events.
     start: int = 0
     end: int = 0
+    # Texts longer than interning.MAX_TEXT_CHARS whole, by string id (``strings`` holds them cut): the text, or
+    # (read from a cache file) a function that reads it from there.
+    long_texts: dict[int, Union[str, Callable[[], str]]] = field(default_factory=dict, repr=False, compare=False)
     # The cache file this model was read from, when it was: derived structures are kept beside it.
     cache_path: Optional[str] = field(default=None, repr=False, compare=False)
     # Set by a failed checksum of its cache file (see _Table): the span must be parsed again.
@@ -234,6 +237,13 @@ class TraceModel:
         except KeyError:
             value = self._memo[key] = compute()
             return value
+
+    def full_text(self, string_id: int) -> str:
+        """The whole text of an interned string: as ``strings`` has it, unless it was cut there for its length."""
+        whole = self.long_texts.get(string_id)
+        if whole is None:
+            return self.strings[string_id]
+        return whole if isinstance(whole, str) else whole()
 
     def string_id(self, text: str) -> int:
         """Id of an interned string, or -1 when the trace never mentions it."""

@@ -19,7 +19,7 @@ import sys
 from typing import TYPE_CHECKING, Callable, Optional, Sequence, Union
 
 if TYPE_CHECKING:  # for annotations only: the subcommands import what they need when they run
-    from profscope.tb_plugin.store.discovery import SpanSource
+    from profscope.tb_plugin.store.discovery import ScanResult, SpanSource
     from profscope.tb_plugin.model.trace_model import TraceModel
     from profscope.tb_plugin.reports.report import SpanViews
 
@@ -211,16 +211,38 @@ def _add_span_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--span", help="span of the worker (default: the last one)")
 
 
-def _select_span(sources: Sequence["SpanSource"], logdir: str, run: str, worker: Optional[str],
+# Skipped files named at most in one message.
+_SKIPPED_NAMED = 5
+
+
+def _skipped_note(scanned: "ScanResult", folder: str) -> str:
+    """What discovery skipped in a folder of the logdir and why, as the end of a message ("" when nothing)."""
+    from profscope.tb_plugin.store.discovery import SKIP_REASON_TEXTS
+
+    skipped = scanned.skipped.under(folder)
+    if not skipped:
+        return ""
+    lines = [f"\n  {path}: {SKIP_REASON_TEXTS.get(reason, reason)}" for path, reason in skipped[:_SKIPPED_NAMED]]
+    more = f"\n  ... and {len(skipped) - _SKIPPED_NAMED} more" if len(skipped) > _SKIPPED_NAMED else ""
+    files = "file was" if len(skipped) == 1 else "files were"
+    return f"; {len(skipped)} {files} skipped there:{''.join(lines)}{more}"
+
+
+def _select_span(scanned: "ScanResult", logdir: str, run: str, worker: Optional[str],
                  span: Optional[str]) -> "SpanSource":
-    """The one span that (run, worker, span) names among the logdir's sources; the last span by default."""
+    """The one span that (run, worker, span) names among the logdir's sources; the last span by default. A run
+    or worker that is not found is explained by the files that discovery skipped in its folder."""
     from profscope.tb_plugin import layout
 
+    sources = scanned.sources
     in_run = [s for s in sources if s.run == run]
     if not in_run:
+        folder = os.path.join(logdir, run)
+        if os.path.isdir(folder) and (note := _skipped_note(scanned, run)):
+            raise CommandError(f"run {run!r} of logdir {logdir!r} holds no trace Profscope reads{note}")
         runs = sorted({s.run for s in sources})
         known = f"runs: {', '.join(repr(r) for r in runs)}" if runs else "no trace files were found"
-        raise CommandError(f"no run {run!r} in logdir {logdir!r} ({known})")
+        raise CommandError(f"no run {run!r} in logdir {logdir!r} ({known}){_skipped_note(scanned, '.') if not runs else ''}")
     workers = sorted({s.worker for s in in_run})
     if worker is None:
         if len(workers) > 1:
@@ -228,7 +250,8 @@ def _select_span(sources: Sequence["SpanSource"], logdir: str, run: str, worker:
         worker = workers[0]
     of_worker = sorted((s for s in in_run if s.worker == worker), key=lambda s: layout.span_sort_key(s.span))
     if not of_worker:
-        raise CommandError(f"no worker {worker!r} in run {run!r} (workers: {', '.join(workers)})")
+        raise CommandError(f"no worker {worker!r} in run {run!r} (workers: {', '.join(workers)})"
+                           f"{_skipped_note(scanned, run)}")
     if span is None:
         return of_worker[-1]
     for source in of_worker:
@@ -238,12 +261,12 @@ def _select_span(sources: Sequence["SpanSource"], logdir: str, run: str, worker:
     raise CommandError(f"no span {span!r} of worker {worker!r} in run {run!r} (spans: {spans})")
 
 
-def _scan(logdir: str) -> list["SpanSource"]:
-    from profscope.tb_plugin.store.discovery import scan_logdir
+def _scan(logdir: str) -> "ScanResult":
+    from profscope.tb_plugin.store.discovery import scan
 
     if not os.path.isdir(logdir):
         raise CommandError(f"logdir {logdir!r} is not a folder")
-    return scan_logdir(logdir)
+    return scan(logdir)
 
 
 def _manifest_batch_size(source: "SpanSource") -> Optional[int]:
@@ -360,12 +383,12 @@ def _run_report(args: argparse.Namespace) -> int:
     from profscope.tb_plugin.reports.report import report_html
     from profscope.tb_plugin.views.compare import CompareSide, compare
 
-    sources = _scan(args.logdir)
-    base_source = _select_span(sources, args.logdir, args.run, args.worker, args.span)
+    scanned = _scan(args.logdir)
+    base_source = _select_span(scanned, args.logdir, args.run, args.worker, args.span)
     base, base_model = _collect_source(base_source)
     exp = comparison = None
     if args.vs is not None:
-        exp_source = _select_span(sources, args.logdir, args.vs, args.vs_worker or args.worker, args.vs_span)
+        exp_source = _select_span(scanned, args.logdir, args.vs, args.vs_worker or args.worker, args.vs_span)
         exp, exp_model = _collect_source(exp_source)
         comparison = compare(
             CompareSide(base_source.run, base_source.worker, base_source.span, base_model,

@@ -501,8 +501,9 @@ class ProfscopePlugin(base_plugin.TBPlugin):
 
     def _trace_event_route(self, request: wrappers.Request) -> dict[str, Any]:
         model, event_id = self._event_row_request(request)
+        full_text = self._int(request, "full_text", 0, 0, 1) == 1
         try:
-            return trace.event(model, event_id)
+            return trace.event(model, event_id, full_text=full_text)
         except KeyError:
             raise HttpError(404, f"no slice with id {event_id}") from None
 

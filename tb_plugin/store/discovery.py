@@ -3,8 +3,9 @@
 Every layout of the on-disk contract (``layout.py``: torch's handler, Paddle's chrome export,
 MindSpore's ``*_ascend_ms`` span folders and older ``*_timeline_display_<id>.json`` profiler folders, msprof's
 ``msprof_<ts>.json`` reports and CANN's older device timelines, TensorFlow's and JAX's profile plugin folders,
-the writer) is found at any depth by its names. Any other ``.json`` or ``.json.gz`` file is a span when it
-starts like a Chrome trace: at most a few KB of its (inflated) head are read, through the storage layer, and
+the writer) is found at any depth by its names. Any other ``.json`` or ``.json.gz`` file is a span when its
+top level is a Chrome trace's (``ingest/chrome/sniff.py``: its top-level keys are read in order, the values of
+other keys skipped unbuilt, until a trace's key, at most 16 MB of inflated data), read through the storage layer;
 the verdict is kept by the file's size, mtime and tag, so a rescan of an unchanged logdir reads no file at all.
 Files that are no span are counted by reason (``SkippedFiles``: TensorBoard event files, JSON that is no trace,
 files of other types...), which the runs route reports.
@@ -20,15 +21,15 @@ from __future__ import annotations
 import dataclasses
 import re
 import time
-import zlib
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
 import msgspec
 
 from .. import layout
+from ..ingest.chrome import sniff
 from ..ingest.mindspore import memory_record
-from .storage import FileStat, Storage, open_storage
+from .storage import HEAD_READ_SECONDS, LINK_ROOTS_ENV, REFUSED_OUTSIDE, FileStat, Storage, open_storage
 
 
 @dataclass(frozen=True)
@@ -52,25 +53,50 @@ class SpanSource:
 # Why a file of the logdir is no span (the keys of ``SkippedFiles.counts``).
 SKIP_EVENT_FILE = "tensorboard_event_file"
 SKIP_NOT_A_TRACE = "not_a_chrome_trace"
+SKIP_TRACE_KEY_TOO_FAR = "no_trace_key_in_sniff_limit"
 SKIP_EMPTY = "empty"
 SKIP_UNREADABLE = "unreadable"
 SKIP_PROFILER_FILE = "profiler_side_file"
 SKIP_OTHER_TYPE = "not_json"
+SKIP_OUTSIDE_LOGDIR = "links_outside_logdir"
 _EXAMPLES_PER_REASON = 3
+# Each reason in the user's words (the command line says them; the page has its own copy, empty_state.ts).
+SKIP_REASON_TEXTS = {
+    SKIP_EVENT_FILE: "a TensorBoard event file",
+    SKIP_NOT_A_TRACE: "a JSON file that is not a Chrome trace (its top level has no traceEvents list, no key of "
+                      "Kineto's such as schemaVersion, and is not an array of events)",
+    SKIP_TRACE_KEY_TOO_FAR: "a JSON file with no trace key in its first 16 MB (profscope import reads it whole)",
+    SKIP_EMPTY: "an empty file",
+    SKIP_UNREADABLE: "a file that could not be read (not a regular file, no permission, or a broken gzip)",
+    SKIP_PROFILER_FILE: "another file of a profiler's output folder (its timeline is the span)",
+    SKIP_OTHER_TYPE: "not a .json or .json.gz file",
+    SKIP_OUTSIDE_LOGDIR: f"a link (to a file or a folder) that leads outside the logdir, never read (allow its target "
+                         f"with TensorBoard's --profscope_link_roots, serve's --link-root or {LINK_ROOTS_ENV})",
+}
 
 
 @dataclass
 class SkippedFiles:
-    """The files of a scan that are no span, counted by reason, with the first few of each (logdir-relative)."""
+    """The files of a scan that are no span, counted by reason, with the first few of each (logdir-relative);
+    ``files`` keeps every one of them with its reason (the command line names those of a run)."""
 
     counts: dict[str, int] = field(default_factory=dict)
     examples: dict[str, list[str]] = field(default_factory=dict)
+    files: list[tuple[str, str]] = field(default_factory=list)
 
     def add(self, reason: str, relative_path: str) -> None:
         self.counts[reason] = self.counts.get(reason, 0) + 1
         shown = self.examples.setdefault(reason, [])
         if len(shown) < _EXAMPLES_PER_REASON:
             shown.append(relative_path)
+        self.files.append((relative_path, reason))
+
+    def under(self, relative_folder: str) -> list[tuple[str, str]]:
+        """(path, reason) of the skipped files in a folder of the logdir or below it ("." for the logdir)."""
+        if relative_folder in ("", "."):
+            return list(self.files)
+        prefix = relative_folder.rstrip("/") + "/"
+        return [(path, reason) for path, reason in self.files if path.startswith(prefix)]
 
     def as_json(self) -> dict[str, Any]:
         """The runs route's ``skipped`` field."""
@@ -85,9 +111,13 @@ class ScanResult:
 
 
 _MANIFEST_LIMIT = 1 << 20
-# Compressed bytes read to inflate a gzipped file's first ``layout.SNIFF_BYTES`` (JSON inflates several times).
-_SNIFF_READ_BYTES = 16 * 1024
-_GZIP_MAGIC = b"\x1f\x8b"
+# Bytes of a file read first for its verdict (one ranged read of a remote object); most files tell within them.
+_SNIFF_READ_BYTES = 64 * 1024
+# Bytes read at a time after the first read, and how long a verdict may take (a stalled network mount).
+_SNIFF_RANGE_BYTES = 1 << 20
+_SNIFF_SECONDS = 2 * HEAD_READ_SECONDS
+_SKIP_OF_VERDICT = {sniff.NOT_A_TRACE: SKIP_NOT_A_TRACE, sniff.EMPTY: SKIP_EMPTY, sniff.UNREADABLE: SKIP_UNREADABLE,
+                    sniff.BEYOND_LIMIT: SKIP_TRACE_KEY_TOO_FAR}
 # Folders of an Ascend profiler's output: besides the timeline a layout names, their files are no spans
 # (msprof's per-module reports, msprof_tx_*.json, communication.json... would repeat the same window).
 _PROFILER_TREE_FOLDER = re.compile(r"^(?:PROF_.*|.+_\d+_ascend_(?:ms|pt)|ASCEND_PROFILER_OUTPUT|mindstudio_profiler_output)$")
@@ -127,21 +157,49 @@ class ContentCache:
         self._known = {k: v for k, v in self._known.items() if k in locations}
 
 
+class _SniffedFile:
+    """A file of the logdir as a stream for ``sniff.sniff_trace``: the first bytes already read, then ranges read
+    through the storage (so with its checks: regular files inside the logdir, objects of the listing) on demand,
+    until a deadline."""
+
+    def __init__(self, storage: Storage, location: str, head: bytes) -> None:
+        self._storage = storage
+        self._location = location
+        self._head = head
+        self._offset = 0
+        self._deadline = time.monotonic() + _SNIFF_SECONDS
+
+    def read(self, size: int = -1) -> bytes:
+        if self._offset < len(self._head):
+            end = len(self._head) if size < 0 else min(len(self._head), self._offset + size)
+            out = self._head[self._offset:end]
+        elif len(self._head) < _SNIFF_READ_BYTES:
+            return b""  # the first read got the whole file
+        else:
+            if time.monotonic() > self._deadline:
+                raise OSError("reading the file's start took too long")
+            length = _SNIFF_RANGE_BYTES if size < 0 else min(size, _SNIFF_RANGE_BYTES)
+            data = self._storage.read_range(self._location, self._offset, length)
+            if data is None:
+                raise OSError("the file could not be read")
+            out = data
+        self._offset += len(out)
+        return out
+
+
 def _sniff(storage: Storage, location: str) -> Optional[str]:
-    """Read at most a few KB of a file's start (inflated when gzipped) and tell whether it starts like a
-    Chrome trace; nothing is parsed."""
+    """Tell from a file's top level (inflated when gzipped) whether it is a Chrome trace: None when it is, else
+    why it is skipped. Reads as little of it as the verdict needs (see ``sniff``); nothing is parsed."""
     raw = storage.read_head(location, _SNIFF_READ_BYTES)
     if raw is None:
         return SKIP_UNREADABLE  # not a regular file (a FIFO is never waited on), no permission, gone
     if not raw:
         return SKIP_EMPTY
-    head = raw
-    if raw[:2] == _GZIP_MAGIC:
-        try:
-            head = zlib.decompressobj(wbits=31).decompress(raw, layout.SNIFF_BYTES)
-        except zlib.error:
-            return SKIP_UNREADABLE
-    return None if layout.starts_like_chrome_trace(head) else SKIP_NOT_A_TRACE
+    try:
+        verdict = sniff.sniff_trace(_SniffedFile(storage, location, raw))  # type: ignore[arg-type]
+    except OSError:
+        return SKIP_UNREADABLE
+    return None if verdict == sniff.TRACE else _SKIP_OF_VERDICT[verdict]
 
 
 def _read_manifest(storage: Storage, location: str) -> Optional[dict[str, Any]]:
@@ -215,8 +273,7 @@ def scan(logdir: str, storage: Optional[Storage] = None, cache: Optional[Content
             elif layout.is_json_candidate(name):
                 st = storage.stat(path)
                 if st is None:
-                    if storage.refused(path):
-                        skipped.add(SKIP_UNREADABLE, storage.relative(path))
+                    _add_refused(skipped, storage, path)
                     continue  # refused, or removed while scanning
                 if not layout.is_trace_by_name(name):
                     read_locations.add(path)
@@ -231,8 +288,7 @@ def scan(logdir: str, storage: Optional[Storage] = None, cache: Optional[Content
                 continue
             st = st or storage.stat(path)
             if st is None:
-                if storage.refused(path):
-                    skipped.add(SKIP_UNREADABLE, storage.relative(path))
+                _add_refused(skipped, storage, path)
                 continue  # refused, or removed while scanning
             manifest = None
             if parsed.layout == "writer":
@@ -246,9 +302,18 @@ def scan(logdir: str, storage: Optional[Storage] = None, cache: Optional[Content
                     manifest=manifest, etag=st.etag,
                 )
             )
+    for folder, _why in storage.refused_folders():  # a run folder linked out of the logdir
+        skipped.add(SKIP_OUTSIDE_LOGDIR, storage.relative(folder) + "/")
     cache.keep_only(read_locations)
     sources = [_with_companions(storage, src, memory_records) for src in _without_msprof_twins(storage, found)]
     return ScanResult(_with_unique_keys(sources), skipped)
+
+
+def _add_refused(skipped: SkippedFiles, storage: Storage, location: str) -> None:
+    """Count a file that ``stat`` refused with its reason; nothing for one that is gone."""
+    why = storage.refused(location)
+    if why is not None:
+        skipped.add(SKIP_OUTSIDE_LOGDIR if why == REFUSED_OUTSIDE else SKIP_UNREADABLE, storage.relative(location))
 
 
 def _mindspore_span(storage: Storage, folder: str, name: str) -> Optional[tuple[layout.TraceFileName, str]]:

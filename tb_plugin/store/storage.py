@@ -13,8 +13,8 @@ like a trace is refused at once, never waited on), only when it is a regular fil
 its real path lies inside the logdir or a folder named in ``--profscope_link_roots`` /
 ``PROFSCOPE_LINK_ROOTS`` (for runs deliberately symlinked into a logdir). The check is made on the
 opened file itself, so a link swapped in after the scan changes nothing. ``stat`` answers None for
-such files (discovery then never lists them), and ``walk`` does not enter a linked folder that
-leads outside.
+such files (discovery then never lists them, and counts them with ``refused``'s reason), and ``walk``
+does not enter a linked folder that leads outside (``refused_folders``: discovery counts it too).
 
 Remote logdirs are read-only and need fsspec's implementation of the protocol (the ``s3``,
 ``gcs``, ``azure`` and ``hdfs`` extras of the package). Credentials and endpoints come from the
@@ -68,6 +68,9 @@ _NAMESPACE_KEYS = ("endpoint_url", "account_name", "account_url", "host", "port"
 
 # Folders (os.pathsep-separated) that symlinks in a local logdir may lead into, besides the logdir itself.
 LINK_ROOTS_ENV = "PROFSCOPE_LINK_ROOTS"
+# Why a file or folder that is there is never read (``Storage.refused``, ``Storage.refused_folders``).
+REFUSED_OUTSIDE = "outside"
+REFUSED_SPECIAL = "not_regular"
 # ``read_head`` gives up reading after this long (a local file on a stalled network mount).
 HEAD_READ_SECONDS = 5.0
 _HEAD_BLOCK = 1 << 20
@@ -231,10 +234,16 @@ class Storage(ABC):
     def stat(self, location: str) -> Optional[FileStat]:
         """Size and modification time (and tag) of a file; None when it is gone or refused."""
 
-    def refused(self, location: str) -> bool:
-        """Whether ``stat`` answered None because the file is there but never read (not a regular file,
-        or a link out of the logdir), rather than gone."""
-        return False
+    def refused(self, location: str) -> Optional[str]:
+        """Why ``stat`` answered None for a file that is there but never read (``REFUSED_OUTSIDE``: a link out of
+        the logdir; ``REFUSED_SPECIAL``: not a regular file, or a link to nothing); None when it is gone (or was not
+        refused)."""
+        return None
+
+    def refused_folders(self) -> list[tuple[str, str]]:
+        """(location, why) of the folders the last ``walk`` did not enter although they are there (a link that
+        leads out of the logdir: ``REFUSED_OUTSIDE``)."""
+        return []
 
     @abstractmethod
     def read_head(self, location: str, limit: int) -> Optional[bytes]:
@@ -244,6 +253,11 @@ class Storage(ABC):
         (regular, inside the logdir; never blocks on a FIFO), and the read stops after
         ``HEAD_READ_SECONDS`` with what it has. For sniffing a trace's head or reading a small side file.
         """
+
+    @abstractmethod
+    def read_range(self, location: str, start: int, limit: int) -> Optional[bytes]:
+        """At most ``limit`` bytes of a file from ``start`` (fewer at its end), checked as ``read_head`` checks;
+        None when it cannot be read. For reading further into a file's start than ``read_head`` did."""
 
     def read_small(self, location: str, limit: int) -> Optional[bytes]:
         """``read_head`` for a small file read at every scan (a manifest); a remote one is fetched once per version."""
@@ -276,12 +290,15 @@ class LocalStorage(Storage):
         # Real path of each folder the last walk yielded: a file in it that is no link needs no resolving.
         self._real_folders: dict[str, str] = {}
         self._reported: set[tuple[str, str]] = set()
-        self._refused: set[str] = set()
+        self._refused: dict[str, str] = {}
+        self._refused_folders: list[tuple[str, str]] = []
 
     def walk(self) -> Iterator[tuple[str, list[str]]]:
         visited: set[str] = set()
         real_folders: dict[str, str] = {}
         self._real_folders = real_folders
+        refused_folders: list[tuple[str, str]] = []
+        self._refused_folders = refused_folders
         for folder, dirs, files in os.walk(self.logdir, followlinks=True):
             real = real_folders.get(folder) or os.path.realpath(folder)
             if real in visited:
@@ -297,6 +314,7 @@ class LocalStorage(Storage):
                 target = os.path.realpath(path) if os.path.islink(path) else os.path.join(real, name)
                 if not is_inside(target, self.roots):
                     self._report(path, f"it links outside the logdir (to {target}); see {LINK_ROOTS_ENV}")
+                    refused_folders.append((path, REFUSED_OUTSIDE))
                     continue
                 real_folders[path] = target
                 kept.append(name)
@@ -320,21 +338,28 @@ class LocalStorage(Storage):
         try:
             st = os.stat(location)
         except OSError:
-            return None  # removed while scanning, or a dangling link
+            if os.path.islink(location):  # a link to nothing (or that loops): there, but nothing to read
+                self._refused[location] = REFUSED_SPECIAL
+            else:
+                self._refused.pop(location, None)  # removed while scanning
+            return None
         if not stat_mode.S_ISREG(st.st_mode):
             self._report(location, "it is not a regular file")
-            self._refused.add(location)
+            self._refused[location] = REFUSED_SPECIAL
             return None
         real = self._real_path(location)
         if not is_inside(real, self.roots):
             self._report(location, f"it links outside the logdir (to {real}); see {LINK_ROOTS_ENV}")
-            self._refused.add(location)
+            self._refused[location] = REFUSED_OUTSIDE
             return None
-        self._refused.discard(location)
+        self._refused.pop(location, None)
         return FileStat(st.st_size, st.st_mtime_ns)
 
-    def refused(self, location: str) -> bool:
-        return location in self._refused
+    def refused(self, location: str) -> Optional[str]:
+        return self._refused.get(location)
+
+    def refused_folders(self) -> list[tuple[str, str]]:
+        return list(self._refused_folders)
 
     def _real_path(self, location: str) -> str:
         folder = self._real_folders.get(os.path.dirname(location))
@@ -362,6 +387,14 @@ class LocalStorage(Storage):
                     parts.append(block)
                     left -= len(block)
                 return b"".join(parts)
+        except OSError:
+            return None
+
+    def read_range(self, location: str, start: int, limit: int) -> Optional[bytes]:
+        try:
+            with open_regular(location, self.roots) as f:
+                f.seek(start)
+                return f.read(limit)
         except OSError:
             return None
 
@@ -453,10 +486,16 @@ class FsspecStorage(Storage):
         return self._listing.get(location)
 
     def read_head(self, location: str, limit: int) -> Optional[bytes]:
-        if location not in self._listing:
+        return self.read_range(location, 0, limit)
+
+    def read_range(self, location: str, start: int, limit: int) -> Optional[bytes]:
+        stat = self._listing.get(location)
+        if stat is None:
             return None  # not in the listing: no request for a file that is not there
+        if start and stat.size and start >= stat.size:
+            return b""  # a ranged read past the end is an error on some stores
         try:
-            data = self.filesystem().cat_file(self._fs_path(location), start=0, end=limit)
+            data = self.filesystem().cat_file(self._fs_path(location), start=start, end=start + limit)
         except Exception:  # noqa: BLE001 - an unreadable file is a missing one
             return None
         return bytes(data[:limit])

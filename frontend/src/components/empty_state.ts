@@ -23,7 +23,11 @@ profscope import prof/*_ascend_ms --logdir <logdir> --run mindspore_job`;
 /** What each reason of the backend's `skipped` counts (singular, plural); unknown reasons show their id. */
 const SKIP_REASONS: Readonly<Record<string, readonly [string, string]>> = {
   tensorboard_event_file: ["TensorBoard event file", "TensorBoard event files"],
-  not_a_chrome_trace: ["JSON file that does not start like a Chrome trace", "JSON files that do not start like a Chrome trace"],
+  not_a_chrome_trace: ["JSON file that is not a Chrome trace", "JSON files that are not Chrome traces"],
+  no_trace_key_in_sniff_limit: [
+    "JSON file with no trace key in its first 16 MB (profscope import reads it whole)",
+    "JSON files with no trace key in their first 16 MB (profscope import reads them whole)",
+  ],
   empty: ["empty file", "empty files"],
   unreadable: [
     "file that could not be read (not a regular file, no permission, or a broken gzip)",
@@ -31,6 +35,10 @@ const SKIP_REASONS: Readonly<Record<string, readonly [string, string]>> = {
   ],
   profiler_side_file: ["other file of a profiler's output folder", "other files of a profiler's output folders"],
   not_json: ["file that is not .json or .json.gz", "files that are not .json or .json.gz"],
+  links_outside_logdir: [
+    "link that leads outside the logdir, never read (allow its target with --profscope_link_roots)",
+    "links that lead outside the logdir, never read (allow their targets with --profscope_link_roots)",
+  ],
 };
 
 /** "3 TensorBoard event files", "1 empty file", "2 × some_new_reason". */
@@ -39,7 +47,8 @@ export function skipReasonText(reason: string, count: number): string {
   return label === undefined ? `${count} × ${reason}` : `${count} ${count === 1 ? label[0] : label[1]}`;
 }
 
-function skippedList(skipped: SkippedFiles): HTMLElement {
+/** The skipped files by reason, most frequent first, with the first few paths of each (text only). */
+export function skippedList(skipped: SkippedFiles): HTMLElement {
   const items = Object.entries(skipped.reasons)
     .sort(([, a], [, b]) => b - a)
     .map(([reason, count]) => {

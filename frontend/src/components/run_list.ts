@@ -1,15 +1,18 @@
 // The side list of every run with its status: ready, loading (with its own progress bar),
-// or failed. Clicking an entry selects the run. Also the note beside the selected run's
-// framework that says what could not be derived from the selected span.
+// or failed. Clicking an entry selects the run. Below the runs, how many files of the logdir
+// were skipped and why (a collapsed list), whether or not runs were found. Also the note beside
+// the selected run's framework that says what could not be derived from the selected span.
 import type { ApiClient } from "../api/client";
 import { fetchSpanSummary, type SpanLimitation } from "../api/summary";
-import type { RunInfo, SpanRef, WorkerInfo } from "../api/types";
+import type { RunInfo, SkippedFiles, SpanRef, WorkerInfo } from "../api/types";
 import { formatPercent } from "../lib/format";
 import { el, replaceChildren } from "./dom";
+import { skippedList } from "./empty_state";
 
 export interface RunList {
   readonly root: HTMLElement;
-  update(runs: readonly RunInfo[], selectedRun: string | null): void;
+  /** ``skipped``: what the last scan skipped (none shown when absent or empty). */
+  update(runs: readonly RunInfo[], selectedRun: string | null, skipped?: SkippedFiles): void;
 }
 
 /** A worker as the pickers name it: its name, and the rank its traces record when the name does not say it. */
@@ -56,20 +59,38 @@ function runEntry(run: RunInfo, selected: boolean, onSelect: (run: string) => vo
   );
 }
 
+/** "3 files skipped": the summary line of the collapsed list. */
+export function skippedSummaryText(count: number): string {
+  return `${count} file${count === 1 ? "" : "s"} skipped`;
+}
+
 export function createRunList(onSelect: (run: string) => void): RunList {
   const heading = el("h2", {}, "Runs");
   const list = el("ul", {});
-  const root = el("aside", { className: "ps-runs", testId: "run-list", attrs: { "aria-label": "Runs" } }, heading, list);
+  // Kept across updates, so that an open list stays open while the run list is polled.
+  const skippedHeading = el("summary", { testId: "run-list-skipped-count" });
+  const skippedBody = el("div", {});
+  const skippedBox = el("details", { className: "ps-runs-skipped", testId: "run-list-skipped", hidden: true },
+    skippedHeading, skippedBody);
+  const root = el("aside", { className: "ps-runs", testId: "run-list", attrs: { "aria-label": "Runs" } }, heading, list,
+    skippedBox);
   let signature = "";
 
   return {
     root,
-    update(runs, selectedRun) {
-      const next = JSON.stringify([runs, selectedRun]);
+    update(runs, selectedRun, skipped) {
+      const next = JSON.stringify([runs, selectedRun, skipped]);
       if (next === signature) return;
       signature = next;
       heading.textContent = `Runs (${runs.length})`;
       replaceChildren(list, ...runs.map((run) => runEntry(run, run.name === selectedRun, onSelect)));
+      // Without runs the empty page lists them instead.
+      const count = runs.length > 0 ? skipped?.count ?? 0 : 0;
+      skippedBox.hidden = count === 0;
+      skippedHeading.textContent = skippedSummaryText(count);
+      replaceChildren(skippedBody, ...(skipped !== undefined && count > 0
+        ? [el("p", {}, "Files of the logdir that are not traces Profscope reads, by reason:"), skippedList(skipped)]
+        : []));
     },
   };
 }

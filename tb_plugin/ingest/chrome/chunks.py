@@ -49,6 +49,7 @@ _EVENTS_KEY = re.compile(rb'"traceEvents"\s*:\s*\[')
 _EVENT_SEPARATOR = re.compile(rb"\}\s*,\s*\{")
 _SEPARATOR_LOOKBACK = 4096  # a separator straddling the end of a searched range is found again
 _LEADING = b" \t\r\n\xef\xbb\xbf"  # white space and a UTF-8 byte order mark
+_NON_SPACE = re.compile(rb"[^ \t\r\n]")
 
 
 class TraceFormatError(Exception):
@@ -205,7 +206,7 @@ class EventChunks:
         while True:
             end = self._events_end
             if end is not None:  # the end is known: cut up to it
-                if not bytes(self.buffer[start:end]).strip():
+                if _NON_SPACE.search(self.buffer, start, end) is None:  # no copy of what may be one huge event
                     return None
                 found = _EVENT_SEPARATOR.search(self.buffer, start + self.chunk_bytes, end)
                 if found is None:

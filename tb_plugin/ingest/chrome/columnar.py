@@ -62,12 +62,12 @@ class Texts:
     def value(self, text_id: int) -> Any:
         """The Python value of a text: ``str`` for text, ``int`` for an integer, ``bytes`` for raw JSON."""
         entry = self.entries[text_id]
-        tag, body = entry[0], entry[1:]
+        tag = entry[0]
         if tag == 0x69:  # i
-            return int(body)
+            return int(entry[1:])
         if tag == 0x72:  # r
-            return body
-        return body.decode("utf-8")
+            return entry[1:]
+        return str(memoryview(entry)[1:], "utf-8")  # no copy of the bytes first (a text may be huge)
 
     def ids(self, local: np.ndarray, space: str, convert: Callable[[Any], int], absent: int = -1) -> np.ndarray:
         """``convert(value)`` of each text id in ``local``, as int64 (``absent`` where the id is -1).

@@ -5,7 +5,11 @@ One place for the naming, so that the overview's device cards, the trace viewer'
 view and the Scalars tags say the same thing. Sources, in order:
 
 * the trace's ``deviceProperties`` (Kineto: ``name``, ``totalGlobalMem``, ``computeMajor``/``computeMinor``,
-  ``numSms``; ROCm builds of Kineto write the same fields; the Ascend readers write ``{"id", "name"}``);
+  ``numSms``; ROCm builds of Kineto write the same fields; the Ascend readers write ``{"id", "name"}``). A process
+  that sees one device lists it by the index it sees (``id`` 0, as its ``[memory]`` events say too), while the lanes
+  of its work may carry the device's index on the machine (an MI300X job on device 2 of 8 with
+  ``HIP_VISIBLE_DEVICES=2``): one listed device and one device with work are the same device, called by the lanes'
+  index (``same_device_ids``);
 * the vendor's own labels of its device lanes: MTIA's ``process_name`` "MTIA 17", an Ascend timeline's
   "Ascend Hardware" (``ingest/mindspore/ascend_layers.py``) or "Ascend 1" (``ingest/mindspore/timeline.py``), DeepLink's
   devices. A device whose lanes name no accelerator is a GPU: Kineto's CUDA and ROCm lanes are GPUs.
@@ -79,6 +83,33 @@ def device_properties(model: TraceModel) -> dict[int, dict[str, Any]]:
     return found
 
 
+def same_device_ids(model: TraceModel) -> dict[int, int]:
+    """Listed device id → the id of the device with work, where the trace names one device in two ways: exactly
+    one device in ``deviceProperties`` and exactly one device whose lanes hold work, under different ids."""
+
+    def find() -> dict[int, int]:
+        listed = device_properties(model)
+        working = {track.device for track in model.tracks if track.kind == "gpu" and track.device is not None}
+        if len(listed) == 1 and len(working) == 1:
+            (listed_id,), (working_id,) = listed, working
+            if listed_id != working_id:
+                return {listed_id: working_id}
+        return {}
+
+    aliases: dict[int, int] = model.memo(("device_aliases",), find)
+    return aliases
+
+
+def _properties_of(model: TraceModel, device_id: int) -> dict[str, Any]:
+    listed = device_properties(model)
+    if device_id in listed:
+        return listed[device_id]
+    for listed_id, working_id in same_device_ids(model).items():
+        if working_id == device_id:
+            return listed[listed_id]
+    return {}
+
+
 def _family(text: str) -> Optional[str]:
     for pattern, family in _FAMILIES:
         if pattern.search(text):
@@ -108,8 +139,12 @@ def _vendor(kind: str, name: str) -> Optional[str]:
 def device(model: TraceModel, device_id: int) -> Device:
     """What the trace says of device ``device_id``."""
 
+    same = same_device_ids(model).get(device_id)
+    if same is not None:
+        return device(model, same)
+
     def describe() -> Device:
-        properties = device_properties(model).get(device_id, {})
+        properties = _properties_of(model, device_id)
         own_name = properties.get("name") if isinstance(properties.get("name"), str) else ""
         kind = _lane_family(model, device_id) or _family(own_name or "") or GPU
         label = f"{kind} {device_id}"

@@ -262,14 +262,16 @@ def _brief(model: TraceModel, row: int) -> dict[str, Any]:
             "start": _us(s.start[row]), "dur": _us(s.dur[row]), "depth": int(s.depth[row])}
 
 
-def event(model: TraceModel, event_id: int) -> dict[str, Any]:
-    """All the model knows of one slice: fields, known args, links, flows and ancestors."""
+def event(model: TraceModel, event_id: int, full_text: bool = False) -> dict[str, Any]:
+    """All the model knows of one slice: fields, known args, links, flows and ancestors. Its own name and argument
+    texts are cut like every text of an answer (``interning.MAX_TEXT_CHARS``), unless ``full_text``."""
     row = _row_of_event(model, event_id)
     s = model.slices
     text = model.strings
+    own_text = model.full_text if full_text else text.__getitem__
 
     def opt_string(value: int) -> Optional[str]:
-        return text[value] if value >= 0 else None
+        return own_text(value) if value >= 0 else None
 
     def opt_int(value: int) -> Optional[int]:
         return int(value) if value >= 0 else None
@@ -309,7 +311,8 @@ def event(model: TraceModel, event_id: int) -> dict[str, Any]:
     launched = np.flatnonzero(model.links.launcher == row)[:64]
     return {
         **_brief(model, row),
-        "cat": text[int(s.cat[row])],
+        "name": own_text(int(s.name[row])),
+        "cat": own_text(int(s.cat[row])),
         "end": _us(s.end_at(row)),
         "thread": track.thread_name, "process": track.process_name, "kind": track.kind,
         "args": {k: v for k, v in args.items() if v is not None},
