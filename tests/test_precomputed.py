@@ -14,6 +14,7 @@ from profscope.tb_plugin.ingest.load import load_trace
 from profscope.tb_plugin.model.array_file import read_model, write_model
 from profscope.tb_plugin.model.trace_model import TraceModel
 from profscope.tb_plugin.store import precomputed
+from profscope.tb_plugin.views import overview, stacks
 
 from conftest import real_trace
 
@@ -43,14 +44,14 @@ def test_forked_derivation_stores_the_same_bytes(parsed: TraceModel, tmp_path: P
 def test_a_failing_child_costs_time_not_answers(parsed: TraceModel, tmp_path: Path, monkeypatch, caplog) -> None:
     alone = _derived_files(parsed, tmp_path / "alone", fork=False)
     parent = os.getpid()
-    flamegraph = precomputed.stacks.flamegraph
+    flamegraph = stacks.flamegraph
 
     def fails_in_the_child(*args, **kwargs):
         if os.getpid() != parent:
             raise MemoryError("the child ran out of memory")
         return flamegraph(*args, **kwargs)
 
-    monkeypatch.setattr(precomputed.stacks, "flamegraph", fails_in_the_child)
+    monkeypatch.setattr(stacks, "flamegraph", fails_in_the_child)
     with caplog.at_level(logging.WARNING, logger=precomputed.logger.name):
         assert _derived_files(parsed, tmp_path / "failed", fork=True) == alone
     assert "derivation child failed" in caplog.text
@@ -81,7 +82,7 @@ def test_a_failing_parent_reaps_its_child(parsed: TraceModel, tmp_path: Path, mo
             forked.append(pid)
         return pid
 
-    monkeypatch.setattr(precomputed.overview, "overview", broken)
+    monkeypatch.setattr(overview, "overview", broken)
     monkeypatch.setattr(precomputed.os, "fork", recorded_fork)
     folder = tmp_path / "cache"
     folder.mkdir()

@@ -26,7 +26,8 @@ import pytest
 from profscope.tb_plugin.reports import cli, span_scalars
 from profscope.tb_plugin.store.discovery import scan_logdir
 from profscope.tb_plugin.model.categories import SliceKinds
-from profscope.tb_plugin.reports.report import collect_span, communication_line, format_us, report_html
+from profscope.tb_plugin.reports.report import collect_span, communication_line, format_us
+from profscope.tb_plugin.reports.report_html import report_html
 
 from conftest import REAL_TRACES, PluginClient
 from openapi_contract import check_schema

@@ -182,7 +182,7 @@ def _add_stacks_parser(subparsers: argparse._SubParsersAction) -> None:
 
 def _run_stacks(args: argparse.Namespace) -> int:
     from profscope.tb_plugin.ingest.load import TraceLoadError, load_trace
-    from profscope.tb_plugin.views.stacks import folded_stacks
+    from profscope.tb_plugin.views.answers import folded_stacks
 
     try:
         text = folded_stacks(load_trace(args.trace), args.weight)
@@ -328,7 +328,8 @@ def _add_summary_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _run_summary(args: argparse.Namespace) -> int:
-    from profscope.tb_plugin.reports.report import collect_span, summary_text
+    from profscope.tb_plugin.reports.report import collect_span
+    from profscope.tb_plugin.reports.summary import summary_text
 
     by_file = args.trace is not None
     if by_file == (args.logdir is not None) or (args.logdir is not None) != (args.run is not None):
@@ -342,12 +343,12 @@ def _run_summary(args: argparse.Namespace) -> int:
         source = _select_span(_scan(args.logdir), args.logdir, args.run, args.worker, args.span)
         span, _ = _collect_source(source, args.group_by)
     if args.json:
-        from profscope.tb_plugin.reports.report import summary_json
+        from profscope.tb_plugin.reports.summary import summary_json
         from profscope.tb_plugin.views.encoding import to_json_bytes
 
         sys.stdout.write(to_json_bytes(summary_json(span, top=args.top, sort=args.sort)).decode("utf-8") + "\n")
     elif args.csv:
-        from profscope.tb_plugin.reports.report import summary_csv
+        from profscope.tb_plugin.reports.summary import summary_csv
 
         sys.stdout.write(summary_csv(span, args.csv, sort=args.sort))
     else:
@@ -380,8 +381,8 @@ def _add_report_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _run_report(args: argparse.Namespace) -> int:
-    from profscope.tb_plugin.reports.report import report_html
-    from profscope.tb_plugin.views.compare import CompareSide, compare
+    from profscope.tb_plugin.reports.report_html import report_html
+    from profscope.tb_plugin.views.answers import CompareSide, compare
 
     scanned = _scan(args.logdir)
     base_source = _select_span(scanned, args.logdir, args.run, args.worker, args.span)

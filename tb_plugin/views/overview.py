@@ -22,12 +22,12 @@ from ..model.categories import TENSOR_CORE_ELIGIBLE_OPS, SliceKinds
 from ..model.float32 import slice_column_as_written
 from ..model.steps import Steps, find_steps
 from ..model.trace_model import TraceModel
+from ..model.units import NS_PER_US, US_PER_SECOND
 from .quantities import accounting
 from .quantities.devices import GPU_MEMORY_DEVICE_TYPES, device
 
 CATEGORIES = ("kernel", "memcpy", "memset", "communication", "runtime", "dataloader", "cpu_exec", "other")
 DEVICE_CATEGORIES = ("kernel", "memcpy", "memset")
-NS_PER_US = 1000.0
 
 # Recommendation thresholds (fractions of step time unless said otherwise).
 DATALOADER_BOUND = 0.05
@@ -46,7 +46,6 @@ SCALAR_SYNC_OPS = ("aten::item", "aten::_local_scalar_dense")
 # A manifest is a file anyone may have written: at most this many CPU samples are passed on.
 HOST_CPU_MAX_POINTS = 1000
 HOST_CPU_TIME_ROUNDING_S = 0.001
-US_PER_SECOND = 1e6
 
 SLOW_CONV_OPS = ("aten::thnn_conv2d", "aten::_slow_conv2d_forward", "aten::_slow_conv2d_backward",
                  "aten::slow_conv3d", "aten::slow_conv_dilated2d", "aten::slow_conv_transpose2d",

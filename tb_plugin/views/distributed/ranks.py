@@ -22,9 +22,9 @@ import numpy as np
 
 from ...model.categories import SliceKinds
 from ...model.trace_model import TraceModel
+from ...model.units import NS_PER_US
 from ..quantities.accounting import step_times
 
-NS_PER_US = 1000.0
 DTYPE_BYTES = {
     "float": 4, "float32": 4, "Float": 4, "double": 8, "float64": 8, "Double": 8, "half": 2, "float16": 2,
     "Half": 2, "bfloat16": 2, "BFloat16": 2, "int": 4, "int32": 4, "Int": 4, "long": 8, "int64": 8, "Long": 8,

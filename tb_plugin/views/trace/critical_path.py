@@ -44,6 +44,14 @@ the step's work without those waits and is shorter than the step (also by the le
 the tail after its last node: it does not count the step's own range). HTA counts only operators and runtime calls on the
 host (not user annotations such as the step's own range), and finds syncs and cross-stream waits only through the
 device's sync records (``cuda_sync``), which most traces lack; here the host calls by name stand in for them.
+
+An edge against the nodes' topological order (time, then starts before ends, parents before children) is dropped, so
+zero-length slices meeting at one instant cannot make a cycle. ``tests/test_critical_path.py`` checks exact paths on
+hand-made traces, the length on every real trace, and HTA 0.5.0's CriticalPathAnalysis on two real GPU traces (one
+step bound by its kernels, one by the host): the device part (kernels, copies, gaps between kernels of a stream)
+agrees within 1%, and HTA's path is shorter than the step by exactly its zero-weight edges and the lead-in and tail it
+leaves out. The parser pool precomputes the first step (``views/answers.parser_answers``); the trace viewer highlights
+the path (ids of its slices, and its stretches per row) and shows the breakdown.
 """
 
 from __future__ import annotations
@@ -57,8 +65,8 @@ import numpy as np
 from ...model.categories import SliceKinds
 from ...model.steps import find_steps
 from ...model.trace_model import TraceModel
+from ...model.units import NS_PER_US
 
-NS_PER_US = 1000.0
 
 KINDS = ("cpu_op", "launch", "kernel", "copy", "sync", "idle")
 _CPU_OP, _LAUNCH, _KERNEL, _COPY, _SYNC, _IDLE = range(len(KINDS))
