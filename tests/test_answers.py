@@ -120,7 +120,8 @@ def test_the_parser_stores_what_the_questions_look_up() -> None:
     keys = list(answers.parser_answers(model, 16))
     assert keys == [("operators", "name"), ("operators", "input_shape"), ("operators", "stack"),
                     ("overview", None, 16), ("kernels", "name"), ("kernels", "op_and_name"), ("memory",),
-                    ("flamegraph", "host"), ("critical_path", None, 0), ("trace_tracks",)]
+                    ("flamegraph", "host"), ("critical_path", None, 0), ("trace_tracks",),
+                    ("work_summary",)]
     assert {answers.question_of(key) for key in keys} <= QUESTIONS
 
 

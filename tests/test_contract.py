@@ -28,6 +28,7 @@ CASES: list[tuple[str, str, dict[str, Any]]] = [
     ("overview", "resnet", SPAN),
     ("operators", "resnet", SPAN),
     ("operators", "resnet", {**SPAN, "group_by": "stack"}),
+    ("roofline", "resnet", SPAN),
     ("operators/detail", "resnet", {**SPAN, "name": "aten::cudnn_convolution"}),
     ("kernels", "resnet", {**SPAN, "group_by": "op_and_name"}),
     ("flamegraph", "resnet", {**SPAN, "weight": "device"}),

@@ -196,7 +196,9 @@ def test_summary_csv_is_the_pages_table(capsys: pytest.CaptureFixture[str]) -> N
     status, out, err = run_cli(capsys, "summary", str(trace), "--csv", "--sort", "calls")
     assert status == 0, err
     lines = list(csv.reader(io.StringIO(out)))
-    assert lines[0] == ["Operator", "Calls", "Host self (us)", "Host total (us)"]
+    # The page's columns, the efficiency ones included (this CPU span has FLOPs but no device peaks).
+    assert lines[0] == ["Operator", "Calls", "Host self (us)", "Host total (us)", "GFLOP", "Data moved (bytes)",
+                        "TFLOP/s", "TB/s", "Arithmetic intensity (FLOP/byte)", "Bound", "Share of roofline (fraction)"]
     rows = operators(load_trace(str(trace)), "name")["rows"]
     assert len(lines) == len(rows) + 1  # every row, not --top
     calls = [int(line[1]) for line in lines[1:]]

@@ -9,6 +9,8 @@ import { ColorCache, colorForName } from "../src/trace/render/colors";
 import { drawFrame, type Canvas2D, type FrameInput } from "../src/trace/render/renderer";
 import { TextFitter } from "../src/trace/render/text_fit";
 import { Recorder, THEME } from "./canvas_recorder";
+import { installFakeDocument, type FakeElement } from "./fake_dom";
+import { CriticalPathPanel, EMPTY_PATH } from "../src/trace/panel/critical_path";
 
 interface Row {
   id: number | null;
@@ -36,7 +38,7 @@ function columns(rows: Row[]): Record<string, unknown[]> {
 
 // The route's answer for a step of 100 µs: an operator launches a kernel that ends the step.
 const ANSWER = ({
-  step: { index: 1, name: "ProfilerStep#2", start: 1100, end: 1200 },
+  step: { index: 1, name: "ProfilerStep#2", id: 7, start: 1100, end: 1200 },
   steps: [
     { name: "ProfilerStep#1", start: 1000, end: 1090 },
     { name: "ProfilerStep#2", start: 1100, end: 1200 },
@@ -67,6 +69,8 @@ describe("critical path answer", () => {
     const data = criticalPathData(ANSWER);
     assert.equal(data.index, 1);
     assert.deepEqual(data.step, { name: "ProfilerStep#2", start: 1100, end: 1200 });
+    assert.equal(data.stepId, 7);
+    assert.equal(criticalPathData({ ...ANSWER, step: { index: 0, name: "span", id: null, start: 0, end: 1 } }).stepId, null);
     assert.equal(data.steps.length, 2);
     assert.equal(data.path.length, 5);
     assert.deepEqual(data.path[1], { id: 8, name: "aten::mm", track: "s1", depth: 1, kind: "cpu_op", edge: "nesting", start: 1110, end: 1120, time: 10 });
@@ -98,15 +102,19 @@ describe("critical path answer", () => {
     assert.deepEqual(marks[3], { trackId: "s3", depth: 0, start: 130, end: 200 });
   });
 
-  test("longest on the path: by slice, time added up, no time on no slice, no idle gaps", () => {
+  test("longest on the path: by slice, time added up, no time on no slice, no idle gaps, not the step's range", () => {
     const path = criticalPathData(ANSWER).path.map((entry) => ({ ...entry }));
-    path.push({ id: 7, name: "ProfilerStep#2", track: "s1", depth: 0, kind: "cpu_op", edge: "return", start: 1190, end: 1200, time: 10 });
+    path.push({ id: 8, name: "aten::mm", track: "s1", depth: 1, kind: "cpu_op", edge: "return", start: 1190, end: 1200, time: 10 });
+    // The step's own range (id 7): 90 us between its operators, none of them its work.
+    path.push({ id: 7, name: "ProfilerStep#2", track: "s1", depth: 0, kind: "cpu_op", edge: "return", start: 1200, end: 1290, time: 90 });
     // An idle gap on the stream next to slice 10: not the slice's own time.
     path.push({ id: 10, name: "kernel", track: "s3", depth: 0, kind: "idle", edge: "stream", start: 1200, end: 1300, time: 100 });
     const data: CriticalPathData = { ...criticalPathData(ANSWER), path };
-    const longest = longestOnPath(data, 2);
-    assert.deepEqual(longest.map((entry) => [entry.id, entry.time]), [[10, 70], [7, 20]]);
+    const longest = longestOnPath(data, 3);
+    assert.deepEqual(longest.map((entry) => [entry.id, entry.time]), [[10, 70], [8, 20], [9, 10]]);
     assert.ok(longest.every((entry) => entry.kind !== "idle"));
+    // A span without steps has no step range to leave out.
+    assert.deepEqual(longestOnPath({ ...data, stepId: null }, 1).map((entry) => [entry.id, entry.time]), [[7, 100]]);
   });
 });
 
@@ -167,5 +175,36 @@ describe("critical path highlight", () => {
   test("without a path nothing is dimmed", () => {
     const ctx = draw(null);
     assert.ok(!ctx.calls.some((call) => call.fill === "DIM"));
+  });
+});
+
+describe("critical path panel", () => {
+  const callbacks = { showStep: () => {}, zoomToStep: () => {}, select: () => {}, close: () => {} };
+
+  test("lists the slices longest on the path, not the step's own range", () => {
+    installFakeDocument();
+    const panel = new CriticalPathPanel(callbacks, 1000);
+    panel.show(criticalPathData(ANSWER));
+    const root = panel.root as unknown as FakeElement;
+    const ids: string[] = [];
+    const collect = (node: FakeElement): void => {
+      if (node.tagName === "tr" && node.getAttribute("data-id") !== null) ids.push(node.getAttribute("data-id") ?? "");
+      node.children.forEach(collect);
+    };
+    collect(root.findByTestId("trace-critical-path-longest") as FakeElement);
+    assert.deepEqual(ids, ["10", "8", "9"], "slice 7 is the step's own range");
+    assert.equal(root.findByTestId("trace-critical-path-empty"), null);
+  });
+
+  test("says so when the path is empty", () => {
+    installFakeDocument();
+    const panel = new CriticalPathPanel(callbacks, 0);
+    const empty = { ...ANSWER, length: 0, breakdown: ANSWER.breakdown.map((row) => ({ ...row, time: 0, share: 0 })), path: columns([]), ids: [] };
+    panel.show(criticalPathData(empty as unknown as CriticalPathAnswer));
+    const root = panel.root as unknown as FakeElement;
+    assert.equal(root.dataset["state"], "ready");
+    assert.equal(root.findByTestId("trace-critical-path-empty")?.textContent, EMPTY_PATH);
+    assert.equal(root.findByTestId("trace-critical-path-longest"), null);
+    assert.equal(root.findByTestId("trace-critical-path-breakdown"), null);
   });
 });

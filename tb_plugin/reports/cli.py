@@ -22,6 +22,7 @@ if TYPE_CHECKING:  # for annotations only: the subcommands import what they need
     from profscope.tb_plugin.store.discovery import ScanResult, SpanSource
     from profscope.tb_plugin.model.trace_model import TraceModel
     from profscope.tb_plugin.reports.report import SpanViews
+    from profscope.tb_plugin.views.quantities.efficiency import PeaksSetting
 
 _INT = re.compile(r"^[+-]?\d+$")
 
@@ -286,13 +287,31 @@ def _load_model(path: str) -> "TraceModel":
         raise CommandError(f"{path}: {error}") from None
 
 
-def _collect_source(source: "SpanSource", group_by: str = "name") -> tuple["SpanViews", "TraceModel"]:
+def _collect_source(source: "SpanSource", group_by: str = "name",
+                    peaks: Optional["PeaksSetting"] = None) -> tuple["SpanViews", "TraceModel"]:
     from profscope.tb_plugin.reports.report import collect_span
 
     model = _load_model(source.path)
     label = f"{source.run} · {source.worker} · {source.span}"
     details = {"run": source.run, "worker": source.worker, "span": source.span}
-    return collect_span(model, label, group_by, _manifest_batch_size(source), details), model
+    return collect_span(model, label, group_by, _manifest_batch_size(source), details, peaks), model
+
+
+def _peaks_setting(path: Optional[str]) -> "PeaksSetting":
+    """The user's device peaks (``--device-peaks FILE``, else PROFSCOPE_DEVICE_PEAKS); a file that cannot be used is
+    the command's error."""
+    from profscope.tb_plugin.views.quantities.efficiency import PeaksSetting
+
+    setting = PeaksSetting.load(path or os.environ.get("PROFSCOPE_DEVICE_PEAKS"))
+    if setting.error:
+        raise CommandError(setting.error)
+    return setting
+
+
+def _add_peaks_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--device-peaks", metavar="FILE",
+                        help="JSON file of device peaks (FLOP/s per precision, memory bandwidth) for devices the "
+                        "built-in table does not list, or measured peaks (default: PROFSCOPE_DEVICE_PEAKS)")
 
 
 # --- summary ------------------------------------------------------------------------
@@ -324,6 +343,7 @@ def _add_summary_parser(subparsers: argparse._SubParsersAction) -> None:
     output.add_argument("--csv", choices=_CSV_TABLES, nargs="?", const="operators", metavar="TABLE",
                         help="print one table as CSV, every row: operators (default), kernels or steps (each step's "
                              "time by category); the same columns as the page's Download CSV")
+    _add_peaks_argument(parser)
     parser.set_defaults(handler=_run_summary, usage_error=parser.error)
 
 
@@ -336,12 +356,14 @@ def _run_summary(args: argparse.Namespace) -> int:
         args.usage_error("name the span either by TRACE or by --logdir and --run")
     if by_file and (args.worker or args.span):
         args.usage_error("--worker and --span go with --logdir and --run")
+    peaks = _peaks_setting(args.device_peaks)
     if by_file:
         model = _load_model(args.trace)
-        span = collect_span(model, os.path.basename(args.trace), args.group_by, details={"file": args.trace})
+        span = collect_span(model, os.path.basename(args.trace), args.group_by, details={"file": args.trace},
+                            peaks=peaks)
     else:
         source = _select_span(_scan(args.logdir), args.logdir, args.run, args.worker, args.span)
-        span, _ = _collect_source(source, args.group_by)
+        span, _ = _collect_source(source, args.group_by, peaks)
     if args.json:
         from profscope.tb_plugin.reports.summary import summary_json
         from profscope.tb_plugin.views.encoding import to_json_bytes
@@ -429,6 +451,9 @@ def _add_serve_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--link-root", action="append", metavar="DIR", dest="link_roots",
                         help="a folder outside the logdir that its symlinks may lead into (repeatable; default: "
                         "PROFSCOPE_LINK_ROOTS); other links out of the logdir are not read")
+    parser.add_argument("--device-peaks", metavar="FILE",
+                        help="JSON file of device peaks (FLOP/s per precision, memory bandwidth) for devices the "
+                        "built-in table does not list, or measured peaks (default: PROFSCOPE_DEVICE_PEAKS)")
     parser.set_defaults(handler=_run_serve)
 
 
@@ -437,8 +462,16 @@ def _run_serve(args: argparse.Namespace) -> int:
 
     if "://" not in args.logdir and not os.path.isdir(args.logdir):
         raise CommandError(f"logdir {args.logdir!r} is not a folder")
+    if args.device_peaks:
+        from profscope.tb_plugin.views.quantities.device_peaks import PeaksFileError, load_peaks_file
+
+        try:
+            load_peaks_file(args.device_peaks)
+        except PeaksFileError as error:
+            raise CommandError(str(error)) from None
     try:
-        serve(args.logdir, host=args.host, port=args.port, cache_dir=args.cache_dir, link_roots=args.link_roots)
+        serve(args.logdir, host=args.host, port=args.port, cache_dir=args.cache_dir, link_roots=args.link_roots,
+              device_peaks=args.device_peaks)
     except ServeError as error:
         raise CommandError(str(error)) from None
     return 0

@@ -73,20 +73,22 @@ class SpanViews:
 
 
 def collect_span(model: TraceModel, label: str, group_by: str = "name", batch_size: Optional[int] = None,
-                 details: Optional[dict[str, str]] = None) -> SpanViews:
+                 details: Optional[dict[str, str]] = None,
+                 peaks: Optional[answers.PeaksSetting] = None) -> SpanViews:
     """The answers of the overview, operator, kernel and memory views for ``model``.
 
     Each is asked of ``views/answers.py`` as the routes ask it: the parser pool's precomputed
-    answer when the cache holds one, else computed here.
+    answer when the cache holds one, else computed here; the figures that need a device peak with ``peaks`` (the
+    user's file, else the built-in table).
     """
     memory = answers.memory(model)
     return SpanViews(
         label=label,
         framework=model.framework,
         start_us=model.start / NS_PER_US,
-        overview=answers.overview(model, batch_size=batch_size),
-        operators=answers.operators(model, group_by),
-        kernels=answers.kernels(model, "name"),
+        overview=answers.overview(model, batch_size=batch_size, peaks=peaks),
+        operators=answers.operators(model, group_by, peaks),
+        kernels=answers.kernels(model, "name", peaks),
         memory={key: memory.get(key) for key in ("available", "hint", "devices", "peak")},
         details=dict(details or {}),
     )

@@ -113,6 +113,9 @@ def summary_text(span: SpanViews, top: int = 10, sort: Optional[str] = None) -> 
     if communication:
         sections.append("Communication: " + communication)
     sections.append("Benchmark: " + benchmark_line(overview["benchmark"]))
+    efficiency_text = efficiency_line(overview.get("efficiency"))
+    if efficiency_text:
+        sections.append("Efficiency: " + efficiency_text)
     if overview["recommendations"]:
         sections.append("Recommendations\n" + "\n".join(f"- {r['text']}" for r in overview["recommendations"]))
     sections += [_text_operators(span.operators, top, sort), _text_kernels(span.kernels, top), _text_memory(span)]
@@ -120,6 +123,22 @@ def summary_text(span: SpanViews, top: int = 10, sort: Optional[str] = None) -> 
 
 
 # --- for scripts: JSON and CSV ---------------------------------------------------------------------
+
+
+def efficiency_line(figures: Optional[dict[str, Any]]) -> str:
+    """MFU and the device time far from its roofline, as one line (the Overview's Efficiency section)."""
+    if not figures:
+        return ""
+    mfu = figures["mfu"]
+    parts = [f"MFU {mfu['mean']:.1%}" if mfu["mean"] is not None else f"MFU n/a ({mfu['reason']})"]
+    low = figures["low_roofline"]
+    if low["share"] is not None:
+        parts.append(f"{low['share']:.1%} of device time under half its roofline")
+    top = sorted(figures["categories"], key=lambda c: -c["time"])[:3]
+    if top:
+        parts.append("most device time in " + ", ".join(
+            f"{c['label']} ({c['share']:.0%})" if c["share"] is not None else c["label"] for c in top))
+    return "; ".join(parts)
 
 
 def summary_json(span: SpanViews, top: int = 10, sort: Optional[str] = None) -> dict[str, Any]:

@@ -61,8 +61,12 @@ class ProfscopePlugin(base_plugin.TBPlugin):
         parse_timeout_seconds: Optional[float] = None,
         parse_memory_gb: Optional[float] = None,
         link_roots: Optional[Sequence[str]] = None,
+        device_peaks: Optional[str] = None,
     ) -> None:
         self._logdir = context.logdir or ""
+        # The user's device peaks (--profscope_device_peaks, else PROFSCOPE_DEVICE_PEAKS): read once; a file that
+        # cannot be used leaves the built-in table, and the answers that use peaks say why.
+        self._peaks = answers.PeaksSetting.load(device_peaks or os.environ.get("PROFSCOPE_DEVICE_PEAKS"))
         self._cache_max_bytes = None if cache_max_gb is None else int(cache_max_gb * (1 << 30))
         self._parse_timeout_seconds = parse_timeout_seconds
         self._parse_memory_bytes = None if parse_memory_gb is None else int(parse_memory_gb * (1 << 30))
@@ -127,6 +131,7 @@ class ProfscopePlugin(base_plugin.TBPlugin):
             "/operators": table_route(self._operators_route, "operators"),
             "/operators/detail": json_route(self._operator_detail_route),
             "/kernels": table_route(self._kernels_route, "kernels"),
+            "/roofline": table_route(self._roofline_route, "roofline"),
             "/flamegraph": json_route(self._flamegraph_route),
             "/stacks/folded": download_route(self._folded_stacks_route),
             "/modules": json_route(self._modules_route),
@@ -210,11 +215,12 @@ class ProfscopePlugin(base_plugin.TBPlugin):
         span = self._span(request)
         marker = arg(request, "step_marker") or None
         # Host CPU from the manifest as it is now: never stale.
-        return answers.overview(span.model, marker=marker, batch_size=span.batch_size, manifest=span.manifest)
+        return answers.overview(span.model, marker=marker, batch_size=span.batch_size, manifest=span.manifest,
+                                peaks=self._peaks)
 
     def _operators_route(self, request: wrappers.Request) -> dict[str, Any]:
         model = self._model(request)
-        return answers.operators(model, choice(request, "group_by", operators.GROUP_BY, "name"))
+        return answers.operators(model, choice(request, "group_by", operators.GROUP_BY, "name"), self._peaks)
 
     def _operator_detail_route(self, request: wrappers.Request) -> dict[str, Any]:
         model = self._model(request)
@@ -224,7 +230,10 @@ class ProfscopePlugin(base_plugin.TBPlugin):
 
     def _kernels_route(self, request: wrappers.Request) -> dict[str, Any]:
         model = self._model(request)
-        return answers.kernels(model, choice(request, "group_by", kernels.GROUP_BY, "name"))
+        return answers.kernels(model, choice(request, "group_by", kernels.GROUP_BY, "name"), self._peaks)
+
+    def _roofline_route(self, request: wrappers.Request) -> dict[str, Any]:
+        return answers.roofline(self._model(request), self._peaks)
 
     def _flamegraph_route(self, request: wrappers.Request) -> dict[str, Any]:
         model = self._model(request)
@@ -270,7 +279,7 @@ class ProfscopePlugin(base_plugin.TBPlugin):
         # Keyed by the models themselves: a reloaded span is a new model, so a stale answer is never reused.
         key = (run, index, tuple((w, id(m)) for w, m in ranks))
         if key not in self._distributed_cache:
-            self._distributed_cache = {key: (answers.distributed(ranks), ranks)}  # keep one: runs are big
+            self._distributed_cache = {key: (answers.distributed(ranks, self._peaks), ranks)}  # keep one: runs are big
         payload = dict(self._distributed_cache[key][0])
         payload["span_index"] = index
         payload["failed"] = failed
@@ -404,7 +413,7 @@ class ProfscopePlugin(base_plugin.TBPlugin):
         if loading:
             # Both sides count: a ready side is done.
             raise SpanLoading((sum(loading) + len(sides)) / (len(loading) + len(sides)))
-        return answers.compare(sides["base"], sides["exp"], group_by)
+        return answers.compare(sides["base"], sides["exp"], group_by, self._peaks)
 
     def _runs_table_route(self, request: wrappers.Request) -> dict[str, Any]:
         """Every known span with its headline numbers. Never loads a span: uses the models already loaded."""
@@ -427,7 +436,7 @@ class ProfscopePlugin(base_plugin.TBPlugin):
                         model=model, progress=progress, error=error,
                         framework=source.framework if source else None,
                         manifest=dict(info.get("manifest") or {})))
-        return answers.run_table(spans)
+        return answers.run_table(spans, self._peaks)
 
     # Trace viewer -------------------------------------------------------------------------
 

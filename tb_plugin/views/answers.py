@@ -47,6 +47,7 @@ from . import memory as _memory
 from . import modules as _modules
 from . import operators as _operators
 from . import overview as _overview
+from . import roofline as _roofline
 from . import stacks as _stacks
 from . import step_trace as _step_trace
 from .analyses import annotations as _annotations
@@ -56,6 +57,7 @@ from .analyses import queues as _queues
 from .analyses import sequences as _sequences
 from .distributed import rank_steps as _rank_steps
 from .distributed import ranks as _ranks
+from .quantities import efficiency as _efficiency
 from .runs import summary as _summary
 from .runs import table as _run_table
 from .trace import critical_path as _critical_path
@@ -73,6 +75,7 @@ MEMORY = "memory"
 FLAMEGRAPH = "flamegraph"
 CRITICAL_PATH = "critical_path"
 TRACKS = "trace_tracks"
+WORK_SUMMARY = "work_summary"
 IDLE_TIME = "analyses.idle"
 LAUNCHES = "analyses.launches"
 QUEUES = "analyses.queues"
@@ -131,6 +134,21 @@ def _tracks_entry(model: TraceModel) -> _Entry:
     return _Entry(_key(TRACKS), lambda: _trace.compute_tracks(model))
 
 
+def _work_summary_entry(model: TraceModel) -> _Entry:
+    return _Entry(_key(WORK_SUMMARY), lambda: _efficiency.work_summary(model))
+
+
+# The device peaks the figures that need one are computed with, when the caller names none: the built-in table.
+# The server and the commands pass the user's setting (--profscope_device_peaks, --device-peaks); the peaks are
+# applied at request time, never stored, so a changed peaks file never leaves a stale answer.
+BUILT_IN_PEAKS = _efficiency.PeaksSetting()
+PeaksSetting = _efficiency.PeaksSetting
+
+
+def _roofs(model: TraceModel, peaks: Optional[PeaksSetting]) -> _efficiency.Roofs:
+    return (peaks or BUILT_IN_PEAKS).roofs(model)
+
+
 def parser_answers(model: TraceModel, batch_size: Optional[int]) -> dict[Key, Callable[[], Any]]:
     """The answers the parser stores beside a freshly parsed model (``store/precomputed.py``): what the pages ask
     first, by the key the questions below look up."""
@@ -147,6 +165,7 @@ def parser_answers(model: TraceModel, batch_size: Optional[int]) -> dict[Key, Ca
         _flamegraph_entry(model, "host"),
         _critical_path_entry(model, 0, None),
         _tracks_entry(model),
+        _work_summary_entry(model),
     ]
     return {entry.key: entry.compute for entry in entries}
 
@@ -164,17 +183,22 @@ def summary(model: TraceModel) -> dict[str, Any]:
 
 
 def overview(model: TraceModel, marker: Optional[str] = None, batch_size: Optional[int] = None,
-             manifest: Optional[Mapping[str, Any]] = None) -> dict[str, Any]:
-    """Where a step's time goes, the devices, the benchmark figures and the recommendations (stored for the default
-    step marker). With the writer's ``manifest``, the host CPU figures it recorded too (never stored: a manifest can
-    arrive after the parse)."""
+             manifest: Optional[Mapping[str, Any]] = None, peaks: Optional[PeaksSetting] = None) -> dict[str, Any]:
+    """Where a step's time goes, the devices, the benchmark figures, the efficiency figures (MFU per step, with
+    ``peaks``) and the recommendations (stored for the default step marker, without the figures that need a peak).
+    With the writer's ``manifest``, the host CPU figures it recorded too (never stored: a manifest can arrive after
+    the parse)."""
     answer = _stored(model, _overview_entry(model, marker, batch_size))
-    return answer if manifest is None else _overview.with_host_cpu(answer, manifest)
+    if manifest is not None:
+        answer = _overview.with_host_cpu(answer, manifest)
+    return _overview.with_efficiency(answer, model, work_summary(model), _roofs(model, peaks))
 
 
-def operators(model: TraceModel, group_by: str = "name") -> dict[str, Any]:
-    """Time per framework operator, host and device (stored for every ``group_by``)."""
-    return _stored(model, _operators_entry(model, group_by))
+def operators(model: TraceModel, group_by: str = "name", peaks: Optional[PeaksSetting] = None) -> dict[str, Any]:
+    """Time per framework operator, host and device, with FLOPs, bytes and the roofline figures where they are
+    known (stored for every ``group_by``, without the figures that need a peak)."""
+    return _efficiency.with_operator_figures(_stored(model, _operators_entry(model, group_by)), model,
+                                             work_summary(model), _roofs(model, peaks))
 
 
 def operator_detail(model: TraceModel, name: str, input_shape: Optional[str] = None) -> dict[str, Any]:
@@ -182,9 +206,22 @@ def operator_detail(model: TraceModel, name: str, input_shape: Optional[str] = N
     return _operators.operator_detail(model, name, input_shape)
 
 
-def kernels(model: TraceModel, group_by: str = "name") -> dict[str, Any]:
-    """Device kernels by name, or by launching operator and name (stored for every ``group_by``)."""
-    return _stored(model, _kernels_entry(model, group_by))
+def kernels(model: TraceModel, group_by: str = "name", peaks: Optional[PeaksSetting] = None) -> dict[str, Any]:
+    """Device kernels by name, or by launching operator and name, with the work of the calls that launched them
+    (stored for every ``group_by``, without the figures that need a peak)."""
+    return _efficiency.with_kernel_figures(_stored(model, _kernels_entry(model, group_by)), model,
+                                           work_summary(model), _roofs(model, peaks))
+
+
+def work_summary(model: TraceModel) -> dict[str, Any]:
+    """FLOPs and bytes of the operator calls, grouped by operator and shape, per step and per kernel: the peak-free
+    half of the efficiency figures (stored)."""
+    return _stored(model, _work_summary_entry(model))
+
+
+def roofline(model: TraceModel, peaks: Optional[PeaksSetting] = None) -> dict[str, Any]:
+    """The operators under the device's roofs, the biggest gaps to the roof, copy bandwidth per direction."""
+    return _roofline.roofline(model, work_summary(model), _roofs(model, peaks))
 
 
 def flamegraph(model: TraceModel, weight: str = "host") -> dict[str, Any]:
@@ -304,7 +341,7 @@ def annotations(model: TraceModel, marker: Optional[str] = None) -> dict[str, An
 
 # The questions about one span, each taking its model first: the methods of profscope.open_trace(...).
 SPAN_QUESTIONS: tuple[Callable[..., Any], ...] = (
-    summary, overview, operators, operator_detail, kernels, flamegraph, folded_stacks, modules, memory, step_trace,
+    summary, overview, operators, operator_detail, kernels, work_summary, roofline, flamegraph, folded_stacks, modules, memory, step_trace,
     data_pipeline, critical_path, tracks, slices, counters, event, search, range_summary, idle_time, launches,
     queue_length, kernel_sequences, annotations,
 )
@@ -317,28 +354,30 @@ TableSpan = _run_table.TableSpan
 RankSteps = _rank_steps.RankSteps
 
 
-def compare(base: CompareSide, exp: CompareSide, group_by: str = "name") -> dict[str, Any]:
-    """Two spans side by side: step breakdown, operators and kernels, by impact on the step time. Each side's
+def compare(base: CompareSide, exp: CompareSide, group_by: str = "name",
+            peaks: Optional[PeaksSetting] = None) -> dict[str, Any]:
+    """Two spans side by side: step breakdown, MFU, operators and kernels, by impact on the step time. Each side's
     numbers are its overview (default marker), operator and kernel answers."""
     _compare.check_group_by(group_by)
 
     def answers_of(side: CompareSide) -> _compare.SideAnswers:
-        return _compare.SideAnswers(overview=overview(side.model, batch_size=side.batch_size),
-                                    operators=operators(side.model, group_by), kernels=kernels(side.model, "name"))
+        return _compare.SideAnswers(overview=overview(side.model, batch_size=side.batch_size, peaks=peaks),
+                                    operators=operators(side.model, group_by, peaks),
+                                    kernels=kernels(side.model, "name", peaks))
     return _compare.compare(base, exp, group_by, answers_of(base), answers_of(exp))
 
 
-def run_table(spans: list[TableSpan]) -> dict[str, Any]:
-    """Every span of the logdir in one row: status, and for a loaded one its headline numbers (from its overview
-    and memory answers)."""
+def run_table(spans: list[TableSpan], peaks: Optional[PeaksSetting] = None) -> dict[str, Any]:
+    """Every span of the logdir in one row: status, and for a loaded one its headline numbers (from its overview,
+    MFU included, and memory answers)."""
     return _run_table.run_table(spans, lambda model, batch_size: _run_table.span_numbers(
-        model.framework, overview(model, batch_size=batch_size), memory(model)))
+        model.framework, overview(model, batch_size=batch_size, peaks=peaks), memory(model)))
 
 
-def distributed(ranks: list[tuple[str, TraceModel]]) -> dict[str, Any]:
-    """Per rank computation, communication and their overlap, the collectives and the stragglers (``ranks``: each
-    worker's model of the same span)."""
-    return _ranks.distributed(ranks)
+def distributed(ranks: list[tuple[str, TraceModel]], peaks: Optional[PeaksSetting] = None) -> dict[str, Any]:
+    """Per rank computation, communication and their overlap, the collectives with their bandwidths and the
+    stragglers (``ranks``: each worker's model of the same span)."""
+    return _ranks.distributed(ranks, lambda model: _roofs(model, peaks))
 
 
 def rank_steps(ranks: list[tuple[str, str, TraceModel]]) -> list[tuple[RankSteps, TraceModel]]:

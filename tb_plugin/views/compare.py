@@ -34,6 +34,7 @@ from typing import Any, Optional
 
 from ..model.trace_model import TraceModel
 from . import overview as overview_view
+from .quantities import efficiency
 
 GROUP_BY = ("name", "input_shape")
 OPERATOR_DELTA_FIELDS = ("calls", "host_self", "host_total", "device_self", "device_total")
@@ -323,9 +324,26 @@ def _notes(base: dict[str, Any], exp: dict[str, Any], base_ops: dict[str, Any], 
     return notes
 
 
+def _mfu(base_overview: dict[str, Any], exp_overview: dict[str, Any],
+         step_ratio: Optional[float]) -> tuple[dict[str, Any], Optional[dict[str, Any]]]:
+    """Both sides' MFU (their overviews' ``efficiency.mfu.mean``), and a note when the experiment's steps are faster
+    but use the device less well."""
+    b, e = efficiency.mean_mfu(base_overview), efficiency.mean_mfu(exp_overview)
+    section = {"base": b, "exp": e, "delta": e - b if b is not None and e is not None else None,
+               "ratio": ratio(e, b), "counted": efficiency.COUNTED_FLOPS}
+    note = None
+    if b is not None and e is not None and step_ratio is not None and step_ratio < 1 and e < b:
+        note = {"id": "faster_but_less_efficient",
+                "text": f"The experiment's steps are faster ({step_ratio:.2f}x the baseline's time) but its model "
+                        f"FLOPs utilization fell from {b:.1%} to {e:.1%}: it does less work per step, or the same "
+                        "work further from the device's peak."}
+    return section, note
+
+
 def compare(base: CompareSide, exp: CompareSide, group_by: str, base_answers: SideAnswers,
             exp_answers: SideAnswers) -> dict[str, Any]:
-    """The ``compare`` route's answer (see the module docstring for the definitions), from each side's answers."""
+    """The ``compare`` route's answer (see the module docstring for the definitions), from each side's answers (the
+    overviews with their efficiency figures: each side's MFU is its overview's)."""
     check_group_by(group_by)
     base_overview, exp_overview = base_answers.overview, exp_answers.overview
     base_info, exp_info = _side_info(base, base_overview), _side_info(exp, exp_overview)
@@ -346,6 +364,9 @@ def compare(base: CompareSide, exp: CompareSide, group_by: str, base_answers: Si
     batch_note = _batch_note(base_info, exp_info, step_ratio, per_sample)
     if batch_note is not None:
         notes.insert(0, batch_note)
+    mfu_section, mfu_note = _mfu(base_overview, exp_overview, step_ratio)
+    if mfu_note is not None:
+        notes.append(mfu_note)
     return {
         "base": base_info,
         "exp": exp_info,
@@ -360,6 +381,7 @@ def compare(base: CompareSide, exp: CompareSide, group_by: str, base_answers: Si
         },
         "per_sample": per_sample,
         "breakdown_per_sample": breakdown_per_sample,
+        "mfu": mfu_section,
         "operators": operator_rows,
         "kernels": kernel_rows,
         "notes": notes,

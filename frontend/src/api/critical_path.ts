@@ -27,6 +27,8 @@ export interface PathEntry {
 
 export interface CriticalPathData {
   readonly index: number;
+  /** The step's own range's slice id (null for a span without steps): not work of the step. */
+  readonly stepId: number | null;
   readonly step: PathStep;
   readonly steps: readonly PathStep[];
   readonly length: number;
@@ -54,9 +56,10 @@ function pathEntries(path: CriticalPathAnswer["path"]): PathEntry[] {
 }
 
 export function criticalPathData(answer: CriticalPathAnswer): CriticalPathData {
-  const { index, name, start, end } = answer.step;
+  const { index, name, id, start, end } = answer.step;
   return {
     index,
+    stepId: id,
     step: { name, start, end },
     steps: answer.steps,
     length: answer.length,

@@ -9,6 +9,7 @@ import { memoryView } from "./memory/memory";
 import { modulesView } from "./modules/modules";
 import { operatorView } from "./operator/operator";
 import { overviewView } from "./overview/overview";
+import { rooflineView } from "./roofline/roofline";
 import { stacksView } from "./stacks/stacks";
 import { stepTraceView } from "./step_trace/step_trace";
 import { traceView } from "./trace/trace";
@@ -20,6 +21,7 @@ export const VIEWS: readonly ViewDefinition[] = [
   dataPipelineView,
   operatorView,
   kernelView,
+  rooflineView,
   stacksView,
   modulesView,
   memoryView,

@@ -18,6 +18,7 @@ from typing import Any, Callable, Optional
 import numpy as np
 
 from ...model.trace_model import TraceModel
+from ..quantities import efficiency
 from ..overview import CATEGORIES
 
 _DEVICE_NUMBER = re.compile(r"\s+\d+$")
@@ -68,7 +69,8 @@ def peak_memory(answer: dict[str, Any]) -> Optional[dict[str, int]]:
 
 
 def span_numbers(framework: str, overview: dict[str, Any], memory: dict[str, Any]) -> dict[str, Any]:
-    """A loaded span's numbers in its row, from its overview (default step marker) and memory answers."""
+    """A loaded span's numbers in its row, from its overview (default step marker, with its efficiency figures) and
+    memory answers."""
     mean = overview["mean_step_time"]
     utilizations = [d["utilization"] for d in overview["devices"] if d.get("utilization") is not None]
     return {
@@ -83,6 +85,7 @@ def span_numbers(framework: str, overview: dict[str, Any], memory: dict[str, Any
         "gpu_utilization": float(np.mean(utilizations)) if utilizations else None,
         "peak_memory": peak_memory(memory),
         "samples_per_second": overview["benchmark"].get("samples_per_second") if overview["benchmark"] else None,
+        "mfu": efficiency.mean_mfu(overview),
     }
 
 

@@ -181,6 +181,8 @@ export function collectivesTable(rows: readonly CollectiveRow[]): HTMLElement {
     th("Wait", DEF.collectiveWait, true, "µs"),
     th("Transfer", DEF.collectiveTransfer, true, "µs"),
     th("Bandwidth", DEF.bandwidth),
+    th("Bus bw (rank)", DEF.busbw),
+    th("Bus bw (transfer)", DEF.transferBusbw),
   );
   const body = el("tbody", {});
   for (const row of rows) {
@@ -201,6 +203,8 @@ export function collectivesTable(rows: readonly CollectiveRow[]): HTMLElement {
       td(formatMicrosNumber(row.wait)),
       td(formatMicrosNumber(row.transfer)),
       td(formatBandwidth(row.bandwidth)),
+      td(formatBandwidth(row.busbw ?? null)),
+      td(formatBandwidth(row.transfer_busbw ?? null)),
     );
     const subRows = row.per_rank.map((entry) => {
       const entrySize = meanMessageBytes(entry.bytes, entry.calls);
@@ -214,6 +218,8 @@ export function collectivesTable(rows: readonly CollectiveRow[]): HTMLElement {
         td(formatMicrosNumber(entry.mean)),
         td(formatMicrosNumber(entry.wait)),
         td(formatMicrosNumber(entry.total - entry.wait)),
+        td(""),
+        td(""),
         td(""),
       );
     });
@@ -230,6 +236,6 @@ export function collectivesTable(rows: readonly CollectiveRow[]): HTMLElement {
     "table",
     { className: "ps-table", testId: "distributed-collectives" },
     el("thead", {}, head),
-    rows.length > 0 ? body : el("tbody", {}, el("tr", {}, el("td", { attrs: { colspan: "8" }, className: "ps-muted" }, "No collective calls recorded."))),
+    rows.length > 0 ? body : el("tbody", {}, el("tr", {}, el("td", { attrs: { colspan: "10" }, className: "ps-muted" }, "No collective calls recorded."))),
   );
 }
