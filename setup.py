@@ -135,7 +135,15 @@ setup(
             sources=["tb_plugin/ingest/chrome/_columnar.c"],
             extra_compile_args=["-O2"],
             optional=True,
-        )
+        ),
+        # The memory snapshot reader's fast path (tb_plugin/ingest/snapshot/_snapshot_reader.c). Optional too: without
+        # it reader.py's machine reads snapshots (slower, same answers).
+        Extension(
+            "profscope.tb_plugin.ingest.snapshot._snapshot_reader",
+            sources=["tb_plugin/ingest/snapshot/_snapshot_reader.c"],
+            extra_compile_args=["-O2"],
+            optional=True,
+        ),
     ],
     cmdclass={"build_py": BuildPyWithFrontend},
     zip_safe=False,

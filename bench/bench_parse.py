@@ -56,7 +56,7 @@ st = os.stat(trace)
 with tempfile.TemporaryDirectory() as cache:
     started = time.perf_counter()
     outcome = parse_jobs.parse_into_cache(trace, cache, SourceIdentity(trace, st.st_size, st.st_mtime_ns), 0,
-                                     FileAccess(roots=(os.path.dirname(trace),)))
+                                           FileAccess(roots=(os.path.dirname(trace),)))
     seconds = time.perf_counter() - started
 if outcome.error:
     sys.exit(f"the parse failed: {outcome.error}")

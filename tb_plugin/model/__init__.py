@@ -62,4 +62,8 @@ How each module works:
 * ``stored_answers.py``: Answers of views kept beside a cached model: ``answer(model, key, compute)`` returns the
   stored one when the parser left it, else computes and memoises. JSON behind ``VIEWS_VERSION`` and a CRC-32 (another
   version's answers, or damaged ones, are computed afresh).
+* ``snapshot.py``: A PyTorch allocator memory snapshot as columns (``SnapshotModel``): trace entries with the device's
+  active, allocated and reserved bytes after each, frames and stacks, allocations' lives, the snapshot's segments and
+  blocks, ``record_function`` annotations, the timeline bands of the largest sites; its cache file (the array-file
+  format, ``kind: memory_snapshot``, each array checked on first use). No Python object per entry.
 """

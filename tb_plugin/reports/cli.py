@@ -16,7 +16,7 @@ import math
 import os
 import re
 import sys
-from typing import TYPE_CHECKING, Callable, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence, Union
 
 if TYPE_CHECKING:  # for annotations only: the subcommands import what they need when they run
     from profscope.tb_plugin.store.discovery import ScanResult, SpanSource
@@ -287,14 +287,18 @@ def _load_model(path: str) -> "TraceModel":
         raise CommandError(f"{path}: {error}") from None
 
 
-def _collect_source(source: "SpanSource", group_by: str = "name",
-                    peaks: Optional["PeaksSetting"] = None) -> tuple["SpanViews", "TraceModel"]:
+def _collect_source(source: "SpanSource", group_by: str = "name", peaks: Optional["PeaksSetting"] = None,
+                    logdir: Optional[str] = None) -> tuple["SpanViews", "TraceModel"]:
+    import dataclasses
+
     from profscope.tb_plugin.reports.report import collect_span
 
     model = _load_model(source.path)
     label = f"{source.run} · {source.worker} · {source.span}"
     details = {"run": source.run, "worker": source.worker, "span": source.span}
-    return collect_span(model, label, group_by, _manifest_batch_size(source), details, peaks), model
+    views = collect_span(model, label, group_by, _manifest_batch_size(source), details, peaks)
+    snapshot = _span_snapshot(logdir, source) if logdir is not None else None
+    return (dataclasses.replace(views, snapshot=snapshot) if snapshot is not None else views), model
 
 
 def _peaks_setting(path: Optional[str]) -> "PeaksSetting":
@@ -312,6 +316,26 @@ def _add_peaks_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--device-peaks", metavar="FILE",
                         help="JSON file of device peaks (FLOP/s per precision, memory bandwidth) for devices the "
                         "built-in table does not list, or measured peaks (default: PROFSCOPE_DEVICE_PEAKS)")
+
+
+def _span_snapshot(logdir: str, source: "SpanSource") -> Optional[dict[str, Any]]:
+    """The peak of the span's memory snapshot (the one named as its trace or the writer's beside it, else the run's
+    only one), when the run has one; a snapshot that cannot be read is said on stderr and left out."""
+    from profscope.tb_plugin.store import discovery, snapshots
+    from profscope.tb_plugin.store.storage import FileAccess
+    from profscope.tb_plugin.views import answers
+
+    found = [s for s in discovery.scan(logdir).snapshots if s.run == source.run]
+    mine = [s for s in found if (s.worker, s.span) == (source.worker, source.span)]
+    chosen = mine[0] if mine else found[0] if len(found) == 1 and found[0].span is None else None
+    if chosen is None:
+        return None
+    try:
+        model = snapshots.read_model(FileAccess(roots=(os.path.realpath(logdir),)), chosen.path)
+    except Exception as error:  # noqa: BLE001 - the summary of the trace stands without it
+        print(f"profscope: memory snapshot {chosen.name} left out: {error}", file=sys.stderr)
+        return None
+    return answers.snapshot_peak_summary(model, chosen.name)
 
 
 # --- summary ------------------------------------------------------------------------
@@ -363,7 +387,7 @@ def _run_summary(args: argparse.Namespace) -> int:
                             peaks=peaks)
     else:
         source = _select_span(_scan(args.logdir), args.logdir, args.run, args.worker, args.span)
-        span, _ = _collect_source(source, args.group_by, peaks)
+        span, _ = _collect_source(source, args.group_by, peaks, args.logdir)
     if args.json:
         from profscope.tb_plugin.reports.summary import summary_json
         from profscope.tb_plugin.views.encoding import to_json_bytes
@@ -408,11 +432,11 @@ def _run_report(args: argparse.Namespace) -> int:
 
     scanned = _scan(args.logdir)
     base_source = _select_span(scanned, args.logdir, args.run, args.worker, args.span)
-    base, base_model = _collect_source(base_source)
+    base, base_model = _collect_source(base_source, logdir=args.logdir)
     exp = comparison = None
     if args.vs is not None:
         exp_source = _select_span(scanned, args.logdir, args.vs, args.vs_worker or args.worker, args.vs_span)
-        exp, exp_model = _collect_source(exp_source)
+        exp, exp_model = _collect_source(exp_source, logdir=args.logdir)
         comparison = compare(
             CompareSide(base_source.run, base_source.worker, base_source.span, base_model,
                         _manifest_batch_size(base_source)),

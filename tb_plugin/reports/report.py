@@ -70,6 +70,8 @@ class SpanViews:
     kernels: dict[str, Any]
     memory: dict[str, Any]  # the memory view's "available", "hint", "devices" and "peak"
     details: dict[str, str] = field(default_factory=dict)  # run / worker / span / file, as known
+    # The span's allocator memory snapshot, when it has one (views/answers.snapshot_peak_summary).
+    snapshot: Optional[dict[str, Any]] = None
 
 
 def collect_span(model: TraceModel, label: str, group_by: str = "name", batch_size: Optional[int] = None,
@@ -299,3 +301,9 @@ def kernel_cells(row: dict[str, Any], total: float) -> list[str]:
 def devices_noun(devices: list[dict[str, Any]]) -> str:
     """ "GPU" when every device is one (``views/quantities/devices.py`` names them), else "Device"."""
     return "GPU" if all(d.get("kind", "GPU") == "GPU" for d in devices) else "Device"
+
+
+def snapshot_when(snapshot: dict[str, Any]) -> str:
+    """When a snapshot peaked: time into the snapshot, or the entry's number for a snapshot without times."""
+    after = snapshot["peak_after"]
+    return f"entry {after}" if snapshot["axis"] == "entry" else f"{format_duration(after)} into the snapshot"

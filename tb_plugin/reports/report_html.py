@@ -18,7 +18,7 @@ from .report import (
     CATEGORY_COLORS, CATEGORY_LABELS, DASH, SORT_LABELS, STEP_SOURCE_TEXT, SpanViews, benchmark_line,
     communication_line, compared_categories, devices_noun, evidence_items, format_bytes, format_count,
     format_duration, format_percent, format_ratio, format_signed_duration, format_us, kernel_cells, memory_peaks,
-    operator_cells, operator_headers, operator_sort, shown_categories, top_operators,
+    operator_cells, operator_headers, operator_sort, shown_categories, snapshot_when, top_operators,
 )
 
 
@@ -275,6 +275,20 @@ def _memory_html(span: SpanViews) -> str:
     return html_table(columns, rows, test_id="memory")
 
 
+def _snapshot_html(snapshot: dict[str, Any]) -> str:
+    facts = [("Snapshot", esc(snapshot["snapshot"])), ("Device", esc(snapshot["device"])),
+             ("Peak active", esc(f"{format_bytes(snapshot['peak'])} at {snapshot_when(snapshot)}"))]
+    if snapshot["reserved_peak"]:
+        facts.append(("Peak reserved", esc(format_bytes(snapshot["reserved_peak"]))))
+    if snapshot["oom"]:
+        facts.append(("Out-of-memory events", esc(snapshot["oom"])))
+    columns = [HtmlColumn("Allocation site alive at the peak", "text"), HtmlColumn("Bytes"), HtmlColumn("Allocations"),
+               HtmlColumn("Share")]
+    rows = [[esc(s["label"]), esc(format_bytes(s["bytes"])), esc(f"{s['count']:,}"), esc(format_percent(s["share"]))]
+            for s in snapshot["sites"]]
+    return _facts(facts) + html_table(columns, rows, test_id="memory-snapshot")
+
+
 def span_section_html(span: SpanViews, anchor: str, heading: str, top: int) -> str:
     details = [(key.capitalize(), esc(value)) for key, value in span.details.items()]
     details.append(("Framework", esc(span.framework)))
@@ -282,7 +296,10 @@ def span_section_html(span: SpanViews, anchor: str, heading: str, top: int) -> s
             f"{_overview_html(span, anchor)}"
             f'<h3 id="{anchor}-operators">Top operators</h3>{_operators_html(span.operators, top)}'
             f'<h3 id="{anchor}-kernels">Top kernels</h3>{_kernels_html(span.kernels, top)}'
-            f'<h3 id="{anchor}-memory">Memory peak</h3>{_memory_html(span)}</section>')
+            f'<h3 id="{anchor}-memory">Memory peak</h3>{_memory_html(span)}'
+            + (f'<h3 id="{anchor}-memory-snapshot">Memory snapshot at its peak</h3>{_snapshot_html(span.snapshot)}'
+               if span.snapshot is not None else "")
+            + "</section>")
 
 
 def _delta_class(delta: Optional[float]) -> str:

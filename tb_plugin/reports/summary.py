@@ -11,8 +11,8 @@ from ..views import table_csv as export
 from .report import (
     CATEGORY_LABELS, NAME_WIDTH, SHAPE_WIDTH, SORT_LABELS, STEP_SOURCE_TEXT, SpanViews, benchmark_line,
     communication_line, devices_noun, format_bytes, format_duration, format_percent, format_us,
-    kernel_cells, memory_peaks, operator_cells, operator_headers, operator_sort, shown_categories, top_operators,
-    truncate,
+    kernel_cells, memory_peaks, operator_cells, operator_headers, operator_sort, shown_categories, snapshot_when,
+    top_operators, truncate,
 )
 
 
@@ -96,6 +96,17 @@ def _text_memory(span: SpanViews) -> str:
     return "Memory peak per device\n" + text_table(columns, rows)
 
 
+def _text_snapshot(snapshot: dict[str, Any]) -> str:
+    lines = [f"Memory snapshot {snapshot['snapshot']} (device {snapshot['device']}): peak {format_bytes(snapshot['peak'])}"
+             f" active at {snapshot_when(snapshot)}"
+             + (f", {format_bytes(snapshot['reserved_peak'])} reserved at most" if snapshot["reserved_peak"] else "")
+             + (f"; {snapshot['oom']} out-of-memory events" if snapshot["oom"] else "")]
+    columns = (Column("Allocation site alive at the peak", "<"), Column("Bytes"), Column("Allocations"), Column("Share"))
+    rows = [[truncate(s["label"], 70), format_bytes(s["bytes"]), f"{s['count']:,}", format_percent(s["share"])]
+            for s in snapshot["sites"]]
+    return "\n".join(lines) + "\n" + text_table(columns, rows)
+
+
 def summary_text(span: SpanViews, top: int = 10, sort: Optional[str] = None) -> str:
     """The terminal summary of one span."""
     overview = span.overview
@@ -119,6 +130,8 @@ def summary_text(span: SpanViews, top: int = 10, sort: Optional[str] = None) -> 
     if overview["recommendations"]:
         sections.append("Recommendations\n" + "\n".join(f"- {r['text']}" for r in overview["recommendations"]))
     sections += [_text_operators(span.operators, top, sort), _text_kernels(span.kernels, top), _text_memory(span)]
+    if span.snapshot is not None:
+        sections.append(_text_snapshot(span.snapshot))
     return "\n\n".join(sections) + "\n"
 
 
@@ -152,6 +165,7 @@ def summary_json(span: SpanViews, top: int = 10, sort: Optional[str] = None) -> 
                       "rows": top_operators(span.operators, top, sort)},
         "kernels": {"total_rows": len(span.kernels.get("rows", [])), "rows": list(span.kernels.get("rows", []))[:top]},
         "memory": {"available": bool(span.memory.get("available")), "peaks": memory_peaks(span)},
+        "memory_snapshot": span.snapshot,
     }
 
 

@@ -21,9 +21,10 @@ from ..ingest.mindspore import minddata
 from ..ingest.mindspore import step_trace as mindspore_step_trace
 from ..model.trace_model import TraceModel
 from ..store.discovery import SpanSource
-from ..store.runs import RunManager
+from ..store.runs import LoadedSnapshot, RunManager
 from ..store.spans import Span, SpanFailed, SpanLoading, UnknownSpan
-from ..views import answers, compare, kernels, memory, operators, stacks
+from ..views import answers, compare, kernels, memory, memory_snapshot, operators, stacks
+from ..views.quantities import devices
 from ..views.analyses import idle as idle_time, sequences as kernel_sequences
 from ..views.distributed import rank_steps
 from ..views.trace import queries as trace
@@ -157,6 +158,12 @@ class ProfscopePlugin(base_plugin.TBPlugin):
             "/trace/range": table_route(self._trace_range_route, "trace/range"),
             "/trace/ranks": json_route(self._trace_ranks_route),
             "/trace/download": self._trace_download_route,
+            "/memory_snapshot": json_route(self._snapshot_route),
+            "/memory_snapshot/timeline": json_route(self._snapshot_timeline_route),
+            "/memory_snapshot/at": table_route(self._snapshot_at_route, "memory_snapshot/at"),
+            "/memory_snapshot/allocation": json_route(self._snapshot_allocation_route),
+            "/memory_snapshot/segments": table_route(self._snapshot_segments_route, "memory_snapshot/segments"),
+            "/memory_snapshot/compare": table_route(self._snapshot_compare_route, "memory_snapshot/compare"),
         }
 
     # Static files ---------------------------------------------------------------------------
@@ -437,6 +444,118 @@ class ProfscopePlugin(base_plugin.TBPlugin):
                         framework=source.framework if source else None,
                         manifest=dict(info.get("manifest") or {})))
         return answers.run_table(spans, self._peaks)
+
+    # Memory snapshots -------------------------------------------------------------------------
+
+    def _snapshot(self, request: wrappers.Request, prefix: str = "") -> LoadedSnapshot:
+        """The request's memory snapshot: ``run``, and ``worker``, ``span``, ``snapshot`` (its name) where the run
+        holds several (``prefix``: ``base_``/``exp_`` for compare)."""
+        return self.manager.snapshot(arg(request, f"{prefix}run", required=True), arg(request, f"{prefix}worker"),
+                                     arg(request, f"{prefix}span"), arg(request, f"{prefix}snapshot"))
+
+    @staticmethod
+    def _snapshot_call(compute: Callable[[], Any]) -> Any:
+        try:
+            return compute()
+        except memory_snapshot.SnapshotQueryError as exc:
+            raise HttpError(400, str(exc)) from None
+
+    def _device_arg(self, request: wrappers.Request, name: str = "device") -> Optional[int]:
+        value = request.args.get(name)
+        return None if value in (None, "") else self._int(request, name, 0, 0, 1 << 20)
+
+    def _row_arg(self, request: wrappers.Request) -> Optional[int]:
+        value = request.args.get("row")
+        return None if value in (None, "") else self._int(request, "row", -1, -1, 1 << 62)
+
+    def _snapshot_route(self, request: wrappers.Request) -> dict[str, Any]:
+        """A snapshot as a whole (``views/memory_snapshot.overview``, stored by the parser), which snapshot it is,
+        the run's other snapshots, and the span it belongs to with what lines its times up with the trace's."""
+        loaded = self._snapshot(request)
+        model = loaded.model
+        payload = dict(answers.snapshot_overview(model))
+        source = loaded.source
+        payload.update({"run": loaded.run, "snapshot": loaded.name, "file": self.manager.storage.relative(source.path),
+                        "size": source.size, "worker": source.worker, "span": source.span,
+                        "snapshots": self.manager.snapshots_of(loaded.run)})
+        payload["linked"] = self._snapshot_link(loaded, payload.get("default_device"))
+        return payload
+
+    def _snapshot_link(self, loaded: LoadedSnapshot, device: Optional[int]) -> Optional[dict[str, Any]]:
+        """The span a snapshot belongs to: its status, and once parsed the shift from the snapshot's times (µs since
+        the epoch) to the trace's (``baseTimeNanoseconds``) and the device's capacity the trace states."""
+        source = loaded.source
+        if source.worker is None or source.span is None:
+            return None
+        link: dict[str, Any] = {"worker": source.worker, "span": source.span, "status": "ready",
+                                "trace_offset_us": None, "capacity": None}
+        try:
+            span = self.manager.span(loaded.run, source.worker, source.span)
+        except SpanLoading:
+            link["status"] = "loading"
+            return link
+        except (SpanFailed, UnknownSpan) as exc:
+            link["status"], link["error"] = "error", str(exc)
+            return link
+        base = span.model.metadata.get("baseTimeNanoseconds")
+        if loaded.model.header.get("axis") == "time_us" and isinstance(base, int) and not isinstance(base, bool):
+            link["trace_offset_us"] = -base / 1000.0
+        if device is not None:
+            capacity = devices.device_properties(span.model).get(device, {}).get("totalGlobalMem")
+            link["capacity"] = capacity if isinstance(capacity, int) and not isinstance(capacity, bool) else None
+        return link
+
+    def _snapshot_timeline_route(self, request: wrappers.Request) -> dict[str, Any]:
+        model = self._snapshot(request).model
+        return self._snapshot_call(lambda: answers.snapshot_timeline(
+            model, self._device_arg(request), self._float(request, "start"), self._float(request, "end"),
+            self._int(request, "width", 1000, 1, memory_snapshot.MAX_WIDTH)))
+
+    def _snapshot_at_route(self, request: wrappers.Request) -> dict[str, Any]:
+        """What is alive after one entry (``row``), or at ``time``, else at the peak, grouped by ``group_by``."""
+        model = self._snapshot(request).model
+        device, row, time = self._device_arg(request), self._row_arg(request), self._float(request, "time")
+        group_by = choice(request, "group_by", memory_snapshot.GROUP_BY, "site")
+        limit = self._int(request, "limit", memory_snapshot.GROUP_LIMIT, 1, 100000)
+        site = None if request.args.get("site") in (None, "") else self._int(request, "site", -1, -1, 1 << 31)
+
+        def compute() -> dict[str, Any]:
+            return answers.snapshot_at(model, device, row, time, group_by, limit, site)
+
+        return self._snapshot_call(compute)
+
+    def _snapshot_allocation_route(self, request: wrappers.Request) -> dict[str, Any]:
+        model = self._snapshot(request).model
+        index = self._int(request, "id", -1, 0)
+        return self._snapshot_call(lambda: answers.snapshot_allocation(model, index))
+
+    def _snapshot_segments_route(self, request: wrappers.Request) -> dict[str, Any]:
+        model = self._snapshot(request).model
+        device, row, time = self._device_arg(request), self._row_arg(request), self._float(request, "time")
+        return self._snapshot_call(lambda: answers.snapshot_segments(model, device, row, time))
+
+    def _snapshot_compare_route(self, request: wrappers.Request) -> dict[str, Any]:
+        """Two snapshots (of two spans or two runs) at their peaks, by allocation site; each side named by
+        ``<side>_run`` and, where needed, ``<side>_worker``, ``<side>_span``, ``<side>_snapshot``."""
+        sides: dict[str, LoadedSnapshot] = {}
+        loading: list[float] = []
+        for prefix, label in (("base_", "baseline"), ("exp_", "experiment")):
+            try:
+                sides[prefix] = self._snapshot(request, prefix)
+            except UnknownSpan as exc:
+                raise UnknownSpan(f"{label}: {exc}") from None
+            except SpanFailed as exc:
+                raise SpanFailed(f"{label}: {exc}") from None
+            except SpanLoading as exc:
+                loading.append(exc.progress)
+        if loading:
+            raise SpanLoading((sum(loading) + len(sides)) / (len(loading) + len(sides)))
+        base, exp = sides["base_"], sides["exp_"]
+        answer = self._snapshot_call(lambda: answers.snapshot_compare(
+            base.model, exp.model, self._device_arg(request, "base_device"), self._device_arg(request, "exp_device")))
+        answer["base"].update({"run": base.run, "snapshot": base.name})
+        answer["exp"].update({"run": exp.run, "snapshot": exp.name})
+        return answer
 
     # Trace viewer -------------------------------------------------------------------------
 

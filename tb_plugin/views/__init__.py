@@ -66,4 +66,11 @@ How each module works:
   holds them to HTA 0.5.0 on the real GPU traces.
 * ``encoding.py``: The one JSON encoder of answers (numpy scalars and arrays, NaN as null): routes, stored answers and
   the command line.
+* ``memory_snapshot.py``: The Memory snapshot page's answers from a ``SnapshotModel``: the overview (peaks, totals at
+  start and end against those the segments state, OOM events with what was asked and free, allocator settings), the
+  timeline at a resolution (per pixel the highest and lowest active bytes and the largest sites' bands at the highest
+  instant: a peak is never lost), what is alive after an entry grouped by site, stack, category, annotation, user
+  metadata, compile context or stream with a flame graph of live bytes, one allocation's life and stack, the
+  allocator's segments and fragmentation at a moment (exact at the end, rebuilt from the history before), two
+  snapshots compared by site. ``answers.py`` holds their keys (``snapshot_*``).
 """

@@ -39,11 +39,13 @@ from typing import Any, Callable, Mapping, NamedTuple, Optional, Sequence
 
 from ..ingest.mindspore.step_trace import StepTraceTable
 from ..model import stored_answers
+from ..model.snapshot import SnapshotModel
 from ..model.trace_model import TraceModel
 from . import compare as _compare
 from . import data_pipeline as _data_pipeline
 from . import kernels as _kernels
 from . import memory as _memory
+from . import memory_snapshot as _snapshot
 from . import modules as _modules
 from . import operators as _operators
 from . import overview as _overview
@@ -81,6 +83,9 @@ LAUNCHES = "analyses.launches"
 QUEUES = "analyses.queues"
 SEQUENCES = "analyses.sequences"
 ANNOTATIONS = "analyses.annotations"
+# A memory snapshot's (a SnapshotModel keeps its stored answers beside its cache file as a trace model does).
+SNAPSHOT = "memory_snapshot"
+SNAPSHOT_AT = "memory_snapshot/at"
 
 
 def _key(question: str, *params: Any) -> Key:
@@ -397,3 +402,67 @@ def rank_alignment(ranks: Sequence[tuple[RankSteps, TraceModel]], align: str = "
                    step: Optional[str] = None) -> dict[str, Any]:
     """The same step of every rank on one time axis: each rank's step and the shift that places it."""
     return _rank_steps.rank_alignment(ranks, align, step)
+
+
+# --- memory snapshots (views/memory_snapshot.py): about a SnapshotModel, not a span's trace -----------------------
+
+
+def _snapshot_overview_entry(snapshot: SnapshotModel) -> _Entry:
+    return _Entry(_key(SNAPSHOT), lambda: _snapshot.overview(snapshot))
+
+
+def _snapshot_peak_entry(snapshot: SnapshotModel, device: int, group_by: str) -> _Entry:
+    return _Entry(_key(SNAPSHOT_AT, device, "peak", group_by), lambda: _snapshot.at(snapshot, device, group_by=group_by))
+
+
+def snapshot_parser_answers(snapshot: SnapshotModel) -> dict[Key, Callable[[], Any]]:
+    """What the parser stores beside a snapshot's model: its overview and what is alive at the peak of the device the
+    page opens on."""
+    entries = [_snapshot_overview_entry(snapshot)]
+    if snapshot.devices:
+        entries.append(_snapshot_peak_entry(snapshot, _snapshot.device_facts(snapshot)["device"], "site"))
+    return {entry.key: entry.compute for entry in entries}
+
+
+def snapshot_overview(snapshot: SnapshotModel) -> dict[str, Any]:
+    """A memory snapshot as a whole: per device its peak and totals, OOM events, allocator settings, peak sites."""
+    return _stored(snapshot, _snapshot_overview_entry(snapshot))  # type: ignore[arg-type]
+
+
+def snapshot_timeline(snapshot: SnapshotModel, device: Optional[int] = None, start: Optional[float] = None,
+                      end: Optional[float] = None, width: int = 1000) -> dict[str, Any]:
+    """Active memory over a window at a resolution, the largest sites stacked."""
+    return _snapshot.timeline(snapshot, device, start, end, width)
+
+
+def snapshot_at(snapshot: SnapshotModel, device: Optional[int] = None, row: Optional[int] = None,
+                time: Optional[float] = None, group_by: str = "site", limit: int = _snapshot.GROUP_LIMIT,
+                site: Optional[int] = None) -> dict[str, Any]:
+    """What is alive after an entry (by default at the peak, stored), grouped, with the largest allocations."""
+    if row is None and time is None and site is None and limit == _snapshot.GROUP_LIMIT \
+            and group_by in _snapshot.GROUP_BY:
+        chosen = _snapshot.device_facts(snapshot, device)["device"]
+        return _stored(snapshot, _snapshot_peak_entry(snapshot, chosen, group_by))  # type: ignore[arg-type]
+    return _snapshot.at(snapshot, device, row, time, group_by, limit, site=site)
+
+
+def snapshot_allocation(snapshot: SnapshotModel, index: int) -> dict[str, Any]:
+    """One allocation's life and every frame of its stack."""
+    return _snapshot.allocation(snapshot, index)
+
+
+def snapshot_segments(snapshot: SnapshotModel, device: Optional[int] = None, row: Optional[int] = None,
+                      time: Optional[float] = None) -> dict[str, Any]:
+    """The allocator's segments, blocks and fragmentation at a moment."""
+    return _snapshot.segments(snapshot, device, row, time)
+
+
+def snapshot_compare(base: SnapshotModel, exp: SnapshotModel, base_device: Optional[int] = None,
+                     exp_device: Optional[int] = None) -> dict[str, Any]:
+    """Two snapshots at their peaks, by allocation site."""
+    return _snapshot.compare(base, exp, base_device, exp_device)
+
+
+def snapshot_peak_summary(snapshot: SnapshotModel, name: str) -> dict[str, Any]:
+    """The report's and the command line's lines on a span's snapshot: the peak and its top sites."""
+    return _snapshot.peak_summary(snapshot, name)

@@ -593,6 +593,52 @@ def roofline_table(answer: Mapping[str, Any], which: Optional[str] = None) -> Ta
     raise ExportError("table must be points or gaps")
 
 
+def _frames_text(row: Row) -> str:
+    return " < ".join(f"{f.get('name') or '?'} ({f.get('file') or '?'}:{f.get('line')})" for f in row.get("frames", []))
+
+
+def snapshot_at_table(answer: Mapping[str, Any], which: Optional[str] = None) -> Table:
+    """What is alive at a moment of a memory snapshot: its groups (by the route's ``group_by``), or the largest
+    allocations (``table=largest``)."""
+    if which in (None, "groups"):
+        columns = [_col("label", "Group"), _bytes("bytes", "Live bytes"), _col("count", "Allocations"),
+                   _col("share", "Share of live bytes (fraction)"), _bytes("largest", "Largest allocation"),
+                   Column("frames", "Top frames (user code first)", _frames_text)]
+        return Table(f"memory-snapshot-by-{answer.get('group_by', 'site')}", columns, answer.get("groups", []),
+                     lambda row: f"{row['label']} {_frames_text(row)}", ("bytes", "desc"))
+    if which == "largest":
+        columns = [_col("id", "Allocation"), _bytes("size", "Size"), _col("label", "Site"), _col("addr", "Address"),
+                   _col("stream", "Stream"), _col("start", "Allocated at (us)"), _col("end", "Freed at (us)"),
+                   Column("flags", "Flags", lambda row: " ".join(row.get("flags", [])))]
+        return Table("memory-snapshot-largest", columns, answer.get("largest", []), lambda row: row["label"],
+                     ("size", "desc"))
+    raise ExportError("table must be groups or largest")
+
+
+def snapshot_segments_table(answer: Mapping[str, Any], which: Optional[str] = None) -> Table:
+    """The allocator's segments at a moment, or their blocks (``table=blocks``)."""
+    if which in (None, "segments"):
+        columns = [_col("address", "Address"), _bytes("size", "Size"), _col("stream", "Stream"),
+                   _bytes("allocated", "Allocated"), _bytes("active", "Active"), _bytes("requested", "Requested"),
+                   _col("large", "Large pool"), _col("expandable", "Expandable"), _col("blocks", "Blocks")]
+        return Table("memory-snapshot-segments", columns, answer.get("segments", []),
+                     lambda row: str(row["address"]), ("size", "desc"))
+    if which == "blocks":
+        columns = [_col("segment", "Segment"), _col("address", "Address"), _bytes("size", "Size"),
+                   _bytes("requested", "Requested"), _col("state", "State"), _col("label", "Site")]
+        return Table("memory-snapshot-blocks", columns, answer.get("blocks", []),
+                     lambda row: f"{row['state']} {row['label']}", ("address", "asc"))
+    raise ExportError("table must be segments or blocks")
+
+
+def snapshot_compare_table(answer: Mapping[str, Any], which: Optional[str] = None) -> Table:
+    columns = [_col("label", "Site"), _col("site", "File:line:function"), _bytes("base_bytes", "Baseline bytes"),
+               _bytes("exp_bytes", "Experiment bytes"), _bytes("delta", "Difference"),
+               _col("base_count", "Baseline allocations"), _col("exp_count", "Experiment allocations")]
+    return Table("memory-snapshot-compare", columns, answer.get("rows", []), lambda row: row["site"],
+                 ("delta", "desc"))
+
+
 # Route (path under the plugin) → its tables.
 TABLES: dict[str, Callable[[Mapping[str, Any], Optional[str]], Table]] = {
     "overview": overview_table,
@@ -611,6 +657,9 @@ TABLES: dict[str, Callable[[Mapping[str, Any], Optional[str]], Table]] = {
     "analyses/queues": queues_table,
     "analyses/sequences": sequences_table,
     "analyses/annotations": annotations_table,
+    "memory_snapshot/at": snapshot_at_table,
+    "memory_snapshot/segments": snapshot_segments_table,
+    "memory_snapshot/compare": snapshot_compare_table,
 }
 
 

@@ -10,6 +10,7 @@ import { modulesView } from "./modules/modules";
 import { operatorView } from "./operator/operator";
 import { overviewView } from "./overview/overview";
 import { rooflineView } from "./roofline/roofline";
+import { snapshotView } from "./snapshot/snapshot";
 import { stacksView } from "./stacks/stacks";
 import { stepTraceView } from "./step_trace/step_trace";
 import { traceView } from "./trace/trace";
@@ -25,6 +26,7 @@ export const VIEWS: readonly ViewDefinition[] = [
   stacksView,
   modulesView,
   memoryView,
+  snapshotView,
   traceView,
   analysesView,
   distributedView,

@@ -39,7 +39,7 @@ from ...model.trace_model import TraceModel
 from .device_peaks import DevicePeaks, PeaksFileError, Resolved, load_peaks_file, resolve
 from .copies import copy_summary
 from .devices import device, device_properties
-from .operator_work import COUNTED, INSIDE_COUNTED, NESTED, _subtree_sum, operator_work, tree_levels_of
+from .operator_work import COUNTED, INSIDE_COUNTED, NESTED, subtree_sum, operator_work, tree_levels_of
 from .work_formulas import MATRIX
 
 from ...model.units import NS_PER_US  # noqa: E402
@@ -152,7 +152,7 @@ def _call_device_time(model: TraceModel, work: Any) -> np.ndarray:
     own = np.zeros(len(s), dtype=np.int64)
     device_rows = np.flatnonzero(kinds.device_work & (model.links.op >= 0))
     np.add.at(own, model.links.op[device_rows], s.dur[device_rows])
-    return _subtree_sum(s.parent, tree_levels_of(model), own)[work.rows]
+    return subtree_sum(s.parent, tree_levels_of(model), own)[work.rows]
 
 
 def _uncounted(model: TraceModel, work: Any, time_ns: np.ndarray) -> list[dict[str, Any]]:

@@ -127,9 +127,9 @@ def _operator_work(model: TraceModel) -> OperatorWork:
     # is slower than three.)
     row_flops = np.zeros(len(s), dtype=np.int64)
     row_flops[rows] = np.maximum(flops, 0)
-    below_matrix = _subtree_sum(s.parent, tree_levels, (unit == _MATRIX).astype(np.int64))[rows] - is_matrix
-    below_flops = _subtree_sum(s.parent, tree_levels, row_flops)[rows] - row_flops[rows]
-    below_any = _subtree_sum(s.parent, tree_levels, modelled.astype(np.int64))[rows] - 1
+    below_matrix = subtree_sum(s.parent, tree_levels, (unit == _MATRIX).astype(np.int64))[rows] - is_matrix
+    below_flops = subtree_sum(s.parent, tree_levels, row_flops)[rows] - row_flops[rows]
+    below_any = subtree_sum(s.parent, tree_levels, modelled.astype(np.int64))[rows] - 1
     deferred = np.where(is_matrix, below_matrix > 0,
                         (below_any > 0) & ((below_flops >= np.maximum(flops, 0)) | ~has_number))
     candidate = np.zeros(len(s), dtype=bool)
@@ -161,7 +161,7 @@ def tree_levels_of(model: TraceModel) -> list[np.ndarray]:
     return model.memo("tree_levels", lambda: levels(model.slices))
 
 
-def _subtree_sum(parent: np.ndarray, tree_levels: list[np.ndarray], values: np.ndarray) -> np.ndarray:
+def subtree_sum(parent: np.ndarray, tree_levels: list[np.ndarray], values: np.ndarray) -> np.ndarray:
     total = values.copy()
     for level in reversed(tree_levels):
         p = parent[level]
