@@ -95,7 +95,7 @@ def test_every_memory_snapshot_answers(client: PluginClient, snapshot: tuple[str
     run, name = snapshot
     for route in ("memory_snapshot", "memory_snapshot/timeline", "memory_snapshot/at", "memory_snapshot/segments"):
         body = _get(client, route, run=run, snapshot=name)
-        _check(body, {"memory_snapshot": "MemorySnapshot", "memory_snapshot/timeline": "MemorySnapshotTimeline",
+        check_schema(body, {"memory_snapshot": "MemorySnapshot", "memory_snapshot/timeline": "MemorySnapshotTimeline",
                       "memory_snapshot/at": "MemorySnapshotAt", "memory_snapshot/segments": "MemorySnapshotSegments"}[route])
 
 
