@@ -31,7 +31,7 @@ export function deviceCardFields(device: DeviceSummary): readonly DeviceCardFiel
     "utilization",
     ...(gpu ? (["smEfficiency", "achievedOccupancy", "tensorCoreShare"] as const) : []),
     "kernelTime",
-    ...(device.communicationTime !== null && device.communicationTime > 0 ? (["communicationTime"] as const) : []),
+    ...(device.communication_time !== undefined && device.communication_time > 0 ? (["communicationTime"] as const) : []),
   ];
 }
 

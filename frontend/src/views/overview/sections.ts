@@ -1,5 +1,5 @@
 // The parts of the Overview page, each built from the parsed `overview` answer.
-import type { DeviceSummary, HostCpu, OverviewData, Recommendation, UtilizationFigures } from "../../api/overview";
+import { overviewEfficiency, type DeviceSummary, type HostCpu, type OverviewData, type Recommendation, type UtilizationFigures } from "../../api/overview";
 import { deviceCardFields, isGpu, summaryTitle, type DeviceCardField } from "../../lib/devices";
 import { createStackedColumnChart } from "../../components/chart";
 import { fewSamplesText } from "../../lib/host_cpu";
@@ -40,27 +40,31 @@ function deviceCard(device: DeviceSummary): HTMLElement {
   const rows: Record<DeviceCardField, Parameters<typeof keyValueList>[0][number]> = {
     name: { label: "Name", tip: DEF.deviceName, value: device.name },
     memory: { label: "Memory", tip: DEF.deviceMemory, value: orDash(device.memory, formatBytes) },
-    computeCapability: { label: "Compute capability", tip: DEF.computeCapability, value: device.computeCapability ?? "—" },
-    numSms: { label: "SMs", tip: DEF.numSms, value: orDash(device.numSms, formatCount) },
+    computeCapability: { label: "Compute capability", tip: DEF.computeCapability, value: device.compute_capability ?? "—" },
+    numSms: { label: "SMs", tip: DEF.numSms, value: orDash(device.num_sms, formatCount) },
     utilization: {
       label: gpu ? "GPU utilization" : "Utilization",
       tip: gpu ? DEF.utilization : DEF.deviceUtilization,
       value: percentOrDash(device.utilization),
       testId: "gpu-utilization",
     },
-    smEfficiency: { label: "Est. SM efficiency", tip: DEF.smEfficiency, value: deviceFigure(device, "sm_efficiency", device.smEfficiency) },
+    smEfficiency: { label: "Est. SM efficiency", tip: DEF.smEfficiency, value: deviceFigure(device, "sm_efficiency", device.sm_efficiency) },
     achievedOccupancy: {
       label: "Est. achieved occupancy",
       tip: DEF.achievedOccupancy,
-      value: deviceFigure(device, "achieved_occupancy", device.achievedOccupancy),
+      value: deviceFigure(device, "achieved_occupancy", device.achieved_occupancy),
     },
     tensorCoreShare: {
       label: "Tensor Core share",
       tip: DEF.tensorCoreShare,
-      value: deviceFigure(device, "tensor_core_share", device.tensorCoreShare),
+      value: deviceFigure(device, "tensor_core_share", device.tensor_core_share),
     },
-    kernelTime: { label: "Kernel time", tip: DEF.kernelTime, value: orDash(device.kernelTime, formatTime) },
-    communicationTime: { label: "Communication time", tip: DEF.communicationTime, value: orDash(device.communicationTime, formatTime) },
+    kernelTime: { label: "Kernel time", tip: DEF.kernelTime, value: orDash(device.kernel_time, formatTime) },
+    communicationTime: {
+      label: "Communication time",
+      tip: DEF.communicationTime,
+      value: orDash(device.communication_time ?? null, formatTime),
+    },
   };
   return el(
     "article",
@@ -99,9 +103,9 @@ export function breakdownChartSection(data: OverviewData, signal: AbortSignal, d
 
   function showStep(index: number | null): void {
     const step = index !== null ? data.steps[index] : undefined;
-    const total = step !== undefined ? step.dur : data.meanStepTime;
+    const total = step !== undefined ? step.dur : data.mean_step_time;
     legendTitle.textContent =
-      step !== undefined ? `${step.name}: ${formatTime(step.dur)}` : `Mean per step: ${formatTime(data.meanStepTime)}`;
+      step !== undefined ? `${step.name}: ${formatTime(step.dur)}` : `Mean per step: ${formatTime(data.mean_step_time)}`;
     for (const category of data.categories) {
       const value = (step !== undefined ? step.breakdown[category] : data.breakdown[category]) ?? Number.NaN;
       const cell = valueCells.get(category);
@@ -140,7 +144,7 @@ export function breakdownChartSection(data: OverviewData, signal: AbortSignal, d
 
 /** Mean time per category and its share of the mean step time. */
 export function averagesSection(data: OverviewData): HTMLElement {
-  const mean = data.meanStepTime;
+  const mean = data.mean_step_time;
   const rows = data.categories.map((category) => {
     const info = CATEGORY_INFO[category];
     const value = data.breakdown[category] ?? Number.NaN;
@@ -206,14 +210,14 @@ export function benchmarkSection(data: OverviewData): HTMLElement | null {
     el("h2", {}, "Benchmark"),
     keyValueList([
       { label: "Steps", tip: DEF.benchmarkSteps, value: formatCount(figures.steps) },
-      { label: "Mean step time", tip: DEF.meanStepTime, value: formatTime(figures.meanStepTime) },
-      { label: "Min step time", tip: DEF.minStepTime, value: formatTime(figures.minStepTime) },
-      { label: "Max step time", tip: DEF.maxStepTime, value: formatTime(figures.maxStepTime) },
-      { label: "Steps per second", tip: DEF.stepsPerSecond, value: formatQuantity(figures.stepsPerSecond) },
-      { label: "Reader cost", tip: DEF.readerCost, value: formatTime(figures.readerCost) },
-      { label: "DataLoader share", tip: DEF.dataloaderShare, value: formatPercent(figures.dataloaderShare) },
-      { label: "Batch size", tip: DEF.batchSize, value: orDash(figures.batchSize, formatCount) },
-      { label: "Samples per second", tip: DEF.samplesPerSecond, value: orDash(figures.samplesPerSecond, (v) => formatQuantity(v)) },
+      { label: "Mean step time", tip: DEF.meanStepTime, value: formatTime(figures.mean_step_time) },
+      { label: "Min step time", tip: DEF.minStepTime, value: formatTime(figures.min_step_time) },
+      { label: "Max step time", tip: DEF.maxStepTime, value: formatTime(figures.max_step_time) },
+      { label: "Steps per second", tip: DEF.stepsPerSecond, value: formatQuantity(figures.steps_per_second ?? Number.NaN) },
+      { label: "Reader cost", tip: DEF.readerCost, value: formatTime(figures.reader_cost) },
+      { label: "DataLoader share", tip: DEF.dataloaderShare, value: formatPercent(figures.dataloader_share) },
+      { label: "Batch size", tip: DEF.batchSize, value: orDash(figures.batch_size, formatCount) },
+      { label: "Samples per second", tip: DEF.samplesPerSecond, value: orDash(figures.samples_per_second, (v) => formatQuantity(v)) },
     ]),
   );
 }
@@ -256,7 +260,7 @@ export const HOST_CPU_DEFINITIONS = {
 export function hostCpuCoverage(cpu: HostCpu): string {
   const parts = [`${formatTime(cpu.duration)} of the span`];
   if (cpu.interval !== null) parts.push(`sampled every ${formatTime(cpu.interval)}`);
-  if (cpu.cpuCount !== null) parts.push(cpu.cpuCount === 1 ? "1 CPU" : `${formatCount(cpu.cpuCount)} CPUs`);
+  if (cpu.cpu_count !== null) parts.push(cpu.cpu_count === 1 ? "1 CPU" : `${formatCount(cpu.cpu_count)} CPUs`);
   return parts.join(" · ");
 }
 
@@ -333,7 +337,7 @@ function fewSamplesNote(cpu: HostCpu): HTMLElement | null {
 
 /** Like the CPU rows of Paddle's "Device Summary": the process's and the whole system's CPU use. */
 export function hostCpuSection(data: OverviewData, signal: AbortSignal): HTMLElement | null {
-  const cpu = data.hostCpu;
+  const cpu = data.host_cpu;
   if (cpu === null) return null;
   return el(
     "section",
@@ -368,7 +372,7 @@ export function hostCpuSection(data: OverviewData, signal: AbortSignal): HTMLEle
 /** How far from the hardware's peak: MFU (mean and per step), the device time far from its roofline, and device
  * time per operator category (the Roofline page has the detail). */
 export function efficiencySection(data: OverviewData): HTMLElement | null {
-  const e = data.efficiency;
+  const e = overviewEfficiency(data.efficiency);
   if (e === null) return null;
   const mfuText = e.mfu !== null ? formatPercent(e.mfu) : "n/a";
   const categories = e.categories.filter((category) => category.time > 0);
