@@ -10,9 +10,7 @@ import shutil
 from pathlib import Path
 from typing import Any, Optional
 
-import jsonschema
 import pytest
-import yaml
 
 from profscope.tb_plugin.ingest.load import load_trace
 from profscope.tb_plugin.ingest.mindspore.step_trace import (
@@ -26,17 +24,16 @@ from profscope.tb_plugin.model.trace_model import TraceModel
 from profscope.tb_plugin.store.storage import LocalStorage
 from profscope.tb_plugin.views.step_trace import PHASES, from_mindspore_table, step_trace
 
-from conftest import REPO, copy_trace, real_trace
+from conftest import copy_trace, real_trace
+from openapi_contract import check_schema
 from handmade import trace, write, x
 
-OPENAPI = yaml.safe_load((REPO / "tb_plugin" / "api" / "openapi.yaml").read_text())
 MLP = "torch213/mlp_train_sched/worker0.1795303442092317655.pt.trace.json.gz"
 ASCEND = "mindspore/ascend_run_2_profiler"
 
 
 def check(payload: Any) -> None:
-    schema = {"$ref": "#/components/schemas/StepTrace", "components": OPENAPI["components"]}
-    jsonschema.validate(payload, schema, cls=jsonschema.Draft202012Validator)
+    check_schema(payload, "StepTrace")
 
 
 def _model(tmp_path: Path, events: list[dict[str, Any]], name: str = "w.1.pt.trace.json") -> TraceModel:

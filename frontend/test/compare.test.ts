@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { ApiClient, type FetchLike } from "../src/api/client";
-import { fetchCompare, fetchRunTable, parseCompare, parseRunTable, type CompareOperatorRow } from "../src/api/compare";
+import { fetchCompare, fetchRunTable, pairedCategory, type CompareOperatorRow, type RunTableRow } from "../src/api/compare";
 import type { RunInfo, SpanRef } from "../src/api/types";
 import { compareKernelColumns, compareOperatorColumns } from "../src/views/compare/columns";
 import {
@@ -23,7 +23,7 @@ import {
   togglePick,
 } from "../src/views/compare/model";
 import { peakMemoryTypes, tableCategories } from "../src/views/compare/runs_table";
-import { readFixture } from "./fixtures";
+import { readFixture, readAnswer } from "./fixtures";
 
 function client(status: number, body: unknown, seen: string[] = []): ApiClient {
   const fetchImpl: FetchLike = async (url) => {
@@ -41,59 +41,44 @@ const RUNS: RunInfo[] = [
 
 describe("compare answer", () => {
   test("two spans of one GPU job: sides, breakdown, operators and kernels", () => {
-    const data = parseCompare(readFixture("compare_resnet.json"));
+    const data = readAnswer("compare", "compare_resnet.json");
     assert.equal(data.base.run, "resnet");
     assert.equal(data.base.span, "1623143089861");
     assert.deepEqual(data.base.devices, ["Tesla V100-DGXS-32GB"]);
     assert.equal(data.base.steps, 6);
-    assert.equal(data.groupBy, "name");
+    assert.equal(data.group_by, "name");
     assert.equal(data.categories.length, 8);
     // Step time: 177.6 ms → 154.9 ms (the DataLoader share shrinks in the second span).
-    assert.equal(Math.round(data.stepTime.base), 177592);
-    assert.equal(Math.round(data.stepTime.exp), 154911);
-    assert.ok(Math.abs(data.stepTime.delta - (data.stepTime.exp - data.stepTime.base)) < 1e-6);
-    assert.equal(data.stepTime.ratio?.toFixed(4), "0.8723");
-    assert.ok(data.breakdown.dataloader.delta < -20000);
-    assert.equal(data.breakdown.communication.ratio, null); // no communication in the baseline
+    assert.equal(Math.round(data.step_time.base), 177592);
+    assert.equal(Math.round(data.step_time.exp), 154911);
+    assert.ok(Math.abs(data.step_time.delta - (data.step_time.exp - data.step_time.base)) < 1e-6);
+    assert.equal(data.step_time.ratio?.toFixed(4), "0.8723");
+    assert.ok(data.breakdown.delta.dataloader < -20000);
+    assert.equal(data.breakdown.ratio["communication"], null); // no communication in the baseline
     // Rows come sorted by the size of their change per step.
     const impacts = data.operators.filter((row) => row.side === "both").map((row) => Math.abs(row.impact));
     assert.deepEqual(impacts, [...impacts].sort((a, b) => b - a));
     const top = data.operators[0]!;
     assert.equal(top.base?.calls, top.exp?.calls);
-    assert.ok(Math.abs(top.impact - ((top.perStep.exp ?? 0) - (top.perStep.base ?? 0))) < 1e-9);
+    assert.ok(Math.abs(top.impact - ((top.per_step.exp ?? 0) - (top.per_step.base ?? 0))) < 1e-9);
     assert.ok(data.kernels.every((row) => row.side === "both" && row.base !== null && row.exp !== null));
     assert.deepEqual(data.notes, []);
   });
 
   test("CPU runs grouped by input shape: one-sided rows have a null side", () => {
-    const data = parseCompare(readFixture("compare_dataloader.json"));
-    assert.equal(data.groupBy, "input_shape");
+    const data = readAnswer("compare", "compare_dataloader.json");
+    assert.equal(data.group_by, "input_shape");
     assert.ok(!data.categories.includes("kernel"));
     assert.deepEqual(data.kernels, []);
     const stack = data.operators.find((row) => row.name === "aten::stack");
     assert.equal(stack?.side, "base");
     assert.equal(stack?.exp, null);
     assert.equal(stack?.ratio, null);
-    assert.ok(stack !== undefined && stack.inputShape !== null && stack.inputShape.startsWith("[[[3,32,32]"));
+    assert.ok(stack !== undefined && stack.input_shape !== undefined && stack.input_shape.startsWith("[[[3,32,32]"));
     const set = data.operators.find((row) => row.name === "aten::set_");
     assert.equal(set?.side, "exp");
     assert.equal(set?.base, null);
     assert.equal(set?.delta.calls, set?.exp?.calls);
-  });
-
-  test("malformed answers: bad rows are dropped, a missing side is an error", () => {
-    assert.throws(() => parseCompare({ base: {} }), /base/);
-    const data = parseCompare({
-      base: { run: "a", steps: 2 },
-      exp: { run: "b", steps: "x" },
-      operators: [null, { name: 3 }, { name: "op", side: "weird", base: null, exp: null, delta: {}, impact: 1 }],
-      notes: [{ id: "n", text: "t" }, { id: "no text" }],
-    });
-    assert.equal(data.base.steps, 2);
-    assert.ok(Number.isNaN(data.exp.steps));
-    assert.equal(data.operators.length, 1);
-    assert.equal(data.operators[0]?.side, "both");
-    assert.deepEqual(data.notes, [{ id: "n", text: "t" }]);
   });
 
   test("fetchCompare names both sides, the grouping and the batch sizes entered in the page", async () => {
@@ -120,61 +105,37 @@ describe("compare answer", () => {
     assert.deepEqual(missing, { kind: "error", status: 404, message: "baseline: unknown run 'x'" });
   });
 
-  test("per sample figures when both batch sizes are known", () => {
-    const data = parseCompare({
-      base: { run: "a", worker: "w", span: "1", steps: 2, mean_step_time: 990, batch_size: 32, batch_size_source: "manifest" },
-      exp: { run: "b", worker: "w", span: "1", steps: 2, mean_step_time: 1590, batch_size: 64, batch_size_source: "page" },
-      step_time: { base: 990, exp: 1590, delta: 600, ratio: 1590 / 990 },
-      per_sample: { base: 30.9375, exp: 24.84375, delta: -6.09375, ratio: 0.803, samples_per_second: { base: 32323, exp: 40251, ratio: 1.245 } },
-      breakdown_per_sample: { base: { other: 30.9375 }, exp: { other: 24.84375 }, delta: { other: -6.09375 }, ratio: { other: 0.803 } },
-      operators: [{ name: "mm", side: "both", base: null, exp: null, delta: {}, per_step: { base: 320, exp: 480 }, impact: 160, ratio: 1.5,
-        per_sample: { base: 10, exp: 7.5, impact: -2.5, ratio: 0.75 } }],
-    });
-    assert.equal(data.base.batchSize, 32);
-    assert.equal(data.exp.batchSizeSource, "page");
-    assert.equal(data.perSample?.samplesPerSecond.exp, 40251);
-    assert.equal(data.breakdownPerSample?.other.delta, -6.09375);
-    assert.deepEqual(data.operators[0]?.perSample, { base: 10, exp: 7.5, impact: -2.5, ratio: 0.75 });
-    const without = parseCompare({ base: {}, exp: {}, operators: [{ name: "mm", side: "both", base: null, exp: null, delta: {}, per_step: {} }] });
-    assert.equal(without.perSample, null);
-    assert.equal(without.breakdownPerSample, null);
-    assert.equal(without.operators[0]?.perSample, null);
+  test("a breakdown table reads as one pair per category", () => {
+    const table = { base: { other: 30.9375 }, exp: { other: 24.84375 }, delta: { other: -6.09375 }, ratio: { other: 0.803 } };
+    assert.deepEqual(pairedCategory(table, "other"), { base: 30.9375, exp: 24.84375, delta: -6.09375, ratio: 0.803 });
+    const kernel = pairedCategory(table, "kernel");
+    assert.ok(Number.isNaN(kernel.base) && kernel.ratio === null);
   });
 });
 
 describe("run table answer", () => {
   test("rows with numbers, categories and peaks", async () => {
-    const data = parseRunTable(readFixture("runs_table.json"));
+    const data = readAnswer("runs/table", "runs_table.json");
     assert.equal(data.rows.length, 4);
     const resnet = data.rows.filter((row) => row.run === "resnet");
-    assert.deepEqual(resnet.map((row) => row.spanIndex), [0, 1]);
+    assert.deepEqual(resnet.map((row) => row.span_index), [0, 1]);
     assert.equal(resnet[0]?.steps, 6);
-    assert.equal(resnet[0]?.gpuUtilization?.toFixed(3), "0.555");
+    assert.equal(resnet[0]?.gpu_utilization?.toFixed(3), "0.555");
     const w0 = data.rows.find((row) => row.run === "w0")!;
-    assert.equal(w0.gpuUtilization, null);
-    assert.equal(w0.hasDevice, false);
-    assert.ok((w0.shares["dataloader"] ?? 0) > (data.rows.find((row) => row.run === "w2")!.shares["dataloader"] ?? 1));
+    assert.equal(w0.gpu_utilization, null);
+    assert.equal(w0.has_device, false);
+    assert.ok((w0.shares?.["dataloader"] ?? 0) > (data.rows.find((row) => row.run === "w2")!.shares?.["dataloader"] ?? 1));
     assert.deepEqual(tableCategories(data.rows), ["kernel", "memcpy", "memset", "runtime", "dataloader", "cpu_exec", "other"]);
     assert.equal((await fetchRunTable(client(200, readFixture("runs_table.json")))).kind, "ok");
   });
 
-  test("loading and failed rows carry no numbers; peaks list GPU first", () => {
-    const data = parseRunTable({
-      rows: [
-        { run: "a", worker: "w", span: "1", span_index: 0, status: "loading", progress: 0.4 },
-        { run: "b", worker: "w", span: "1", span_index: 0, status: "error", error: "bad gzip" },
-        { run: "c", worker: "w", span: "1", span_index: 0, status: "ready", peak_memory: { CPU: 10, GPU: 20 }, tags: { lr: 0.1, bad: [1] } },
-        { run: 5 },
-      ],
-    });
-    assert.equal(data.rows.length, 3);
-    assert.equal(data.rows[0]?.status, "loading");
-    assert.equal(data.rows[0]?.progress, 0.4);
-    assert.ok(Number.isNaN(data.rows[0]?.meanStepTime ?? 0));
-    assert.equal(data.rows[1]?.error, "bad gzip");
-    assert.deepEqual(data.rows[2]?.tags, { lr: 0.1 });
-    assert.deepEqual(peakMemoryTypes(data.rows), ["GPU", "CPU"]);
-    assert.throws(() => parseRunTable({}), /rows/);
+  test("peaks list GPU first", () => {
+    const row = { worker: "w", span: "1", span_index: 0, status: "ready", framework: null, batch_size: null, tags: null } as const;
+    const rows: RunTableRow[] = [
+      { ...row, run: "a", status: "loading", progress: 0.4 },
+      { ...row, run: "c", peak_memory: { CPU: 10, GPU: 20 } },
+    ];
+    assert.deepEqual(peakMemoryTypes(rows), ["GPU", "CPU"]);
   });
 });
 
@@ -263,7 +224,7 @@ describe("how changes read", () => {
   });
 
   test("table cells: one-sided rows read — on their missing side and are marked", () => {
-    const data = parseCompare(readFixture("compare_dataloader.json"));
+    const data = readAnswer("compare", "compare_dataloader.json");
     const columns = compareOperatorColumns("input_shape", false);
     const cell = (row: CompareOperatorRow, id: string): string => columns.find((column) => column.id === id)!.text(row);
     const stack = data.operators.find((row) => row.name === "aten::stack")!;
@@ -276,7 +237,7 @@ describe("how changes read", () => {
     // The impact column sorts by size, whichever the sign.
     const impact = columns.find((column) => column.id === "impact")!;
     assert.equal(impact.sortValue(stack), Math.abs(stack.impact));
-    const gpu = parseCompare(readFixture("compare_resnet.json"));
+    const gpu = readAnswer("compare", "compare_resnet.json");
     assert.ok(compareOperatorColumns("name", true).some((column) => column.id === "device_total_base"));
     const kernelColumns = compareKernelColumns();
     const top = gpu.kernels[0]!;

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { parseFlameGraph } from "../src/api/stacks";
+import { flameGraphData } from "../src/api/stacks";
 import {
   buildFlameTree,
   childrenOf,
@@ -12,7 +12,7 @@ import {
   pathTo,
   searchFrames,
 } from "../src/lib/flame_layout";
-import { readFixture } from "./fixtures";
+import { readAnswer } from "./fixtures";
 
 /**
  * all (100)
@@ -22,7 +22,7 @@ import { readFixture } from "./fixtures";
  * └─ idle (10)
  */
 function handMade() {
-  return parseFlameGraph({
+  return flameGraphData({
     weight: "host",
     unit: "us",
     total: 100,
@@ -49,7 +49,7 @@ describe("flame graph tree", () => {
   });
 
   test("a node whose parent does not come before it is dropped with its subtree", () => {
-    const data = parseFlameGraph({
+    const data = flameGraphData({
       weight: "host",
       total: 10,
       names: ["all", "a", "b", "c"],
@@ -66,7 +66,7 @@ describe("flame graph tree", () => {
   });
 
   test("the real device-weighted ResNet-50 graph: the root's children add up to its total", () => {
-    const data = parseFlameGraph(readFixture("flamegraph_resnet_device.json"));
+    const data = flameGraphData(readAnswer("flamegraph", "flamegraph_resnet_device.json"));
     assert.equal(data.weight, "device");
     const tree = buildFlameTree(data);
     assert.equal(tree.count, data.parent.length);
@@ -119,7 +119,7 @@ describe("flame graph layout", () => {
 
   test("children adding up to more than their parent are scaled to fit", () => {
     const tree = buildFlameTree(
-      parseFlameGraph({
+      flameGraphData({
         weight: "host",
         total: 10,
         names: ["all", "a", "b"],

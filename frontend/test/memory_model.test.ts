@@ -64,8 +64,8 @@ describe("memory answer", () => {
     assert.equal(data.available, true);
     assert.deepEqual(data.devices.map((device) => [device.id, device.name, device.capacity, device.events]), [["cpu", "CPU", null, 325]]);
     const curve = data.curves.get("cpu")!;
-    assert.equal(curve.time.length, 325);
-    assert.equal(curve.allocated.length, 325);
+    assert.equal(curve.time.length, 326);
+    assert.equal(curve.allocated.length, 326);
     const peak = data.peaks.get("cpu")!;
     // The peak the route reports is the highest point of the allocated curve.
     assert.equal(peak.allocated, seriesMax(curve.allocated));
@@ -77,7 +77,7 @@ describe("memory answer", () => {
     assert.equal(first.bytes, 1048576);
     assert.equal(first.operator, "aten::mkldnn_convolution");
     assert.ok(first.freeTime !== null && Math.abs(first.freeTime - first.allocTime - (first.lifetime ?? Number.NaN)) < 1e-2, "µs at 4e12: about 1 ns of rounding");
-    assert.equal(data.byOperator.length, 50);
+    assert.equal(data.byOperator.length, 10, "cut to 10 rows by the fixture script");
     const names = new Set(data.byOperator.map((row) => row.name));
     assert.ok(names.has("aten::empty"));
   });

@@ -5,7 +5,7 @@ import { formatTime, shortKernelName } from "../../lib/metric_format";
 /** The share of all the streams' idle time that waits for the host: the headline of launch-bound work. */
 export function hostWaitShare(data: IdleTimeData): number {
   const idle = data.streams.reduce((sum, s) => sum + s.idle, 0);
-  const host = data.streams.reduce((sum, s) => sum + s.hostWait, 0);
+  const host = data.streams.reduce((sum, s) => sum + s.host_wait, 0);
   return idle > 0 ? host / idle : Number.NaN;
 }
 

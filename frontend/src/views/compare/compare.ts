@@ -113,16 +113,16 @@ function operatorSection(ctx: ViewContext, data: CompareData, request: CompareRe
   if (data.operators.length === 0) {
     return emptyNote("compare-operators-empty", "No operators", "Neither span records framework operators (cpu_op events).");
   }
-  const hasDevice = data.operators.some((row) => (row.base?.deviceTotal ?? 0) > 0 || (row.exp?.deviceTotal ?? 0) > 0);
+  const hasDevice = data.operators.some((row) => (row.base?.device_total ?? 0) > 0 || (row.exp?.device_total ?? 0) > 0);
   return deltaTableSection<CompareOperatorRow>({
     ctx,
     title: "Operators, by change per step",
     titleTip: COMPARE_DEF.impact,
     noun: "operator",
     rows: data.operators,
-    columns: compareOperatorColumns(data.groupBy, hasDevice, data.perSample !== null),
+    columns: compareOperatorColumns(data.group_by, hasDevice, data.per_sample !== null),
     rowKey: compareOperatorKey,
-    filterText: (row) => `${row.name} ${row.inputShape ?? ""}`,
+    filterText: (row) => `${row.name} ${row.input_shape ?? ""}`,
     param: "op",
     testId: "compare-operators",
     csv: { table: "operators", params: compareParams(request) },
@@ -140,7 +140,7 @@ function kernelSection(ctx: ViewContext, data: CompareData, request: CompareRequ
     titleTip: COMPARE_DEF.impact,
     noun: "kernel",
     rows: data.kernels,
-    columns: compareKernelColumns(data.perSample !== null),
+    columns: compareKernelColumns(data.per_sample !== null),
     rowKey: (row) => row.name,
     filterText: (row) => row.name,
     param: "kernel",
@@ -229,7 +229,7 @@ function mountCompare(host: HTMLElement, ctx: ViewContext): void {
       errorTitle: "The comparison could not be computed",
       stateOn: resultHost,
       render: (data, signal) => {
-        const manifest = (side: "base" | "exp") => (data[side].batchSizeSource === "manifest" ? data[side].batchSize : null);
+        const manifest = (side: "base" | "exp") => (data[side].batch_size_source === "manifest" ? data[side].batch_size : null);
         if (manifest("base") !== known.base || manifest("exp") !== known.exp) {
           known = { base: manifest("base"), exp: manifest("exp") };
           renderPickers();

@@ -1,7 +1,7 @@
 // The parts of the Compare page built from a `compare` answer: the pair pickers, the step
 // time headline with paired stacked bars (baseline above experiment, on one scale), the
 // per-category table with delta and ratio, and the notes.
-import type { CompareData, CompareGrouping, Paired } from "../../api/compare";
+import { pairedCategory, type CompareData, type CompareGrouping, type Paired } from "../../api/compare";
 import type { BreakdownCategory } from "../../api/overview";
 import { el } from "../../components/dom";
 import { passiveTip } from "../../components/tooltip";
@@ -159,16 +159,16 @@ function ratioCell(paired: Paired, testId?: string): HTMLElement {
 
 function stackedBar(data: CompareData, which: "base" | "exp", scale: number): HTMLElement {
   const segments = data.categories.map((category) => {
-    const value = data.breakdown[category][which];
+    const value = data.breakdown[which][category];
     const segment = el("span", { className: "ps-cmp-segment" });
     segment.style.width = `${scale > 0 && Number.isFinite(value) ? (value / scale) * 100 : 0}%`;
     segment.style.background = CATEGORY_INFO[category].color;
-    const total = data.stepTime[which];
+    const total = data.step_time[which];
     return passiveTip(segment, `${CATEGORY_INFO[category].label}: ${formatTime(value)} (${formatPercent(total > 0 ? value / total : Number.NaN)})`);
   });
   return el(
     "div",
-    { className: "ps-cmp-track", testId: `compare-bar-${which}`, attrs: { role: "img", "aria-label": `${which === "base" ? "Baseline" : "Experiment"}: ${formatTime(data.stepTime[which])} per step` } },
+    { className: "ps-cmp-track", testId: `compare-bar-${which}`, attrs: { role: "img", "aria-label": `${which === "base" ? "Baseline" : "Experiment"}: ${formatTime(data.step_time[which])} per step` } },
     el("div", { className: "ps-cmp-stack" }, ...segments),
   );
 }
@@ -186,14 +186,14 @@ function sideLabel(data: CompareData, which: "base" | "exp"): HTMLElement {
 
 /** Headline, paired stacked bars and the per-category table. */
 export function stepTimeSection(data: CompareData): HTMLElement {
-  const scale = Math.max(data.stepTime.base, data.stepTime.exp);
-  const direction = timeDirection(data.stepTime.base, data.stepTime.exp);
+  const scale = Math.max(data.step_time.base, data.step_time.exp);
+  const direction = timeDirection(data.step_time.base, data.step_time.exp);
   const headline = el(
     "p",
     { className: `ps-cmp-headline${direction === "same" ? "" : ` ps-cmp-${direction}`}`, testId: "compare-headline" },
-    stepTimeSentence(data.stepTime, data.perSample !== null),
+    stepTimeSentence(data.step_time, data.per_sample !== null),
   );
-  const perSample = data.perSample;
+  const perSample = data.per_sample;
   const sampleDirection = perSample !== null ? timeDirection(perSample.base, perSample.exp) : "same";
   const sampleHeadline =
     perSample === null
@@ -209,8 +209,8 @@ export function stepTimeSection(data: CompareData): HTMLElement {
           el(
             "span",
             { className: "ps-cmp-throughput" },
-            ` Throughput ${throughputText(perSample.samplesPerSecond.base)} → ${throughputText(perSample.samplesPerSecond.exp)} samples/s` +
-              ` (batch ${formatCount(data.base.batchSize ?? 0)} → ${formatCount(data.exp.batchSize ?? 0)}).`,
+            ` Throughput ${throughputText(perSample.samples_per_second.base)} → ${throughputText(perSample.samples_per_second.exp)} samples/s` +
+              ` (batch ${formatCount(data.base.batch_size ?? 0)} → ${formatCount(data.exp.batch_size ?? 0)}).`,
           ),
         );
   const bars = el(
@@ -218,10 +218,10 @@ export function stepTimeSection(data: CompareData): HTMLElement {
     { className: "ps-cmp-bars", testId: "compare-bars" },
     sideLabel(data, "base"),
     stackedBar(data, "base", scale),
-    el("span", { className: "ps-cmp-bar-value" }, formatTime(data.stepTime.base)),
+    el("span", { className: "ps-cmp-bar-value" }, formatTime(data.step_time.base)),
     sideLabel(data, "exp"),
     stackedBar(data, "exp", scale),
-    el("span", { className: "ps-cmp-bar-value" }, formatTime(data.stepTime.exp)),
+    el("span", { className: "ps-cmp-bar-value" }, formatTime(data.step_time.exp)),
   );
   const legend = el(
     "ul",
@@ -260,7 +260,7 @@ function miniBars(paired: Paired, color: string, scale: number): HTMLElement {
 
 function categoryRow(data: CompareData, category: BreakdownCategory, scale: number): HTMLElement {
   const info = CATEGORY_INFO[category];
-  const paired = data.breakdown[category];
+  const paired = pairedCategory(data.breakdown, category);
   const swatch = el("span", { className: "ps-swatch" });
   swatch.style.background = info.color;
   return el(
@@ -277,7 +277,7 @@ function categoryRow(data: CompareData, category: BreakdownCategory, scale: numb
 }
 
 function categoryTable(data: CompareData, scale: number): HTMLElement {
-  const maxCategory = Math.max(0, ...data.categories.flatMap((c) => [data.breakdown[c].base, data.breakdown[c].exp]).filter(Number.isFinite));
+  const maxCategory = Math.max(0, ...data.categories.flatMap((c) => [data.breakdown.base[c], data.breakdown.exp[c]]).filter(Number.isFinite));
   const head = el(
     "tr",
     {},
@@ -293,15 +293,15 @@ function categoryTable(data: CompareData, scale: number): HTMLElement {
     "tr",
     {},
     el("td", {}, metricLabel("Step time", DEF.meanStepTime)),
-    el("td", { className: "ps-num", testId: "compare-step-base" }, formatMicros(data.stepTime.base)),
-    el("td", { className: "ps-num", testId: "compare-step-exp" }, formatMicros(data.stepTime.exp)),
-    el("td", {}, miniBars(data.stepTime, "var(--ps-fg-muted)", scale)),
-    deltaCell(data.stepTime, "compare-delta-step"),
-    el("td", { className: "ps-num" }, formatChange(data.stepTime.ratio)),
-    ratioCell(data.stepTime, "compare-ratio-step"),
+    el("td", { className: "ps-num", testId: "compare-step-base" }, formatMicros(data.step_time.base)),
+    el("td", { className: "ps-num", testId: "compare-step-exp" }, formatMicros(data.step_time.exp)),
+    el("td", {}, miniBars(data.step_time, "var(--ps-fg-muted)", scale)),
+    deltaCell(data.step_time, "compare-delta-step"),
+    el("td", { className: "ps-num" }, formatChange(data.step_time.ratio)),
+    ratioCell(data.step_time, "compare-ratio-step"),
   );
   const footer: HTMLElement[] = [total];
-  const perSample = data.perSample;
+  const perSample = data.per_sample;
   if (perSample !== null) {
     footer.push(
       el(
@@ -319,12 +319,12 @@ function categoryTable(data: CompareData, scale: number): HTMLElement {
         "tr",
         { testId: "compare-throughput-row" },
         el("td", {}, metricLabel("Samples per second", PAIR_DEF.throughput)),
-        el("td", { className: "ps-num" }, throughputText(perSample.samplesPerSecond.base)),
-        el("td", { className: "ps-num" }, throughputText(perSample.samplesPerSecond.exp)),
+        el("td", { className: "ps-num" }, throughputText(perSample.samples_per_second.base)),
+        el("td", { className: "ps-num" }, throughputText(perSample.samples_per_second.exp)),
         el("td", {}, ""),
         el("td", {}, ""),
-        el("td", { className: "ps-num" }, formatChange(perSample.samplesPerSecond.ratio)),
-        el("td", { className: "ps-num" }, formatRatio(perSample.samplesPerSecond.ratio)),
+        el("td", { className: "ps-num" }, formatChange(perSample.samples_per_second.ratio)),
+        el("td", { className: "ps-num" }, formatRatio(perSample.samples_per_second.ratio)),
       ),
     );
   }
@@ -348,12 +348,12 @@ function sideFacts(data: CompareData, which: "base" | "exp"): HTMLElement {
         { label: "Run", value: info.run },
         { label: "Worker", value: info.worker },
         { label: "Span", value: info.span },
-        { label: "Devices", value: info.devices.length > 0 ? info.devices.join(", ") : info.hasDevice ? "Device activity without device properties" : "CPU only" },
-        { label: "Steps", tip: DEF.stepCount, value: `${formatCount(info.steps)} (${STEP_SOURCE_TEXT[info.stepSource]})` },
+        { label: "Devices", value: info.devices.length > 0 ? info.devices.join(", ") : info.has_device ? "Device activity without device properties" : "CPU only" },
+        { label: "Steps", tip: DEF.stepCount, value: `${formatCount(info.steps)} (${STEP_SOURCE_TEXT[info.step_source]})` },
         {
           label: "Batch size",
           tip: PAIR_DEF.batch,
-          value: info.batchSize === null ? "unknown" : `${formatCount(info.batchSize)} (${info.batchSizeSource === "page" ? "entered" : "manifest"})`,
+          value: info.batch_size === null ? "unknown" : `${formatCount(info.batch_size)} (${info.batch_size_source === "page" ? "entered" : "manifest"})`,
         },
         { label: "Framework", value: info.framework },
       ],
