@@ -24,15 +24,17 @@ function finiteOrNull(value: unknown): number | null {
   return typeof value === "number" && Number.isFinite(value) ? value : null;
 }
 
-/** A span_info entry's facts (start time, duration, steps); unknown parts are null. */
+/** A span_info entry's facts (start time, duration, steps, device); unknown parts are null (the device absent). */
 export function parseSpanFacts(value: unknown): SpanFacts {
   const info = isObject(value) ? value : {};
   const steps = info["steps"];
   const count = isObject(steps) ? finiteOrNull(steps["count"]) : null;
+  const device = info["device"];
   return {
     startTime: finiteOrNull(info["start_time"]),
     duration: finiteOrNull(info["duration"]),
     steps: isObject(steps) && count !== null ? { count, first: finiteOrNull(steps["first"]), last: finiteOrNull(steps["last"]) } : null,
+    ...(typeof device === "string" && device !== "" ? { device } : {}),
   };
 }
 

@@ -21,6 +21,8 @@ export interface SpanFacts {
   readonly duration: number | null;
   /** ProfilerStep numbers (null when a step has none); null without steps. */
   readonly steps: { readonly count: number; readonly first: number | null; readonly last: number | null } | null;
+  /** What its work ran on: the device's name, its kind, or "CPU"; absent until the trace is loaded. */
+  readonly device?: string;
 }
 
 export interface RunInfo {

@@ -10,6 +10,7 @@ import { formatCount, formatPercent } from "../../lib/format";
 import { formatMicros, formatTime } from "../../lib/metric_format";
 import { CATEGORY_INFO, METRIC_DEFINITIONS as DEF, STEP_SOURCE_TEXT } from "../../lib/metrics";
 import {
+  autoChoiceText,
   formatChange,
   formatRatio,
   formatSignedTime,
@@ -19,6 +20,7 @@ import {
   spanKey,
   stepTimeSentence,
   timeDirection,
+  type AutoChoice,
   type ComparePair,
   type SpanChoice,
 } from "./model";
@@ -57,6 +59,23 @@ export interface PairPickerOptions {
   /** From the manifests (shown as the inputs' placeholders). */
   readonly manifestBatch: BatchSizes;
   readonly onBatch: (batch: BatchSizes) => void;
+  /** How the page chose a span the link did not name; null once the pair is the person's. */
+  readonly auto: AutoChoice | null;
+}
+
+/** The note under the pickers that says a span was chosen automatically, and how it differs from the baseline. */
+function autoNote(auto: AutoChoice | null): HTMLElement | null {
+  if (auto === null) return null;
+  const warn = auto.differences.length > 0 || auto.reason === "only_span";
+  return el(
+    "p",
+    {
+      className: `ps-cmp-auto${warn ? " ps-cmp-auto-warn" : ""}`,
+      testId: "compare-auto-note",
+      attrs: { "data-reason": auto.reason, "data-differs": auto.differences.map((d) => d.what).join(" ") },
+    },
+    autoChoiceText(auto),
+  );
 }
 
 function batchInput(which: "base" | "exp", options: PairPickerOptions, changed: () => void): HTMLInputElement {
@@ -134,6 +153,7 @@ export function pairPickers(options: PairPickerOptions): HTMLElement {
       el("label", {}, el("span", { className: "ps-cmp-role ps-cmp-role-exp" }, "Experiment"), exp),
       el("label", {}, "Join operators by", grouping),
     ),
+    autoNote(options.auto),
     el(
       "div",
       { className: "ps-cmp-batches" },
