@@ -110,3 +110,34 @@ def test_the_idle_time_leads_with_the_busiest_stream(
     assert top["stream"] == busiest["stream"], top
     assert top["host_wait_share"] == _percent(busiest["host_wait_share"]), top
     screenshot("analyses-idle-streams")
+
+
+def test_a_cut_table_cell_shows_its_whole_text_on_hover(
+    browser: "WebDriver", analyses_server: TensorBoardServer, screenshot: Callable[[str], Path]
+) -> None:
+    """Every operator of the kernel sequences reads "autograd::engine::ev…" in its column: hovering one shows the
+    whole name in the tooltip (any virtual table, not this one only)."""
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.by import By
+
+    worker = _ready_runs(analyses_server, (RUN,))[RUN]["workers"][0]
+    sequences = _route(analyses_server, "analyses/sequences", run=RUN, worker=worker["name"], span=worker["spans"][0])
+    _open_view(browser, analyses_server, RUN, "analyses")
+    _top_row_cells(browser, "analysis-sequences-table")  # drawn
+    table = _find(browser, "analysis-sequences-table")
+    browser.execute_script("arguments[0].scrollIntoView({block: 'center'})", table)
+    cell = table.find_element(By.CSS_SELECTOR, ".ps-vtable-row[data-index='0'] .ps-vtable-td")
+    whole = sequences["sequences"][0]["operator"]
+    assert cell.get_attribute("textContent") == whole
+    assert browser.execute_script("return arguments[0].scrollWidth > arguments[0].clientWidth", cell), "the name fits: nothing to test"
+    ActionChains(browser).move_to_element(cell).perform()
+    tooltip = _wait(browser).until(lambda d: next((e for e in d.find_elements(By.ID, "ps-tooltip") if e.is_displayed()), None))
+    assert tooltip.text == whole
+    screenshot("analyses-cut-cell-tooltip")
+    # A cell that fits gets no tooltip: the count column of the same row.
+    browser.switch_to.frame(browser.find_element(By.CSS_SELECTOR, PLUGIN_FRAME))
+    count = _find(browser, "analysis-sequences-table").find_element(
+        By.CSS_SELECTOR, ".ps-vtable-row[data-index='0'] .ps-vtable-td:nth-child(3)")
+    ActionChains(browser).move_to_element(count).perform()
+    _wait(browser).until(lambda d: not any(e.is_displayed() for e in d.find_elements(By.ID, "ps-tooltip")))
+    assert count.get_attribute("data-tip") is None
