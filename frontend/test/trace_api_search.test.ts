@@ -169,6 +169,35 @@ describe("search", () => {
     assert.ok(states.some((state) => state.status === "searching"));
   });
 
+  test("a cleared or changed search box ends the search: no count, no highlight, the match to unselect", async () => {
+    const states: SearchState[] = [];
+    const search = new TraceSearch(
+      async (query, offset): Promise<ApiResult<SearchPage>> => ({ kind: "ok", data: { query, total: 2724, offset, matches: [brief(offset), brief(offset + 1)] } }),
+      (state) => states.push(state),
+    );
+    await search.search("nccl");
+    await search.step(1, "nccl");
+    assert.equal(searchCounter(search.state), "2 / 2724");
+    // The same text (a space typed after it) changes nothing.
+    assert.equal(search.edited("nccl "), null);
+    assert.equal(searchCounter(search.state), "2 / 2724");
+    // Emptied: back to idle, and the current match is handed back to be unselected.
+    assert.equal(search.edited("")?.id, 1);
+    assert.equal(searchCounter(search.state), "");
+    assert.equal(search.state.current, null); // the viewer's highlight follows state.current
+    assert.equal(states.at(-1)?.status, "idle");
+    // Another text: the old count goes, nothing is unselected, Enter searches the new text.
+    await search.search("nccl");
+    assert.equal(search.edited("ncclKernel"), null);
+    assert.equal(searchCounter(search.state), "");
+    await search.step(1, "ncclKernel");
+    assert.equal(search.state.query, "ncclKernel"); // a new search
+    assert.equal(searchCounter(search.state), "1 / 2724");
+    // Nothing searched yet: nothing to end.
+    const idle = new TraceSearch(async () => ({ kind: "error", status: 500, message: "never asked" }), () => undefined);
+    assert.equal(idle.edited(""), null);
+  });
+
   test("no matches and errors are said, not thrown", async () => {
     const empty = new TraceSearch(async (query, offset) => ({ kind: "ok", data: { query, total: 0, offset, matches: [] } }), () => undefined);
     await empty.search("zzz");

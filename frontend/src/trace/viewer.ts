@@ -240,6 +240,11 @@ export class TraceViewer {
     const next = this.button("›", "trace-search-next", "Next match (Enter)", () => void this.search.step(1, this.searchInput.value));
     const form = el("form", { className: "ps-trace-search", attrs: { role: "search" } }, this.searchInput, previous, next, this.searchCount);
     form.addEventListener("submit", (event) => event.preventDefault());
+    this.searchInput.addEventListener("input", () => {
+      // Cleared (or changed): the count and the highlight go, and so does the match the search selected.
+      const match = this.search.edited(this.searchInput.value);
+      if (match !== null && this.selection?.id === match.id) this.clearSelection();
+    });
     this.searchInput.addEventListener("keydown", (event) => {
       if (event.key !== "Enter") return;
       event.preventDefault();
@@ -684,10 +689,12 @@ export class TraceViewer {
     this.searchCount.dataset["state"] = state.status;
     if (state.current === null) {
       this.match = null;
+      delete this.root.dataset["match"];
       this.requestFrame();
       return;
     }
     this.match = this.placeOf(state.current);
+    this.root.dataset["match"] = String(state.current.id);
     if (jump) this.jumpTo(state.current);
     this.requestFrame();
   }
