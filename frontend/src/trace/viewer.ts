@@ -67,6 +67,8 @@ export interface TraceViewerOptions {
   readonly initialPinned?: string | null;
   /** Writes the viewer's URL parameters (null removes one). */
   readonly setParams: (patch: Readonly<Record<string, string | null>>) => void;
+  /** Buttons of the page put in the toolbar after "Critical path" (the switch to ranks side by side). */
+  readonly toolbarButtons?: readonly HTMLElement[];
 }
 
 interface Selection {
@@ -271,6 +273,7 @@ export class TraceViewer {
       this.button("Zoom to selection", "trace-zoom-selection", "Zoom to the measured range or the selected slice (F)", () => this.zoomToSelection()),
       this.button("Whole span", "trace-zoom-reset", "Show the whole span", () => this.setView({ start: 0, end: this.spanDuration })),
       this.pathButton,
+      ...(options.toolbarButtons ?? []),
       download,
       this.statusText,
       el(
