@@ -130,6 +130,10 @@ def test_heatmap_hover_and_click_open_the_ranks_step(browser: "WebDriver", ranks
     assert heatmap.get_attribute("data-ranks") == str(RANKS)
     assert heatmap.get_attribute("data-steps") == str(STEPS)
     _wait(browser).until(lambda d: d.find_element(*_css("heatmap-canvas")).size["height"] > 100)
+    # As wide as the page leaves beside the rank labels (it was 72 px a step at most), 8 px a rank (560 px / 64).
+    canvas = browser.find_element(*_css("heatmap-canvas"))
+    assert canvas.size["width"] >= heatmap.size["width"] - 140, (canvas.size, heatmap.size)
+    assert canvas.size["height"] == RANKS * 8 + 2, canvas.size  # and its 1 px border
     browser.execute_script("arguments[0].scrollIntoView({block: 'center'})", heatmap)
     # The straggler's cell: row 37 of 64, column 3 of 6 (centre of the cell).
     fx, fy = (SLOW_STEP + 0.5) / STEPS, (STRAGGLER + 0.5) / RANKS
