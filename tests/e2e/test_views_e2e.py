@@ -12,9 +12,12 @@ and screenshot fixtures are conftest's.
 
 from __future__ import annotations
 
+import csv
+import io
 import shutil
 import time
 import urllib.parse
+import urllib.request
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Optional
 
@@ -242,6 +245,18 @@ def test_memory_view_shows_the_peak_the_backend_computed(
 
     _open_view(browser, views_server, MEMORY_RUN, "memory")
     assert _text(browser, "memory-peak-value", f"[data-device='{device}']") == expected_peak
+    # Times count from the span's start the memory answer states, as in its CSV: the same row reads the same.
+    top = _top_row_cells(browser, "memory-alloc-table")
+    query = urllib.parse.urlencode({"run": MEMORY_RUN, "worker": worker["name"], "span": worker["spans"][0],
+                                    "format": "csv", "table": "events", "limit": 5000})
+    with urllib.request.urlopen(f"{views_server.url}{ROUTES}/memory?{query}", timeout=60) as response:
+        rows = list(csv.DictReader(io.StringIO(response.read().decode("utf-8"))))
+    same = next(row for row in rows if row["Address"] == top["addr"])
+    assert top["alloc_time"] == f"{round(float(same['Allocated at (us from the span start)'])):,}", (top, same)
+    # One request for the span's summary (the run list's), none of the page's own for its time origin.
+    summaries = browser.execute_script(
+        "return performance.getEntriesByType('resource').filter((e) => e.name.includes('/summary?')).length")
+    assert summaries == 1, summaries
     # The chart is drawn, and a drag across it narrows the tables to a time range.
     from selenium.webdriver.common.action_chains import ActionChains
     from selenium.webdriver.common.by import By

@@ -70,6 +70,8 @@ export interface OperatorMemoryRow {
 export interface MemoryData {
   readonly available: boolean;
   readonly hint: string | null;
+  /** The span's start (µs, the trace's time base): the page and the CSV show times from it; null when not given. */
+  readonly spanStart: number | null;
   readonly devices: readonly MemoryDevice[];
   readonly curves: ReadonlyMap<string, MemoryCurve>;
   readonly peaks: ReadonlyMap<string, MemoryPeak>;
@@ -186,6 +188,7 @@ export function parseMemory(json: unknown): MemoryData {
   return {
     available: booleanField(json, "available"),
     hint: typeof hint === "string" ? hint : null,
+    spanStart: nullableNumberField(json, "span_start"),
     devices: listField(json, "devices", parseDevice),
     curves: mapOf(objectOf(json["curves"]), parseCurve),
     peaks: mapOf(objectOf(json["peak"]), parsePeak),
