@@ -315,6 +315,29 @@ def test_one_rank_of_a_job_is_distributed(
     screenshot("distributed-one-rank")
 
 
+def test_call_stacks_say_where_their_python_frames_come_from(
+    browser: "WebDriver", views_server: TensorBoardServer, screenshot: Callable[[str], Path]
+) -> None:
+    """The 2021 ResNet-50 trace has no Python function events, but its operators carry a Call stack: the page says
+    that its frames come from there; the Gloo job records neither, and the page says how to record them."""
+    runs = _ready_runs(views_server, (RESNET_RUN, ONE_RANK_RUN))
+    worker = runs[RESNET_RUN]["workers"][0]
+    flame = _route(views_server, "flamegraph", run=RESNET_RUN, worker=worker["name"], span=worker["spans"][0])
+    assert flame["stacks_from"] == "call_stacks" and flame["note"] is None
+    _open_view(browser, views_server, RESNET_RUN, "stacks")
+    assert _find(browser, "stacks-source").get_attribute("data-from") == "call_stacks"
+    assert "Call stack" in _text(browser, "stacks-source")
+    screenshot("stacks-from-call-stacks")
+
+    rank = runs[ONE_RANK_RUN]["workers"][0]
+    flame = _route(views_server, "flamegraph", run=ONE_RANK_RUN, worker=rank["name"], span=rank["spans"][0])
+    assert flame["stacks_from"] == "none" and "with_stack=True" in flame["note"]
+    _open_view(browser, views_server, ONE_RANK_RUN, "stacks")
+    assert _find(browser, "stacks-source").get_attribute("data-from") == "none"
+    assert _text(browser, "stacks-source") == flame["note"]
+    screenshot("stacks-none")
+
+
 def test_call_stacks_and_modules_of_the_transformer(
     browser: "WebDriver", views_server: TensorBoardServer, screenshot: Callable[[str], Path]
 ) -> None:
@@ -323,9 +346,14 @@ def test_call_stacks_and_modules_of_the_transformer(
     modules = _route(views_server, "modules", run=MODULES_RUN, worker=worker["name"], span=worker["spans"][0])
     top_level = [name for name, parent in zip(modules["nodes"]["name"], modules["nodes"]["parent"]) if parent == 0]
 
+    flame = _route(views_server, "flamegraph", run=MODULES_RUN, worker=worker["name"], span=worker["spans"][0])
     _open_view(browser, views_server, MODULES_RUN, "stacks")
     graph = _find(browser, "flame-graph")
     _wait(browser).until(lambda _d: int(graph.get_attribute("data-frames") or 0) > 1)
+    # Where the Python frames come from: this trace's own Python function events.
+    assert flame["stacks_from"] == "python_frames"
+    assert _find(browser, "stacks-source").get_attribute("data-from") == "python_frames"
+    assert "Python function events" in _text(browser, "stacks-source")
     assert graph.get_attribute("data-focus") == "all"
     search = _find(browser, "stacks-search")
     search.send_keys("aten::addmm")
