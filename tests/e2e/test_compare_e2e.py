@@ -43,11 +43,21 @@ def format_signed_time(us: float) -> str:
     return f"{'+' if us > 0 else '-'}{value:.{decimals}f} {unit}"
 
 
+def format_signed_micros(us: float) -> str:
+    """A signed µs figure with its unit, as the step-time table's Δ column writes it (formatSignedMicrosUnit)."""
+    magnitude = abs(us)
+    decimals = 0 if magnitude >= 100 or magnitude == 0 else 1 if magnitude >= 10 else 2 if magnitude >= 1 else 3
+    text = f"{magnitude:,.{decimals}f}"
+    sign = "" if text.strip("0.,") == "" else "+" if us > 0 else "-"
+    return f"{sign}{text} µs"
+
+
 def test_format_signed_time_matches_the_frontend_examples() -> None:
-    # The examples of the frontend's unit tests (frontend/test/compare.test.ts).
+    # The examples of the frontend's unit tests (frontend/test/compare.test.ts, metric_format.test.ts).
     assert format_signed_time(-22680.8) == "-22.7 ms"
     assert format_signed_time(80) == "+80.0 µs"
     assert format_signed_time(0) == "0 µs"
+    assert [format_signed_micros(v) for v in (-181.7, 1145.6, -23758.2, 0)] == ["-182 µs", "+1,146 µs", "-23,758 µs", "0 µs"]
 
 
 @pytest.fixture
@@ -132,7 +142,8 @@ def test_a_shared_link_reopens_the_same_comparison(
                                     "exp_run": NESTED_RUN, "exp_worker": "worker0", "exp_span": first})
     expected = tensorboard_server.get_json(f"{ROUTES}/compare?{query}")
     assert isinstance(expected, dict)
-    expected_delta = format_signed_time(expected["step_time"]["delta"])
+    expected_delta = format_signed_micros(expected["step_time"]["delta"])
+    expected_headline = format_signed_time(expected["step_time"]["delta"])
     assert expected_delta.startswith("+")  # the second span is the faster one: swapped, the experiment is slower
 
     # A person opens Compare on the ResNet run: the current span against the next one.
@@ -153,7 +164,10 @@ def test_a_shared_link_reopens_the_same_comparison(
     _comparison_ready(browser)
     delta = browser.find_element(*_css("compare-delta-step")).text.strip()
     assert delta == expected_delta, (delta, expected_delta)
+    assert browser.find_element(*_css("compare-headline")).text.startswith(f"{expected_headline} per step")
     assert "the experiment is slower" in browser.find_element(*_css("compare-headline")).text
+    # The bars' figures are the table's, in its unit.
+    assert browser.find_element(*_css("compare-bar-value-base")).text == browser.find_element(*_css("compare-step-base")).text
     screenshot("compare-swapped")
 
     # The address bar is the link to share.

@@ -210,6 +210,13 @@ def test_overview_shows_the_resnet_gpu_utilization(
     # The reference figure for this trace (the first span: 55.5% of the step time has a kernel running).
     assert _text(browser, "gpu-utilization") == "55.5%"
     assert _text(browser, "share-kernel") == "55.5%"
+    # The chart's legend reads the averages table's figures in its unit: "Kernel 98,589 µs (55.5%)", not "98.6 ms".
+    from selenium.webdriver.common.by import By
+
+    legend = _find(browser, "breakdown-legend")
+    kernel = legend.find_elements(By.CSS_SELECTOR, "li")[0].find_element(By.CSS_SELECTOR, ".ps-legend-value").text
+    assert kernel == f"{_text(browser, 'average-kernel')} (55.5%)" == "98,589 µs (55.5%)", kernel
+    assert _text(browser, "breakdown-hover") == f"Mean per step: {_text(browser, 'average-step-time')}"
     screenshot("overview-resnet")
 
 

@@ -324,6 +324,11 @@ export function formatSignedMicros(us: number): string {
   return us > 0 && text !== "0" ? `+${text}` : text;
 }
 
+/** A signed duration in µs with its unit, as a µs table beside it reads: "+1,234 µs", "-23,758 µs", "0 µs". */
+export function formatSignedMicrosUnit(us: number): string {
+  return Number.isFinite(us) ? `${formatSignedMicros(us)} µs` : "—";
+}
+
 /** A signed count: "+2", "-1", "0". */
 export function formatSignedCount(value: number): string {
   if (!Number.isFinite(value)) return "—";
