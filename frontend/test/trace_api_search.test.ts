@@ -3,6 +3,8 @@ import { describe, test } from "node:test";
 import { ApiClient, type FetchLike } from "../src/api/client";
 import {
   argText,
+  charactersCut,
+  fetchEventDetail,
   fetchSlices,
   parseCounters,
   parseEventDetail,
@@ -96,6 +98,31 @@ describe("trace API answers", () => {
       traceDownloadUrl(api, REF),
       "http://h/data/plugin/profscope/trace/download?run=group%2Fresnet&worker=worker0&span=1623143089861",
     );
+  });
+});
+
+describe("texts the backend cut", () => {
+  test("a cut name says how many characters are missing; a whole one does not", () => {
+    const cut = `aten::${"n".repeat(65_530)}… (199,934,470 more characters)`;
+    assert.equal(charactersCut(cut), 199_934_470);
+    assert.equal(charactersCut("x… (5 more characters)"), 5);
+    assert.equal(charactersCut("aten::mm"), null);
+    assert.equal(charactersCut("a name … (about 3 more characters)"), null);
+    assert.equal(charactersCut("… (0 more characters)"), null);
+  });
+
+  test("the whole texts are asked with full_text=1, the cut ones without", async () => {
+    const seen: string[] = [];
+    const fetchImpl: FetchLike = async (url) => {
+      seen.push(url);
+      return new Response(JSON.stringify({ id: 7, name: "n", track: "s1", start: 1, dur: 2, depth: 0 }), { status: 200 });
+    };
+    const api = new ApiClient("http://h/data/plugin/profscope/", fetchImpl);
+    const whole = await fetchEventDetail(api, REF, 7, undefined, true);
+    await fetchEventDetail(api, REF, 7);
+    assert.equal(whole.kind, "ok");
+    assert.equal(new URL(seen[0] ?? "").searchParams.get("full_text"), "1");
+    assert.equal(new URL(seen[1] ?? "").searchParams.has("full_text"), false);
   });
 });
 

@@ -203,6 +203,7 @@ export class TraceViewer {
         jumpTo: (brief) => this.jumpTo(brief),
         zoomToSelected: () => this.zoomToSelection(),
         close: () => this.clearSelection(),
+        loadWholeTexts: (id) => fetchEventDetail(options.api, options.ref, id, this.detailController?.signal, true),
       },
       this.spanStart,
     );
