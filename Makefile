@@ -75,8 +75,12 @@ bench-smoke: venv-test system-deps frontend
 	$(VENV_PYTHON) bench/bench_trace_frontend.py --events 200000
 	@echo "bench: parse job smoke run"
 	$(VENV_PYTHON) bench/bench_parse.py --events 200000 --repeat 1
+	@echo "bench: efficiency routes smoke run (operators with their efficiency columns, roofline)"
+	$(VENV_PYTHON) bench/bench_roofline.py --size-mb 20 --repeat 1
 	@echo "bench: long texts smoke run (a huge event name, a long header before the events)"
 	$(VENV_PYTHON) bench/bench_long_texts.py --name-mb 4 --header-mb 1 --repeat 1
+	@echo "bench: memory snapshot smoke run"
+	$(VENV_PYTHON) bench/bench_snapshot.py --entries 50000 --repeat 1
 	@echo "bench: end-to-end smoke run (a real tensorboard, cold and warm)"
 	$(VENV_PYTHON) bench/bench_e2e.py --events 100000 --repeat 1 --windows 10 --timeout 300
 

@@ -1,7 +1,8 @@
 """Profscope: profiler runs of deep-learning jobs, seen in TensorBoard.
 
 The folders ``tb_plugin/`` and ``writer/`` install as ``profscope.tb_plugin`` and
-``profscope.writer``. Building the package also builds the TypeScript frontend
+``profscope.writer``, and ``profscope/`` (the Python API, ``from profscope import open_trace``)
+as ``profscope``. Building the package also builds the TypeScript frontend
 (``frontend/``) into ``tb_plugin/static/``; nothing built is committed.
 """
 
@@ -69,11 +70,12 @@ setup(
     long_description_content_type="text/markdown",
     python_requires=">=3.9",
     package_dir={
+        "profscope": "profscope",
         "profscope.tb_plugin": "tb_plugin",
         "profscope.writer": "writer",
     },
     # Every subpackage of the two folders (tb_plugin/__init__.py lists its layers).
-    packages=["profscope.tb_plugin", "profscope.writer"]
+    packages=["profscope", "profscope.tb_plugin", "profscope.writer"]
     + [f"profscope.tb_plugin.{name}" for name in find_packages(os.path.join(HERE, "tb_plugin"))],
     package_data={"profscope.tb_plugin": ["static/*", "static/**/*", "api/*.yaml"]},
     include_package_data=False,
@@ -133,7 +135,15 @@ setup(
             sources=["tb_plugin/ingest/chrome/_columnar.c"],
             extra_compile_args=["-O2"],
             optional=True,
-        )
+        ),
+        # The memory snapshot reader's fast path (tb_plugin/ingest/snapshot/_snapshot_reader.c). Optional too: without
+        # it reader.py's machine reads snapshots (slower, same answers).
+        Extension(
+            "profscope.tb_plugin.ingest.snapshot._snapshot_reader",
+            sources=["tb_plugin/ingest/snapshot/_snapshot_reader.c"],
+            extra_compile_args=["-O2"],
+            optional=True,
+        ),
     ],
     cmdclass={"build_py": BuildPyWithFrontend},
     zip_safe=False,

@@ -3,7 +3,7 @@
 Two measurements, each in a fresh interpreter:
 
 * ``--name-mb N``: a real trace (tests/data, torch 2.13) with one more operator whose name is N MB, parsed as a
-  parser process parses it (``store.runs._parse_into_cache``: decode, model, cache file, precomputed answers).
+  parser process parses it (``store.parse_jobs.parse_into_cache``: decode, model, cache file, precomputed answers).
   Printed: the parse's peak RSS (parser process, and its forked helpers), the size of the stored answers and of
   the model file, and the parse-memory estimate (``ingest/footprint.py``) that the parser pool admits it by. An
   answer's size must not follow the name's size, and the estimate must cover the peak.
@@ -37,14 +37,14 @@ SEED = HERE.parent / "tests/data/torch213/conv_cpu_memory/worker0.17953034534805
 _ONE_PARSE = """
 import json, os, resource, sys, tempfile
 from profscope.tb_plugin.ingest.footprint import estimate_file_parse_bytes
-from profscope.tb_plugin.store import runs
+from profscope.tb_plugin.store import parse_jobs
 from profscope.tb_plugin.store.cache import SourceIdentity
 from profscope.tb_plugin.store.storage import FileAccess
 trace = os.path.realpath(sys.argv[1])
 st = os.stat(trace)
 with tempfile.TemporaryDirectory() as cache:
-    outcome = runs._parse_into_cache(trace, cache, SourceIdentity(trace, st.st_size, st.st_mtime_ns), 0,
-                                     FileAccess(roots=(os.path.dirname(trace),)))
+    outcome = parse_jobs.parse_into_cache(trace, cache, SourceIdentity(trace, st.st_size, st.st_mtime_ns), 0,
+                                           FileAccess(roots=(os.path.dirname(trace),)))
     if outcome.error:
         sys.exit(f"the parse failed: {outcome.error}")
     files = {}

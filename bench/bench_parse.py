@@ -1,6 +1,6 @@
 """The parser's whole cold path (decode, model build, cache write, derivations), timed in fresh processes.
 
-What a parser worker does for one trace (``store.runs._parse_into_cache``), without TensorBoard around it. With
+What a parser worker does for one trace (``store.parse_jobs.parse_into_cache``), without TensorBoard around it. With
 ``--against DIR`` (a folder holding another checkout's ``profscope`` package, e.g. one made from ``git archive``),
 runs of the two alternate, so that both meet the same machine: on a virtual machine whose speed and memory costs drift
 by tens of percent within minutes, only alternating runs compare two versions. Prints every run and the medians, each
@@ -30,7 +30,7 @@ SEED = HERE.parent / "tests/data/kineto_resnet50/resnet50_num_workers_0/worker0.
 # Run in a fresh interpreter per measurement: nothing of one parse (heap, page cache of the model) helps the next.
 _ONE_PARSE = """
 import json, os, resource, sys, tempfile, time
-from profscope.tb_plugin.store import runs
+from profscope.tb_plugin.store import parse_jobs
 # Where the time goes: each phase timed where the parse job calls it (from the start until the merge is the decode).
 phases, marks = {}, {}
 def timed(module, name, phase):
@@ -55,8 +55,8 @@ trace = os.path.realpath(sys.argv[1])
 st = os.stat(trace)
 with tempfile.TemporaryDirectory() as cache:
     started = time.perf_counter()
-    outcome = runs._parse_into_cache(trace, cache, SourceIdentity(trace, st.st_size, st.st_mtime_ns), 0,
-                                     FileAccess(roots=(os.path.dirname(trace),)))
+    outcome = parse_jobs.parse_into_cache(trace, cache, SourceIdentity(trace, st.st_size, st.st_mtime_ns), 0,
+                                           FileAccess(roots=(os.path.dirname(trace),)))
     seconds = time.perf_counter() - started
 if outcome.error:
     sys.exit(f"the parse failed: {outcome.error}")

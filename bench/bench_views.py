@@ -120,7 +120,7 @@ CRITICAL_PATH_CHILD = r"""
 import json, statistics, sys, time
 from tensorboard.plugins import base_plugin
 from profscope.tb_plugin.server.plugin import ProfscopePlugin
-from profscope.tb_plugin.views.critical_path import _roles, critical_path, path_of_window
+from profscope.tb_plugin.views.trace.critical_path import _roles, critical_path, path_of_window
 from profscope.tb_plugin.model.steps import find_steps
 logdir, cache, target = sys.argv[1], sys.argv[2], int(sys.argv[3])
 plugin = ProfscopePlugin(base_plugin.TBContext(logdir=logdir), cache_dir=cache, refresh_seconds=0.5)

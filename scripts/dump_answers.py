@@ -220,10 +220,8 @@ def _cli(args: list[str]) -> bytes:
 
 
 def _scalars(path: str) -> bytes:
-    try:
-        from profscope.tb_plugin.reports.span_scalars import trace_file_scalars
-    except ImportError:  # the module may have moved
-        from profscope.tb_plugin.outputs.span_scalars import trace_file_scalars  # type: ignore[no-redef]
+    from profscope.tb_plugin.reports.span_scalars import trace_file_scalars
+
     return json.dumps(trace_file_scalars(path), sort_keys=True).encode()
 
 

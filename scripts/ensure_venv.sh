@@ -34,7 +34,7 @@ fi
 key_inputs() {
     local file
     for file in setup.py pyproject.toml frontend/package.json frontend/package-lock.json scripts/ensure_venv.sh \
-            tb_plugin/ingest/chrome/_columnar.c; do
+            tb_plugin/ingest/chrome/_columnar.c tb_plugin/ingest/snapshot/_snapshot_reader.c; do
         printf '%s\n' "$file"
         if [[ -f "$file" ]]; then cat "$file"; fi
     done

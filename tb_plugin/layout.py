@@ -65,6 +65,17 @@ A run is a folder under the logdir, at any depth. Its traces are either
       <run>/<any name>.json[.gz]
       <run>/rank<N>/<any name>.json[.gz]
 
+Beside the traces, a run may hold PyTorch allocator memory snapshots (``torch.cuda.memory._dump_snapshot``): any
+``.pickle`` or ``.pkl`` file whose first bytes are a pickled dict whose first key is a snapshot's
+(``starts_like_memory_snapshot``; the file is read as plain data only when it is opened). A snapshot belongs to
+its folder's run (or the folder above when its folder names a rank), to the worker its name or folder names by rank,
+and to a span when its name is that of a trace of the run with ``.pickle`` for the trace's suffix
+(``worker0.1700000000.pickle`` beside ``worker0.1700000000.pt.trace.json``); the writer's
+(``trace_handler(..., memory_snapshot=True)``) lies beside the span's trace::
+
+      <run>/<any name>.pickle, <run>/rank<N>/memory_snapshot.pkl ...
+      <run>/plugins/profscope/<worker>.<span>.memory_snapshot.pickle
+
 A worker is one process (a rank); a span is one ``on_trace_ready`` window.
 This module is import-light on purpose: the writer imports it inside training
 jobs, so it must not pull in TensorBoard, numpy or the plugin.
@@ -154,6 +165,8 @@ LAYOUTS_LOOKED_FOR = (
     LayoutDescription("<run>/[rank<N>/]<any name>.json[.gz]",
                       "any Chrome trace (traceEvents, or a bare array of events): torch's export_chrome_trace (trace.json), "
                       "HTA job folders (rank-0.json.gz), other tools"),
+    LayoutDescription("<run>/[rank<N>/]<any name>.pickle|.pkl",
+                      "PyTorch's allocator memory snapshots (torch.cuda.memory._dump_snapshot), found by content"),
 )
 
 
@@ -335,3 +348,68 @@ def writer_manifest_name(worker: str, span: str) -> str:
 def span_sort_key(span: str) -> tuple[int, int, str]:
     """Spans are ordered by their numeric timestamp when they have one, else by name."""
     return (0, int(span), "") if span.isdigit() else (1, 0, span)
+
+
+# --- memory snapshots ---------------------------------------------------------------------------------------------
+
+SNAPSHOT_SUFFIXES = (".pickle", ".pkl")
+WRITER_SNAPSHOT_SUFFIX = ".memory_snapshot.pickle"
+_WRITER_SNAPSHOT = re.compile(r"^(?P<worker>[^./\\]+)\.(?P<span>[^./\\]+)\.memory_snapshot\.pickle$")
+# A snapshot's top-level keys (torch writes "segments" first; a snapshot made from a profile "device_traces").
+SNAPSHOT_TOP_LEVEL_KEYS = frozenset({"segments", "device_traces", "allocator_settings", "external_annotations"})
+# How much of a file's start ``starts_like_memory_snapshot`` needs.
+SNAPSHOT_SNIFF_BYTES = 256
+# Pickle opcodes that may come before the first key: PROTO, FRAME, EMPTY_DICT, MEMOIZE, BINPUT, LONG_BINPUT, MARK.
+_PICKLE_WIDTHS = {0x80: 1, 0x95: 8, 0x7D: 0, 0x94: 0, 0x71: 1, 0x72: 4, 0x28: 0}
+
+
+def is_snapshot_candidate(filename: str) -> bool:
+    """A file that may be a memory snapshot (``.pickle`` / ``.pkl``): its first bytes decide."""
+    return filename.endswith(SNAPSHOT_SUFFIXES) and not filename.startswith(TEMP_PREFIX)
+
+
+def writer_snapshot_name(worker: str, span: str) -> str:
+    return f"{safe_component(worker)}.{safe_component(span)}{WRITER_SNAPSHOT_SUFFIX}"
+
+
+def parse_writer_snapshot_name(filename: str) -> Optional[tuple[str, str]]:
+    """``<worker>.<span>.memory_snapshot.pickle`` → (worker, span), else None."""
+    m = _WRITER_SNAPSHOT.match(filename)
+    return (m["worker"], m["span"]) if m and not filename.startswith(TEMP_PREFIX) else None
+
+
+def snapshot_stem(filename: str) -> str:
+    """The name without ``.pickle``/``.pkl`` and a trailing ``.memory_snapshot``/``_memory_snapshot``."""
+    for suffix in SNAPSHOT_SUFFIXES:
+        if filename.endswith(suffix):
+            filename = filename[: -len(suffix)]
+            break
+    return re.sub(r"[._]memory_snapshot$", "", filename) or filename
+
+
+def starts_like_memory_snapshot(head: bytes) -> bool:
+    """Whether a file starting with ``head`` is a pickle (protocol 2 or later) of a dict whose first key is a memory
+    snapshot's (``SNAPSHOT_TOP_LEVEL_KEYS``). Only opcodes are looked at: nothing is unpickled."""
+    i, n = 0, min(len(head), SNAPSHOT_SNIFF_BYTES)
+    if n < 2 or head[0] != 0x80 or head[1] < 2:
+        return False
+    seen_dict = False
+    while i < n:
+        op = head[i]
+        if op == 0x7D:
+            if seen_dict:
+                return False
+            seen_dict = True
+        if op in _PICKLE_WIDTHS:
+            i += 1 + _PICKLE_WIDTHS[op]
+            continue
+        if not seen_dict:
+            return False
+        if op == 0x8C and i + 1 < n:  # SHORT_BINUNICODE
+            length, start = head[i + 1], i + 2
+        elif op == 0x58 and i + 5 <= n:  # BINUNICODE
+            length, start = int.from_bytes(head[i + 1:i + 5], "little"), i + 5
+        else:
+            return False
+        return head[start:start + length].decode("utf-8", "replace") in SNAPSHOT_TOP_LEVEL_KEYS
+    return False

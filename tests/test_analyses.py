@@ -14,6 +14,7 @@ from profscope.tb_plugin.ingest.load import load_trace
 from profscope.tb_plugin.views.analyses import (
     annotations, idle as idle_time, sequences as kernel_sequences, launches, queues as queue_length,
 )
+from profscope.tb_plugin.views import answers
 from profscope.tb_plugin.views.trace import queries as trace
 
 from conftest import copy_trace
@@ -125,7 +126,7 @@ def test_launches_count_a_graph_launch_once(model: Any) -> None:
 
 
 def test_queue_length_series_and_summary(model: Any) -> None:
-    [track] = [t for t in trace.tracks(model)["tracks"] if t["id"].startswith(queue_length.TRACK_PREFIX)]
+    [track] = [t for t in answers.tracks(model)["tracks"] if t["id"].startswith(queue_length.TRACK_PREFIX)]
     assert track["name"] == "GPU 0 · stream 7 queue" and track["kind"] == "counter"
     times, values = queue_length.queue_series(model, track["id"])["queue"]
     assert list(zip((times // 1000).tolist(), values.tolist())) == [

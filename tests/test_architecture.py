@@ -17,7 +17,7 @@ from typing import Iterable, Iterator
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-PACKAGES = {"tb_plugin": "profscope.tb_plugin", "writer": "profscope.writer"}
+PACKAGES = {"tb_plugin": "profscope.tb_plugin", "writer": "profscope.writer", "profscope": "profscope"}
 
 # What each layer may import besides itself (tb_plugin/__init__.py says the same in words).
 ALLOWED = {
@@ -31,6 +31,8 @@ ALLOWED = {
     # The writer runs inside training jobs: the on-disk contract, format detection for `profscope import`, and the
     # span scalars (computed in its child processes with the same code TensorBoard's Scalars show).
     "writer": {"layout", "ingest", "model", "reports"},
+    # The top package: the Python API (``from profscope import open_trace``), reports/notebook.py's.
+    "profscope": {"reports"},
 }
 
 
@@ -125,6 +127,8 @@ def cycles(edges: Iterable[tuple[str, str]]) -> list[list[str]]:
 
 
 def layer_of(module: str) -> str:
+    if module == "profscope":
+        return "profscope"
     if module.startswith("profscope.writer"):
         return "writer"
     rest = module[len("profscope.tb_plugin."):].split(".") if module != "profscope.tb_plugin" else [""]
@@ -158,8 +162,31 @@ def test_layers_import_only_what_they_may() -> None:
     assert wrong == []
 
 
-@pytest.mark.parametrize("package", ["model", "ingest", "ingest.chrome", "ingest.mindspore", "views",
-                                     "views.quantities", "store", "server", "reports"])
+# Every folder of tb_plugin/ with Python modules in it (a new one is found without a change here).
+SUBPACKAGES = sorted(str(path.parent.relative_to(REPO / "tb_plugin")).replace("/", ".")
+                     for path in (REPO / "tb_plugin").rglob("*.py")
+                     if path.parent != REPO / "tb_plugin" and "__pycache__" not in path.parts)
+SUBPACKAGES = sorted(set(SUBPACKAGES))
+
+
+def test_every_folder_is_a_package() -> None:
+    assert {"model", "ingest.chrome", "views.analyses", "views.trace", "views.distributed", "views.runs",
+            "views.quantities"} <= set(SUBPACKAGES)
+    for package in SUBPACKAGES:
+        assert (REPO / "tb_plugin" / package.replace(".", "/") / "__init__.py").exists(), package
+
+
+def test_only_outside_views_ask_the_facade() -> None:
+    """``views/answers.py`` sits on top of the views: no view imports it (a view that needs another's answer is
+    handed it), so the facade can import every view without a cycle."""
+    wrong = [f"{i.source}:{i.line}" for i in all_imports()
+             if i.target == "profscope.tb_plugin.views.answers" and layer_of(i.source) == "views"]
+    assert wrong == []
+    users = {layer_of(i.source) for i in all_imports() if i.target == "profscope.tb_plugin.views.answers"}
+    assert {"server", "store", "reports"} <= users
+
+
+@pytest.mark.parametrize("package", SUBPACKAGES)
 def test_package_inits_only_describe(package: str) -> None:
     """A package's __init__ says what the folder holds and may import; it imports nothing of Profscope, so
     importing one module never loads its siblings."""

@@ -66,13 +66,13 @@ def test_without_reserved_space_the_build_falls_back_to_memory(tmp_path: Path, m
 
 
 def _parse_job(trace: Path, cache: Path):
-    from profscope.tb_plugin.store import runs
+    from profscope.tb_plugin.store import parse_jobs
     from profscope.tb_plugin.store.cache import SourceIdentity
     from profscope.tb_plugin.store.storage import FileAccess
 
     st = trace.stat()
     identity = SourceIdentity(str(trace), st.st_size, st.st_mtime_ns)
-    outcome = runs._parse_into_cache(str(trace), str(cache), identity, 0, FileAccess(roots=(str(trace.parent),)))
+    outcome = parse_jobs.parse_into_cache(str(trace), str(cache), identity, 0, FileAccess(roots=(str(trace.parent),)))
     return outcome, identity
 
 

@@ -82,13 +82,13 @@ def test_read_only_logdir_and_unwritable_cache(tmp_path: Path) -> None:
 
 
 def test_precomputed_answers_are_used_and_versioned(tmp_path: Path, monkeypatch) -> None:
-    from profscope.tb_plugin.store.runs import _derive_in_cache
+    from profscope.tb_plugin.store.parse_jobs import derive_in_cache
     from profscope.tb_plugin.views import overview as overview_module
     from profscope.tb_plugin.model import stored_answers
 
     trace = copy_trace(real_trace(RESNET), tmp_path / "run")
     model = ModelCache(str(tmp_path / "cache")).load_or_build(str(trace))
-    _derive_in_cache(model.cache_path, None)
+    derive_in_cache(model.cache_path, None)
     stored = Path(model.cache_path + "." + stored_answers.SUFFIX)
     assert stored.exists()
     fresh = read_model(model.cache_path)

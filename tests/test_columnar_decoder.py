@@ -23,7 +23,7 @@ import msgspec
 import numpy as np
 import pytest
 
-from profscope.tb_plugin.ingest.chrome import columnar, decode
+from profscope.tb_plugin.ingest.chrome import chunk_reader, columnar, decode, events
 from profscope.tb_plugin.ingest.chrome.chunks import TraceFormatError, open_events
 from profscope.tb_plugin.model.raw_columns import RawColumns
 
@@ -56,7 +56,7 @@ class _Counting:
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.scanned = 0
         self.chunks = 0
-        read_scanned, decode_chunk = decode._ChunkReader.read_scanned, decode.decode_chunk
+        read_scanned, decode_chunk = chunk_reader.ChunkReader.read_scanned, decode.decode_chunk
 
         def counted_read(reader: Any, *args: Any) -> bool:
             taken = read_scanned(reader, *args)
@@ -67,7 +67,7 @@ class _Counting:
             self.chunks += 1
             return decode_chunk(*args, **kwargs)
 
-        monkeypatch.setattr(decode._ChunkReader, "read_scanned", counted_read)
+        monkeypatch.setattr(chunk_reader.ChunkReader, "read_scanned", counted_read)
         monkeypatch.setattr(decode, "decode_chunk", counted_chunk)
 
 
@@ -300,15 +300,15 @@ def test_damaged_chunks_decode_alike(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_the_scanner_knows_every_argument_the_structs_read() -> None:
-    """A key ``decode._Args`` or ``decode._Event`` reads but the scanner skips would be lost on the fast path:
+    """A key ``events.Args`` or ``events.Event`` reads but the scanner skips would be lost on the fast path:
     the scanner lists every one, read or left to msgspec."""
     fields = {(scope, key): kind for scope, key, kind in columnar._columnar.FIELDS}
-    for info in msgspec.structs.fields(decode._Args):
+    for info in msgspec.structs.fields(events.Args):
         assert ("args", info.encode_name) in fields, info.encode_name
-    for info in msgspec.structs.fields(decode._Event):
+    for info in msgspec.structs.fields(events.Event):
         assert ("event", info.encode_name) in fields, info.encode_name
     columns = {name for name, _dtype in columnar._columnar.LAYOUT}
-    attrs = {info.name for info in msgspec.structs.fields(decode._Args)}
+    attrs = {info.name for info in msgspec.structs.fields(events.Args)}
     assert columns - {"ts", "dur", "ph", "name", "cat", "pid", "tid", "id", "bp"} <= attrs
 
 

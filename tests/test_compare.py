@@ -10,11 +10,11 @@ import pytest
 
 from profscope.tb_plugin.ingest.load import load_trace
 from profscope.tb_plugin.model.trace_model import TraceModel
-from profscope.tb_plugin.views.compare import CompareSide, compare
+from profscope.tb_plugin.views.answers import CompareSide, compare, run_table
 from profscope.tb_plugin.views.kernels import kernels
 from profscope.tb_plugin.views.overview import CATEGORIES, overview
 from profscope.tb_plugin.views.memory import memory
-from profscope.tb_plugin.views.runs.table import TableSpan, peak_memory, run_table
+from profscope.tb_plugin.views.runs.table import TableSpan, peak_memory
 
 from conftest import copy_trace, real_trace
 from handmade import gpu_step_trace, trace, write, x
@@ -293,8 +293,8 @@ def test_run_table_peak_memory_is_the_memory_views_peak() -> None:
     model = load_trace(str(next(real_trace("torch213/conv_cpu_memory").glob("*.pt.trace.json.gz"))))
     view = memory(model)
     (cpu,) = [d for d in view["devices"] if d["name"] == "CPU"]
-    assert peak_memory(model) == {"CPU": view["peak"][cpu["id"]]["allocated"]}
-    assert peak_memory(model)["CPU"] > 0
+    assert peak_memory(view) == {"CPU": view["peak"][cpu["id"]]["allocated"]}
+    assert peak_memory(view)["CPU"] > 0
 
 
 def test_run_table_ignores_malformed_manifest_values(tmp_path: Path) -> None:

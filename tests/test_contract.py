@@ -28,6 +28,7 @@ CASES: list[tuple[str, str, dict[str, Any]]] = [
     ("overview", "resnet", SPAN),
     ("operators", "resnet", SPAN),
     ("operators", "resnet", {**SPAN, "group_by": "stack"}),
+    ("roofline", "resnet", SPAN),
     ("operators/detail", "resnet", {**SPAN, "name": "aten::cudnn_convolution"}),
     ("kernels", "resnet", {**SPAN, "group_by": "op_and_name"}),
     ("flamegraph", "resnet", {**SPAN, "weight": "device"}),
@@ -54,6 +55,12 @@ CASES: list[tuple[str, str, dict[str, Any]]] = [
     ("analyses/queues", "resnet", SPAN),
     ("analyses/sequences", "resnet", SPAN),
     ("analyses/annotations", "resnet", SPAN),
+    ("memory_snapshot", "oom", {"snapshot": "snapshot.pickle"}),
+    ("memory_snapshot/timeline", "oom", {"snapshot": "snapshot.pickle", "width": 300}),
+    ("memory_snapshot/at", "oom", {"snapshot": "snapshot.pickle"}),
+    ("memory_snapshot/allocation", "oom", {"snapshot": "snapshot.pickle", "id": "largest_allocation"}),
+    ("memory_snapshot/segments", "oom", {"snapshot": "snapshot.pickle"}),
+    ("memory_snapshot/compare", "", {"base_run": "oom", "base_worker": "rank1", "exp_run": "oom", "exp_snapshot": "snapshot.pickle"}),
 ]
 
 
@@ -68,6 +75,9 @@ def client(tmp_path_factory: pytest.TempPathFactory):
         copy_trace(path, logdir / "transformer")
     for path in sorted(real_trace(GLOO).glob("rank*.pt.trace.json*")):
         copy_trace(path, logdir / "gloo")
+    # A run of memory snapshots only (one at its top, one in a rank folder).
+    copy_trace(real_trace("memory_snapshots/expandable_oom.pickle"), logdir / "oom", "snapshot.pickle")
+    copy_trace(real_trace("memory_snapshots/training_ring_buffer.pickle"), logdir / "oom" / "rank1", "memory_snapshot_step5.pkl")
     app = PluginClient(logdir, root / "cache")
     app.settle()
     yield app
@@ -84,6 +94,7 @@ def _resolved(client: Any, run: str, params: dict[str, Any]) -> dict[str, Any]:
         "first_kernel": lambda: client.get("trace/search", **span, q="cudnn", limit=1)[1]["matches"][0]["id"],
         "span_start": lambda: client.get("trace/tracks", **span)[1]["start"],
         "span_middle": lambda: (lambda t: (t["start"] + t["end"]) / 2)(client.get("trace/tracks", **span)[1]),
+        "largest_allocation": lambda: client.get("memory_snapshot/at", run=run, snapshot=params.get("snapshot"))[1]["largest"][0]["id"],
     }
     for key, value in params.items():
         if isinstance(value, str) and value in lookups:

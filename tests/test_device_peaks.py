@@ -139,3 +139,16 @@ def test_unreadable_peaks_files(tmp_path: Path) -> None:
     (tmp_path / "bad.json").write_text("{not json")
     with pytest.raises(PeaksFileError, match="is not JSON"):
         load_peaks_file(str(tmp_path / "bad.json"))
+
+
+def test_a_device_listed_under_another_id_than_its_lanes_has_the_listed_peaks() -> None:
+    # TraceLens's MI300X bert trace lists one device, id 0 ("AMD Instinct MI300X VF"), while its kernels run on the
+    # lanes of device 2 (devices.same_device_ids): the work on device 2 is held against the MI300X's roofs.
+    from profscope.tb_plugin.views.quantities.efficiency import Roofs, efficiency_overview, work_summary
+
+    folder = real_trace("tracelens/mi300/gaunernst_bert-small-uncased")
+    model = load_trace(str(next(folder.glob("*.json.gz"))))
+    roofs = Roofs.of(model)
+    assert roofs.get(2).peaks is not None and roofs.get(2).peaks.name == "AMD Instinct MI300X"  # type: ignore
+    mfu = efficiency_overview(model, work_summary(model), roofs)["mfu"]
+    assert mfu["devices"] == [2] and mfu["mean"] is not None and mfu["mean"] > 0

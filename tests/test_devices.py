@@ -19,7 +19,7 @@ from profscope.tb_plugin.views.memory import memory
 from profscope.tb_plugin.views.operators import operators
 from profscope.tb_plugin.views.overview import overview
 from profscope.tb_plugin.views.trace.queries import event as trace_event
-from profscope.tb_plugin.views.trace.queries import tracks as trace_tracks
+from profscope.tb_plugin.views.answers import tracks as trace_tracks
 
 from conftest import real_trace
 from handmade import trace, write, x

@@ -30,7 +30,7 @@ SPAN_ROUTES: list[tuple[str, dict[str, Any]]] = [
     ("stacks/folded", {}), ("modules", {}), ("memory", {}), ("memory", {"start": 0, "end": 1e9, "min_bytes": 1}),
     ("datapipeline", {}), ("steptrace", {}), ("trace/tracks", {}), ("trace/slices", {"width": 800}),
     ("trace/counters", {"width": 800}), ("trace/event", {"id": 0}), ("trace/flows", {"id": 1}),
-    ("trace/search", {"q": "a"}), ("trace/download", {}),
+    ("trace/search", {"q": "a"}), ("trace/download", {}), ("critical_path", {}),
 ]
 
 

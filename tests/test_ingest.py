@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from profscope.tb_plugin.ingest.load import load_trace
-from profscope.tb_plugin.ingest.chrome.decode import us_to_ns
+from profscope.tb_plugin.ingest.chrome.events import us_to_ns
 from profscope.tb_plugin.model.nesting import nesting
 
 from conftest import real_trace

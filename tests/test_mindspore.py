@@ -22,7 +22,7 @@ from profscope.tb_plugin.store import discovery
 from profscope.tb_plugin import layout
 from profscope.tb_plugin.ingest.load import TraceLoadError, load_trace, load_trace_stream
 from profscope.tb_plugin.ingest.detect import HEAD_BYTES, detect_framework
-from profscope.tb_plugin.ingest.chrome.decode import _times_ns
+from profscope.tb_plugin.ingest.chrome.events import times_ns
 from profscope.tb_plugin.model.categories import SliceKinds
 from profscope.tb_plugin.views import operators, overview
 
@@ -195,8 +195,8 @@ def test_slices_tracks_and_exact_times(span_folder: Path) -> None:
     scope_rows = np.flatnonzero(np.array([process_of_track[t] == "Scope Layer" for t in model.slices.track]))
     assert len(scope_rows) == len(complete) - len(cpu_ops)
     # Times are exact to the ns (a float64 of epoch µs is only good to 0.25 µs).
-    starts_ns, bad = _times_ns([e["ts"] for e in complete])
-    ends_ns = starts_ns + _times_ns([e["dur"] for e in complete])[0]
+    starts_ns, bad = times_ns([e["ts"] for e in complete])
+    ends_ns = starts_ns + times_ns([e["dur"] for e in complete])[0]
     assert bad is None
     assert sorted(model.slices.start.tolist()) == sorted(starts_ns.tolist())
     assert sorted(model.slices.end.tolist()) == sorted(ends_ns.tolist())
@@ -208,7 +208,7 @@ def test_slices_tracks_and_exact_times(span_folder: Path) -> None:
 
 
 def test_string_times_are_read_exactly_and_invalid_ones_are_counted() -> None:
-    ns, bad = _times_ns(["1795303374563996.947", "296.605", "-12.5", "7", "0.0001", "1e3", 2.5, "abc", ""])
+    ns, bad = times_ns(["1795303374563996.947", "296.605", "-12.5", "7", "0.0001", "1e3", 2.5, "abc", ""])
     assert ns[:7].tolist() == [1795303374563996947, 296605, -12500, 7000, 0, 1000000, 2500]
     assert bad is not None and bad.tolist() == [False] * 7 + [True, True]
 

@@ -457,7 +457,7 @@ def test_memory_record_rejects_other_files() -> None:
 def test_ascend_devices_are_called_by_their_own_name() -> None:
     """The overview's device card and the trace's utilization row say "Ascend 1", not "GPU 1"."""
     from profscope.tb_plugin.views.overview import overview
-    from profscope.tb_plugin.views.trace.queries import tracks
+    from profscope.tb_plugin.views.answers import tracks
 
     model = load_trace(str(real_trace("mindspore/ascend_run_2_profiler/ascend_timeline_display_1.json")))
     (device,) = overview(model)["devices"]

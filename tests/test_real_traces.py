@@ -24,9 +24,10 @@ import numpy as np
 import pytest
 
 from profscope.tb_plugin.reports import cli, span_scalars
-from profscope.tb_plugin.store.discovery import scan_logdir
+from profscope.tb_plugin.store.discovery import scan, scan_logdir
 from profscope.tb_plugin.model.categories import SliceKinds
-from profscope.tb_plugin.reports.report import collect_span, communication_line, format_us, report_html
+from profscope.tb_plugin.reports.report import collect_span, communication_line, format_us
+from profscope.tb_plugin.reports.report_html import report_html
 
 from conftest import REAL_TRACES, PluginClient
 from openapi_contract import check_schema
@@ -34,6 +35,8 @@ from openapi_contract import check_schema
 SOURCES = sorted(scan_logdir(str(REAL_TRACES)), key=lambda s: (s.run, s.worker, s.span))
 SPANS = [(s.run, s.worker, s.span) for s in SOURCES]
 RUNS = sorted({s.run for s in SOURCES})
+# Memory snapshots (tests/data/memory_snapshots, a run of snapshots only: the runs list shows it too).
+SNAPSHOTS = scan(str(REAL_TRACES)).snapshots
 REL = 1e-6  # float µs from int ns: equal up to rounding
 
 # (route, extra query parameters) asked of every span. Operator detail takes the span's top operator.
@@ -84,7 +87,16 @@ def test_every_span_loads(client: PluginClient) -> None:
     check_schema(body, "Runs")
     failed = {r["name"]: r.get("error") for r in body["runs"] if r["status"] != "ready"}
     assert not failed
-    assert sorted(r["name"] for r in body["runs"]) == RUNS
+    assert sorted(r["name"] for r in body["runs"]) == sorted(set(RUNS) | {s.run for s in SNAPSHOTS})
+
+
+@pytest.mark.parametrize("snapshot", [pytest.param((s.run, s.name), id=s.name) for s in SNAPSHOTS])
+def test_every_memory_snapshot_answers(client: PluginClient, snapshot: tuple[str, str]) -> None:
+    run, name = snapshot
+    for route in ("memory_snapshot", "memory_snapshot/timeline", "memory_snapshot/at", "memory_snapshot/segments"):
+        body = _get(client, route, run=run, snapshot=name)
+        check_schema(body, {"memory_snapshot": "MemorySnapshot", "memory_snapshot/timeline": "MemorySnapshotTimeline",
+                      "memory_snapshot/at": "MemorySnapshotAt", "memory_snapshot/segments": "MemorySnapshotSegments"}[route])
 
 
 @pytest.mark.parametrize(

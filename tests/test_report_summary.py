@@ -13,7 +13,7 @@ from typing import Any, Optional
 
 import pytest
 
-from profscope.tb_plugin.reports import cli, report
+from profscope.tb_plugin.reports import cli, report, report_html, summary
 from profscope.tb_plugin.ingest.load import load_trace
 from profscope.tb_plugin.views.operators import operators
 from profscope.tb_plugin.views.overview import overview
@@ -196,7 +196,9 @@ def test_summary_csv_is_the_pages_table(capsys: pytest.CaptureFixture[str]) -> N
     status, out, err = run_cli(capsys, "summary", str(trace), "--csv", "--sort", "calls")
     assert status == 0, err
     lines = list(csv.reader(io.StringIO(out)))
-    assert lines[0] == ["Operator", "Calls", "Host self (us)", "Host total (us)"]
+    # The page's columns, the efficiency ones included (this CPU span has FLOPs but no device peaks).
+    assert lines[0] == ["Operator", "Calls", "Host self (us)", "Host total (us)", "GFLOP", "Data moved (bytes)",
+                        "TFLOP/s", "TB/s", "Arithmetic intensity (FLOP/byte)", "Bound", "Share of roofline (fraction)"]
     rows = operators(load_trace(str(trace)), "name")["rows"]
     assert len(lines) == len(rows) + 1  # every row, not --top
     calls = [int(line[1]) for line in lines[1:]]
@@ -494,15 +496,15 @@ def test_formats() -> None:
     assert report.format_bytes(512) == "512 B" and report.format_bytes(5716904) == "5.45 MiB"
     assert report.format_signed_duration(1200.0) == "+1.20 ms" and report.format_signed_duration(-3.0) == "-3.0 µs"
     assert report.format_ratio(None) == "—" and report.format_ratio(0.5) == "0.50×"
-    assert report.format_tick(0, 50_000, 200_000) == "0" and report.format_tick(150_000, 50_000, 200_000) == "150 ms"
-    assert report.format_tick(2_500_000, 500_000, 3_000_000) == "2.5 s"
-    assert report.format_tick(20, 10, 60) == "20 µs" and report.format_tick(1_500, 500, 2_000) == "1.5 ms"
-    assert report.nice_step(177_592) == 50_000 and report.nice_step(9) == 2
+    assert report_html.format_tick(0, 50_000, 200_000) == "0" and report_html.format_tick(150_000, 50_000, 200_000) == "150 ms"
+    assert report_html.format_tick(2_500_000, 500_000, 3_000_000) == "2.5 s"
+    assert report_html.format_tick(20, 10, 60) == "20 µs" and report_html.format_tick(1_500, 500, 2_000) == "1.5 ms"
+    assert report_html.nice_step(177_592) == 50_000 and report_html.nice_step(9) == 2
 
 
 def test_text_table_aligns_and_cuts() -> None:
-    columns = (report.Column("Name", "<", 8), report.Column("Calls"))
-    text = report.text_table(columns, [["aten::convolution", "3"], ["mm\nx", "1,024"]])
+    columns = (summary.Column("Name", "<", 8), summary.Column("Calls"))
+    text = summary.text_table(columns, [["aten::convolution", "3"], ["mm\nx", "1,024"]])
     assert text.splitlines() == [
         "Name      Calls",
         "--------  -----",

@@ -126,12 +126,17 @@ def test_operators_csv_is_the_route_answer_filtered_and_sorted(client) -> None:
     assert headers["Content-Type"] == "text/csv; charset=utf-8"
     assert headers["Content-Disposition"].startswith('attachment; filename="operators-mlp-worker0')
     lines = rows_of(text)
-    assert lines[0] == ["Operator", "Input shapes", "Calls", "Host self (us)", "Host total (us)"]
+    assert lines[0] == ["Operator", "Input shapes", "Calls", "Host self (us)", "Host total (us)", "GFLOP",
+                        "Data moved (bytes)", "TFLOP/s", "TB/s", "Arithmetic intensity (FLOP/byte)", "Bound",
+                        "Share of roofline (fraction)"]
     expected = [r for r in answer["rows"] if "aten" in r["name"].lower() and "add" in r["name"].lower()]
     expected.sort(key=lambda r: -r["calls"])
     assert len(expected) >= 2
     assert [(r[0], r[1], int(r[2]), float(r[3])) for r in lines[1:]] == [
         (r["name"], r["input_shape"], r["calls"], pytest.approx(r["host_self"], rel=1e-12)) for r in expected]
+    # The efficiency columns are the route's (a CPU-only span: no roofline, so no bound or share).
+    assert [(float(r[5]) if r[5] else None, r[10], r[11]) for r in lines[1:]] == [
+        (pytest.approx(r["gflops"], rel=1e-12) if r["gflops"] is not None else None, "", "") for r in expected]
 
 
 def test_kernels_and_memory_csv(client) -> None:

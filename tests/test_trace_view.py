@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from profscope.tb_plugin.ingest.load import load_trace
+from profscope.tb_plugin.views import answers
 from profscope.tb_plugin.views.trace import queries as trace
 from profscope.tb_plugin.model.trace_index import build_index, query
 
@@ -103,7 +104,7 @@ def test_each_kept_level_holds_at_most_three_quarters_of_the_finer_one() -> None
 
 def test_tracks_counters_event_search(tmp_path: Path) -> None:
     model = load_trace(str(write(tmp_path / "w.1.pt.trace.json", gpu_step_trace())))
-    listing = trace.tracks(model)
+    listing = answers.tracks(model)
     ids = {t["id"]: t for t in listing["tracks"]}
     kinds = {t["kind"] for t in listing["tracks"]}
     assert {"cpu", "gpu", "counter"} <= kinds

@@ -249,6 +249,9 @@ def test_reductions() -> None:
      "does not record the stride"),
     ("aten::sum", [[4, 8], []], [F, "ScalarList"], None, "does not record the reduced dimensions"),
     ("aten::mm", [[2, 3], [3, 4]], None, None, "no Input type"),
+    ("aten::mm", [[10**12, 10**12], [10**12, 10**12]], [F, F], ["", ""], "more work than any call"),
+    ("aten::mm", [[2, -3], [3, 4]], [F, F], ["", ""], "no tensor shape"),
+    ("aten::mm", [[2, 3.5], [3, 4]], [F, F], ["", ""], "no tensor shape"),
     ("aten::not_an_operator", [[1]], [F], [""], "no formula"),
     ("aten::mm", "[[2, 3]]", [F], [""], "not lists"),
 ])

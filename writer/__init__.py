@@ -72,6 +72,14 @@ Scalars dashboard, computed in child processes and written at the next span;
 
 Torch is never imported by this package at import time. ``profscope import`` (see
 :mod:`profscope.writer.importer`) brings existing trace files into the same layout.
+
+How its modules work: ``span_writer.py`` (what every handler shares: atomic span files, manifests with batch size,
+tags and the host CPU summary, the event file) with ``torch_handler.py`` (``trace_handler`` for ``torch.profiler``)
+and ``paddle_handler.py`` (``paddle_trace_handler`` for ``paddle.profiler``); ``cpu_sampler.py`` (process CPU time and
+``/proc/stat``, sampled over each span on a thread that runs no Python code, so ``with_stack`` profiles never show
+it); ``recorder.py`` (span analyses in child processes, started and collected from the handler: no writer thread in
+the training process); ``import`` of every supported format (detected by content); the demo; a TensorBoard event file
+per writer with a span record (plugin metadata) and the span's scalars.
 """
 
 from .manifest import MANIFEST_FORMAT, Manifest, parse_manifest

@@ -8,10 +8,14 @@ from __future__ import annotations
 
 import os
 import sys
+import warnings
 from pathlib import Path
 from types import FrameType
 from typing import Any, Mapping, Optional
 
+from profscope.tb_plugin import layout
+
+from ._atomic import remove_quietly, temp_path_for
 from .cpu_sampler import DEFAULT_INTERVAL_SECONDS
 from .manifest import TagValue
 from .naming import distributed_rank
@@ -19,6 +23,71 @@ from .span_writer import SpanWriter, recorded_steps
 
 FRAMEWORK = "pytorch"
 _RECORDING_ACTIONS = ("RECORD", "RECORD_AND_SAVE")
+# Trace entries the allocator keeps per span at most (a ring buffer: the oldest go first). torch's entries take a
+# few hundred bytes each in the dumped file.
+DEFAULT_MEMORY_SNAPSHOT_ENTRIES = 1_000_000
+
+
+class MemoryHistory:
+    """The CUDA caching allocator's history, recorded between spans and dumped beside each span's trace.
+
+    Recording starts when the writer is made (the profiler is set up then, before its first span) and starts afresh
+    after each dump, so each snapshot holds what the allocator did since the previous span's snapshot, up to the
+    span's end (at most ``max_entries`` entries). ``memory`` is ``torch.cuda.memory`` (tests give another). Where
+    CUDA is not available nothing is recorded, and that is said once.
+    """
+
+    def __init__(self, max_entries: int = DEFAULT_MEMORY_SNAPSHOT_ENTRIES, memory: Any = None) -> None:
+        self.max_entries = max_entries
+        self._memory = memory
+        self._said_unavailable = False
+        self.recording = False
+        self.start()
+
+    def _api(self) -> Any:
+        if self._memory is not None:
+            return self._memory
+        torch = sys.modules.get("torch")  # never imported here: a torch.profiler user has it already
+        cuda = getattr(torch, "cuda", None)
+        try:
+            available = bool(cuda is not None and cuda.is_available())
+        except Exception:  # noqa: BLE001 - a broken CUDA setup is "not available" here
+            available = False
+        return getattr(cuda, "memory", None) if available else None
+
+    def start(self, clear: bool = False) -> None:
+        memory = self._api()
+        if memory is None:
+            if not self._said_unavailable:
+                self._said_unavailable = True
+                warnings.warn("profscope: memory_snapshot=True records nothing here: CUDA is not available, so no "
+                              "memory snapshot is written beside the spans", RuntimeWarning, stacklevel=4)
+            return
+        try:
+            memory._record_memory_history(enabled="all", max_entries=self.max_entries, clear_history=clear)
+            self.recording = True
+        except Exception as error:  # noqa: BLE001 - an extra of the span must never fail the training job
+            warnings.warn(f"profscope: could not record the allocator's history: {error}", RuntimeWarning)
+
+    def dump(self, path: Path) -> Optional[Path]:
+        """Write the snapshot to ``path`` atomically (torch's own pickle, through a temporary name) and record afresh;
+        None when nothing is recorded."""
+        memory = self._api()
+        if memory is None or not self.recording:
+            if memory is not None:
+                self.start()
+            return None
+        temporary = temp_path_for(path)
+        try:
+            memory._dump_snapshot(str(temporary))
+            os.replace(temporary, path)
+        except Exception as error:  # noqa: BLE001
+            remove_quietly(temporary)
+            warnings.warn(f"profscope: could not write the memory snapshot {path.name}: {error}", RuntimeWarning)
+            return None
+        finally:
+            self.start(clear=True)
+        return path
 
 
 class ProfscopeWriter(SpanWriter):
@@ -36,6 +105,12 @@ class ProfscopeWriter(SpanWriter):
     ``flush()`` waits for the analyses; ``close()`` (also run at interpreter exit) flushes
     and closes the event file.
 
+    With ``memory_snapshot=True`` the CUDA caching allocator's history is recorded too, and each span's memory
+    snapshot (``torch.cuda.memory._dump_snapshot``) is written beside its trace, where Profscope's Memory snapshot
+    page finds it::
+
+        <logdir>/<run>/plugins/profscope/<worker>.<span>.memory_snapshot.pickle
+
     Args:
         logdir: the folder given to ``tensorboard --logdir``.
         run: the run's folder under ``logdir`` (may be nested, ``"group/exp1"``).
@@ -49,9 +124,25 @@ class ProfscopeWriter(SpanWriter):
         event_file: also write the TensorBoard event file (span records and scalars).
         cpu_sample_interval: seconds between host CPU readings on a background thread
             (None turns sampling off); each manifest gets the CPU utilization over its span.
+        memory_snapshot: record the allocator's history and write a memory snapshot beside each span's trace
+            (CUDA only: elsewhere it says so once and does nothing).
+        memory_snapshot_entries: trace entries kept per snapshot at most.
     """
 
     framework = FRAMEWORK
+
+    def __init__(self, *args: Any, memory_snapshot: bool = False,
+                 memory_snapshot_entries: int = DEFAULT_MEMORY_SNAPSHOT_ENTRIES, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.memory_history: Optional[MemoryHistory] = (
+            MemoryHistory(memory_snapshot_entries) if memory_snapshot else None)
+
+    def write(self, prof: Any) -> Any:
+        written = super().write(prof)
+        if self.memory_history is not None:
+            self.memory_history.dump(
+                self.asset_dir / layout.writer_snapshot_name(written.manifest.worker, written.manifest.span))
+        return written
 
     def _export(self, prof: Any, path: Path) -> None:
         prof.export_chrome_trace(str(path))
@@ -80,11 +171,14 @@ def trace_handler(
     tags: Optional[Mapping[str, TagValue]] = None,
     event_file: bool = True,
     cpu_sample_interval: Optional[float] = DEFAULT_INTERVAL_SECONDS,
+    memory_snapshot: bool = False,
+    memory_snapshot_entries: int = DEFAULT_MEMORY_SNAPSHOT_ENTRIES,
 ) -> ProfscopeWriter:
     """``on_trace_ready=trace_handler("runs", "exp1")``: see :class:`ProfscopeWriter`."""
     return ProfscopeWriter(
         logdir, run, worker, batch_size=batch_size, tags=tags, event_file=event_file,
-        cpu_sample_interval=cpu_sample_interval,
+        cpu_sample_interval=cpu_sample_interval, memory_snapshot=memory_snapshot,
+        memory_snapshot_entries=memory_snapshot_entries,
     )
 
 

@@ -2,7 +2,6 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { ApiClient, type FetchLike } from "../src/api/client";
 import { fetchDataPipeline, operatorsInFlowOrder } from "../src/api/data_pipeline";
-import { legendValues } from "../src/views/data_pipeline/model";
 import { readFixture, readAnswer } from "./fixtures";
 
 // Fixtures: the backend's answers for torch213/dataloader_bound_w0 (num_workers=0) and for the
@@ -74,17 +73,5 @@ describe("data pipeline answer", () => {
     assert.equal(url.pathname, "/data/plugin/profscope/datapipeline");
     assert.equal(url.searchParams.get("run"), "exp/a");
     assert.equal(url.searchParams.get("worker"), "worker0");
-  });
-});
-
-describe("the step chart's legend", () => {
-  test("every layer has its figure: the means per step, or the hovered step's", () => {
-    const data = readAnswer("datapipeline", "datapipeline_w0.json");
-    // The waiting layer read "— (—)" beside a mean wait of 59.3 ms: its figure was looked up under another key.
-    const mean = legendValues(data, null);
-    assert.deepEqual(mean, { data_wait: data.summary.mean_data_wait, compute: data.summary.mean_compute, other: data.summary.mean_other });
-    assert.ok(Number.isFinite(mean.data_wait) && mean.data_wait > 0);
-    const first = data.steps[0]!;
-    assert.deepEqual(legendValues(data, 0), { data_wait: first.data_wait, compute: first.compute, other: first.other });
   });
 });

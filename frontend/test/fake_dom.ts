@@ -17,6 +17,8 @@ export class FakeElement extends FakeNode {
   readonly attributes = new Map<string, string>();
   className = "";
   hidden = false;
+  disabled = false;
+  readonly style: Record<string, string> = {};
 
   constructor(readonly tagName: string) {
     super();
@@ -46,6 +48,10 @@ export class FakeElement extends FakeNode {
     return node;
   }
 
+  append(...nodes: FakeNode[]): void {
+    for (const node of nodes) this.appendChild(node);
+  }
+
   removeChild<N extends FakeNode>(node: N): N {
     const index = this.childNodes.indexOf(node);
     if (index < 0) throw new Error("not a child");
@@ -68,6 +74,15 @@ export class FakeElement extends FakeNode {
     return this.attributes.get(name) ?? null;
   }
 
+  get ownerDocument(): unknown {
+    return (globalThis as { document?: unknown }).document;
+  }
+
+  /** Calls the element's click listeners, as a click would. */
+  click(): void {
+    for (const [type, listener] of this.listeners) if (type === "click") (listener as () => void)();
+  }
+
   /** The first descendant (or this element) with this `data-testid`. */
   findByTestId(testId: string): FakeElement | null {
     if (this.dataset["testid"] === testId) return this;
@@ -80,9 +95,12 @@ export class FakeElement extends FakeNode {
 }
 
 export function installFakeDocument(): void {
+  const head = new FakeElement("head");
   const fakeDocument = {
+    head,
     createElement: (tag: string) => new FakeElement(tag),
     createTextNode: (text: string) => new FakeNode(text),
+    getElementById: (id: string) => head.children.find((child) => child.getAttribute("id") === id || (child as { id?: string }).id === id) ?? null,
   };
   (globalThis as { document?: unknown }).document = fakeDocument;
 }

@@ -114,16 +114,24 @@ def kernel_category(name: str) -> str:
     return CATEGORIES[kernel_category_code(name)]
 
 
-def _per_string(model: TraceModel, key: str, category: Callable[[str], int]) -> np.ndarray:
+def _per_string(model: TraceModel, key: str, category: Callable[[str], int], rows: np.ndarray) -> np.ndarray:
+    """Per interned string: its category code, classified for the names of ``rows`` only (a trace's strings also
+    hold long shapes and call stacks that are no name)."""
+
     def compute() -> np.ndarray:
-        return np.fromiter(map(category, model.strings), dtype=np.int8, count=len(model.strings))
+        table = np.full(len(model.strings), OTHER, dtype=np.int8)
+        names = np.unique(model.slices.name[rows]) if len(rows) else np.zeros(0, dtype=np.int64)
+        table[names] = np.fromiter((category(model.strings[int(n)]) for n in names), dtype=np.int8,
+                                   count=len(names))
+        return table
 
     return model.memo(key, compute)
 
 
 def operator_categories_by_name(model: TraceModel) -> np.ndarray:
-    """Per interned string: the category code an operator of that name has."""
-    return _per_string(model, "operator_category_by_string", operator_category_code)
+    """Per interned string: the category code an operator of that name has (the names of operator slices)."""
+    return _per_string(model, "operator_category_by_string", operator_category_code,
+                       np.flatnonzero(SliceKinds(model).operator))
 
 
 def device_work_categories(model: TraceModel) -> np.ndarray:
@@ -137,7 +145,7 @@ def device_work_categories(model: TraceModel) -> np.ndarray:
         work = np.flatnonzero(kinds.device_work)
         if not len(work):
             return out
-        by_kernel = _per_string(model, "kernel_category_by_string", kernel_category_code)[s.name[work]]
+        by_kernel = _per_string(model, "kernel_category_by_string", kernel_category_code, work)[s.name[work]]
         op = model.links.op[work]
         by_op = np.where(op >= 0, operator_categories_by_name(model)[s.name[np.maximum(op, 0)]], OTHER)
         category = np.where(by_op != OTHER, by_op, by_kernel).astype(np.int8)

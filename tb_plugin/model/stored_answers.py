@@ -22,7 +22,7 @@ from .array_file import derived_path
 from .trace_model import TraceModel
 
 # Bump when any precomputed view's output changes shape or meaning.
-VIEWS_VERSION = 8  # 2: memory curves run to the span end, Gloo message sizes; 3: accounting (communication, overlap, device busy), CPU stub steps; 4: device names and kinds, figures null with reasons, kernel rows by operator type; 5: kernels within the steps; 6: a checksum of the answers (a version and CRC-32 before the JSON), trace/tracks precomputed; 7: the memory answer states the span start, the flame graph where its Python frames come from; 8: texts longer than 64 K characters cut
+VIEWS_VERSION = 10  # 2: memory curves run to the span end, Gloo message sizes; 3: accounting (communication, overlap, device busy), CPU stub steps; 4: device names and kinds, figures null with reasons, kernel rows by operator type; 5: kernels within the steps; 6: a checksum of the answers (a version and CRC-32 before the JSON), trace/tracks precomputed; 7: the memory answer states the span start, the flame graph where its Python frames come from; 8: texts longer than 64 K characters cut; 9: the work summary (FLOPs, bytes and time of the operator groups); 10: the critical path follows the device (ties at one instant, work queued before the step, the step's own range id)
 SUFFIX = "views.json"
 _PREAMBLE = struct.Struct("<QQ")  # version, CRC-32 of the JSON that follows
 

@@ -16,12 +16,13 @@ import math
 import os
 import re
 import sys
-from typing import TYPE_CHECKING, Callable, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence, Union
 
 if TYPE_CHECKING:  # for annotations only: the subcommands import what they need when they run
     from profscope.tb_plugin.store.discovery import ScanResult, SpanSource
     from profscope.tb_plugin.model.trace_model import TraceModel
     from profscope.tb_plugin.reports.report import SpanViews
+    from profscope.tb_plugin.views.quantities.efficiency import PeaksSetting
 
 _INT = re.compile(r"^[+-]?\d+$")
 
@@ -182,7 +183,7 @@ def _add_stacks_parser(subparsers: argparse._SubParsersAction) -> None:
 
 def _run_stacks(args: argparse.Namespace) -> int:
     from profscope.tb_plugin.ingest.load import TraceLoadError, load_trace
-    from profscope.tb_plugin.views.stacks import folded_stacks
+    from profscope.tb_plugin.views.answers import folded_stacks
 
     try:
         text = folded_stacks(load_trace(args.trace), args.weight)
@@ -286,13 +287,55 @@ def _load_model(path: str) -> "TraceModel":
         raise CommandError(f"{path}: {error}") from None
 
 
-def _collect_source(source: "SpanSource", group_by: str = "name") -> tuple["SpanViews", "TraceModel"]:
+def _collect_source(source: "SpanSource", group_by: str = "name", peaks: Optional["PeaksSetting"] = None,
+                    logdir: Optional[str] = None) -> tuple["SpanViews", "TraceModel"]:
+    import dataclasses
+
     from profscope.tb_plugin.reports.report import collect_span
 
     model = _load_model(source.path)
     label = f"{source.run} · {source.worker} · {source.span}"
     details = {"run": source.run, "worker": source.worker, "span": source.span}
-    return collect_span(model, label, group_by, _manifest_batch_size(source), details), model
+    views = collect_span(model, label, group_by, _manifest_batch_size(source), details, peaks)
+    snapshot = _span_snapshot(logdir, source) if logdir is not None else None
+    return (dataclasses.replace(views, snapshot=snapshot) if snapshot is not None else views), model
+
+
+def _peaks_setting(path: Optional[str]) -> "PeaksSetting":
+    """The user's device peaks (``--device-peaks FILE``, else PROFSCOPE_DEVICE_PEAKS); a file that cannot be used is
+    the command's error."""
+    from profscope.tb_plugin.views.quantities.efficiency import PeaksSetting
+
+    setting = PeaksSetting.load(path or os.environ.get("PROFSCOPE_DEVICE_PEAKS"))
+    if setting.error:
+        raise CommandError(setting.error)
+    return setting
+
+
+def _add_peaks_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--device-peaks", metavar="FILE",
+                        help="JSON file of device peaks (FLOP/s per precision, memory bandwidth) for devices the "
+                        "built-in table does not list, or measured peaks (default: PROFSCOPE_DEVICE_PEAKS)")
+
+
+def _span_snapshot(logdir: str, source: "SpanSource") -> Optional[dict[str, Any]]:
+    """The peak of the span's memory snapshot (the one named as its trace or the writer's beside it, else the run's
+    only one), when the run has one; a snapshot that cannot be read is said on stderr and left out."""
+    from profscope.tb_plugin.store import discovery, snapshots
+    from profscope.tb_plugin.store.storage import FileAccess
+    from profscope.tb_plugin.views import answers
+
+    found = [s for s in discovery.scan(logdir).snapshots if s.run == source.run]
+    mine = [s for s in found if (s.worker, s.span) == (source.worker, source.span)]
+    chosen = mine[0] if mine else found[0] if len(found) == 1 and found[0].span is None else None
+    if chosen is None:
+        return None
+    try:
+        model = snapshots.read_model(FileAccess(roots=(os.path.realpath(logdir),)), chosen.path)
+    except Exception as error:  # noqa: BLE001 - the summary of the trace stands without it
+        print(f"profscope: memory snapshot {chosen.name} left out: {error}", file=sys.stderr)
+        return None
+    return answers.snapshot_peak_summary(model, chosen.name)
 
 
 # --- summary ------------------------------------------------------------------------
@@ -324,30 +367,34 @@ def _add_summary_parser(subparsers: argparse._SubParsersAction) -> None:
     output.add_argument("--csv", choices=_CSV_TABLES, nargs="?", const="operators", metavar="TABLE",
                         help="print one table as CSV, every row: operators (default), kernels or steps (each step's "
                              "time by category); the same columns as the page's Download CSV")
+    _add_peaks_argument(parser)
     parser.set_defaults(handler=_run_summary, usage_error=parser.error)
 
 
 def _run_summary(args: argparse.Namespace) -> int:
-    from profscope.tb_plugin.reports.report import collect_span, summary_text
+    from profscope.tb_plugin.reports.report import collect_span
+    from profscope.tb_plugin.reports.summary import summary_text
 
     by_file = args.trace is not None
     if by_file == (args.logdir is not None) or (args.logdir is not None) != (args.run is not None):
         args.usage_error("name the span either by TRACE or by --logdir and --run")
     if by_file and (args.worker or args.span):
         args.usage_error("--worker and --span go with --logdir and --run")
+    peaks = _peaks_setting(args.device_peaks)
     if by_file:
         model = _load_model(args.trace)
-        span = collect_span(model, os.path.basename(args.trace), args.group_by, details={"file": args.trace})
+        span = collect_span(model, os.path.basename(args.trace), args.group_by, details={"file": args.trace},
+                            peaks=peaks)
     else:
         source = _select_span(_scan(args.logdir), args.logdir, args.run, args.worker, args.span)
-        span, _ = _collect_source(source, args.group_by)
+        span, _ = _collect_source(source, args.group_by, peaks, args.logdir)
     if args.json:
-        from profscope.tb_plugin.reports.report import summary_json
+        from profscope.tb_plugin.reports.summary import summary_json
         from profscope.tb_plugin.views.encoding import to_json_bytes
 
         sys.stdout.write(to_json_bytes(summary_json(span, top=args.top, sort=args.sort)).decode("utf-8") + "\n")
     elif args.csv:
-        from profscope.tb_plugin.reports.report import summary_csv
+        from profscope.tb_plugin.reports.summary import summary_csv
 
         sys.stdout.write(summary_csv(span, args.csv, sort=args.sort))
     else:
@@ -380,16 +427,16 @@ def _add_report_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _run_report(args: argparse.Namespace) -> int:
-    from profscope.tb_plugin.reports.report import report_html
-    from profscope.tb_plugin.views.compare import CompareSide, compare
+    from profscope.tb_plugin.reports.report_html import report_html
+    from profscope.tb_plugin.views.answers import CompareSide, compare
 
     scanned = _scan(args.logdir)
     base_source = _select_span(scanned, args.logdir, args.run, args.worker, args.span)
-    base, base_model = _collect_source(base_source)
+    base, base_model = _collect_source(base_source, logdir=args.logdir)
     exp = comparison = None
     if args.vs is not None:
         exp_source = _select_span(scanned, args.logdir, args.vs, args.vs_worker or args.worker, args.vs_span)
-        exp, exp_model = _collect_source(exp_source)
+        exp, exp_model = _collect_source(exp_source, logdir=args.logdir)
         comparison = compare(
             CompareSide(base_source.run, base_source.worker, base_source.span, base_model,
                         _manifest_batch_size(base_source)),
@@ -428,6 +475,9 @@ def _add_serve_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--link-root", action="append", metavar="DIR", dest="link_roots",
                         help="a folder outside the logdir that its symlinks may lead into (repeatable; default: "
                         "PROFSCOPE_LINK_ROOTS); other links out of the logdir are not read")
+    parser.add_argument("--device-peaks", metavar="FILE",
+                        help="JSON file of device peaks (FLOP/s per precision, memory bandwidth) for devices the "
+                        "built-in table does not list, or measured peaks (default: PROFSCOPE_DEVICE_PEAKS)")
     parser.set_defaults(handler=_run_serve)
 
 
@@ -436,8 +486,16 @@ def _run_serve(args: argparse.Namespace) -> int:
 
     if "://" not in args.logdir and not os.path.isdir(args.logdir):
         raise CommandError(f"logdir {args.logdir!r} is not a folder")
+    if args.device_peaks:
+        from profscope.tb_plugin.views.quantities.device_peaks import PeaksFileError, load_peaks_file
+
+        try:
+            load_peaks_file(args.device_peaks)
+        except PeaksFileError as error:
+            raise CommandError(str(error)) from None
     try:
-        serve(args.logdir, host=args.host, port=args.port, cache_dir=args.cache_dir, link_roots=args.link_roots)
+        serve(args.logdir, host=args.host, port=args.port, cache_dir=args.cache_dir, link_roots=args.link_roots,
+              device_peaks=args.device_peaks)
     except ServeError as error:
         raise CommandError(str(error)) from None
     return 0

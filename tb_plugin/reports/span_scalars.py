@@ -34,7 +34,8 @@ from typing import Optional, Sequence
 
 from ..ingest.load import TraceLoadError, load_trace
 from ..model.trace_model import TraceModel
-from ..views import memory, overview
+from ..model.units import US_PER_MS
+from ..views import answers
 
 TAG_PREFIX = "profscope/"
 STEP_TIME_MS = TAG_PREFIX + "step_time_ms"
@@ -43,7 +44,6 @@ GPU_UTILIZATION = TAG_PREFIX + "gpu_utilization"
 PEAK_MEMORY_PREFIX = TAG_PREFIX + "peak_memory_bytes/"
 SAMPLES_PER_SECOND = TAG_PREFIX + "samples_per_second"
 
-_US_PER_MS = 1000.0
 # How much lower the analysing process runs than the training job that started it.
 _BACKGROUND_NICENESS = 10
 
@@ -66,10 +66,10 @@ def tag_description(tag: str) -> str:
 def span_scalars(model: TraceModel, batch_size: Optional[int] = None) -> dict[str, float]:
     """Tag → value for one span (only finite values; a number that cannot be known is left out)."""
     scalars: dict[str, float] = {}
-    result = overview.overview(model, batch_size=batch_size)
+    result = answers.overview(model, batch_size=batch_size)
     mean_step_us = float(result["mean_step_time"])
     if result["steps"] and mean_step_us > 0:
-        scalars[STEP_TIME_MS] = mean_step_us / _US_PER_MS
+        scalars[STEP_TIME_MS] = mean_step_us / US_PER_MS
         for category in result["categories"]:
             scalars[BREAKDOWN_PREFIX + category] = float(result["breakdown"][category]) / mean_step_us
     utilizations = [float(device["utilization"]) for device in result["devices"]]
@@ -79,7 +79,7 @@ def span_scalars(model: TraceModel, batch_size: Optional[int] = None) -> dict[st
     if samples_per_second is not None:
         scalars[SAMPLES_PER_SECOND] = float(samples_per_second)
     # Only the peaks are used: the smallest event table keeps the rest of the view cheap.
-    peaks = memory.memory(model, limit=1)["peak"]
+    peaks = answers.memory(model, limit=1)["peak"]
     for device, peak in peaks.items():
         scalars[PEAK_MEMORY_PREFIX + device] = float(peak["allocated"])
     return {tag: value for tag, value in scalars.items() if math.isfinite(value)}

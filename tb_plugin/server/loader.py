@@ -50,6 +50,14 @@ class ProfscopeLoader(base_plugin.TBLoader):
                  "alone (default: PROFSCOPE_PARSE_MEMORY_GB or half the memory available at start).",
         )
         group.add_argument(
+            "--profscope_device_peaks",
+            metavar="FILE",
+            default=None,
+            help="JSON file of device peaks (FLOP/s per precision, memory bandwidth) for devices the built-in table "
+                 "does not list, or measured peaks that replace its figures; the format is in Profscope's README "
+                 "(default: PROFSCOPE_DEVICE_PEAKS).",
+        )
+        group.add_argument(
             "--profscope_link_roots",
             metavar="DIRS",
             default=None,
@@ -69,6 +77,14 @@ class ProfscopeLoader(base_plugin.TBLoader):
             value: Optional[float] = getattr(flags, name, None)
             if value is not None and value <= 0:
                 raise base_plugin.FlagsError(f"--{name} must be positive")
+        peaks: Optional[str] = getattr(flags, "profscope_device_peaks", None)
+        if peaks:
+            from ..views.quantities.device_peaks import PeaksFileError, load_peaks_file
+
+            try:
+                load_peaks_file(peaks)
+            except PeaksFileError as error:
+                raise base_plugin.FlagsError(f"--profscope_device_peaks: {error}") from None
 
     def load(self, context: base_plugin.TBContext) -> base_plugin.TBPlugin:
         from .plugin import ProfscopePlugin
@@ -83,4 +99,5 @@ class ProfscopeLoader(base_plugin.TBLoader):
             parse_timeout_seconds=getattr(flags, "profscope_parse_timeout_seconds", None) if flags else None,
             parse_memory_gb=getattr(flags, "profscope_parse_memory_gb", None) if flags else None,
             link_roots=None if link_roots is None else [p for p in link_roots.split(os.pathsep) if p],
+            device_peaks=getattr(flags, "profscope_device_peaks", None) if flags else None,
         )

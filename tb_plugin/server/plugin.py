@@ -1,8 +1,9 @@
 """The TensorBoard plugin: routes under ``/data/plugin/profscope/``.
 
 Routes are thin: they read and check parameters, resolve the (run, worker, span) against
-the discovered runs (never against the filesystem), call a view's pure analysis function
-and return its JSON. See ``api/openapi.yaml`` for the contract.
+the discovered runs (never against the filesystem), ask the question of ``views/answers.py``
+(which knows what is cached and where) and return its JSON. See ``api/openapi.yaml`` for the
+contract.
 """
 
 from __future__ import annotations
@@ -18,18 +19,15 @@ from werkzeug import wrappers
 from .. import layout
 from ..ingest.mindspore import minddata
 from ..ingest.mindspore import step_trace as mindspore_step_trace
-from ..model import stored_answers
 from ..model.trace_model import TraceModel
 from ..store.discovery import SpanSource
-from ..store.runs import RunManager
+from ..store.runs import LoadedSnapshot, RunManager
 from ..store.spans import Span, SpanFailed, SpanLoading, UnknownSpan
-from ..views import compare, data_pipeline, kernels, memory, modules, operators, overview, stacks, step_trace
-from ..views.analyses import (
-    annotations, idle as idle_time, sequences as kernel_sequences, launches, queues as queue_length,
-)
-from ..views.distributed import ranks as distributed, rank_steps
-from ..views.runs import table as run_table, summary
-from ..views.trace import critical_path, range_summary, queries as trace
+from ..views import answers, compare, kernels, memory, memory_snapshot, operators, stacks
+from ..views.quantities import devices
+from ..views.analyses import idle as idle_time, sequences as kernel_sequences
+from ..views.distributed import rank_steps
+from ..views.trace import queries as trace
 from . import provider_runs
 from .table_route import table_route  # format=csv on the table routes
 from .http import HttpError, arg, choice, download_route, json_response, json_route, safe_filename
@@ -64,8 +62,12 @@ class ProfscopePlugin(base_plugin.TBPlugin):
         parse_timeout_seconds: Optional[float] = None,
         parse_memory_gb: Optional[float] = None,
         link_roots: Optional[Sequence[str]] = None,
+        device_peaks: Optional[str] = None,
     ) -> None:
         self._logdir = context.logdir or ""
+        # The user's device peaks (--profscope_device_peaks, else PROFSCOPE_DEVICE_PEAKS): read once; a file that
+        # cannot be used leaves the built-in table, and the answers that use peaks say why.
+        self._peaks = answers.PeaksSetting.load(device_peaks or os.environ.get("PROFSCOPE_DEVICE_PEAKS"))
         self._cache_max_bytes = None if cache_max_gb is None else int(cache_max_gb * (1 << 30))
         self._parse_timeout_seconds = parse_timeout_seconds
         self._parse_memory_bytes = None if parse_memory_gb is None else int(parse_memory_gb * (1 << 30))
@@ -130,6 +132,7 @@ class ProfscopePlugin(base_plugin.TBPlugin):
             "/operators": table_route(self._operators_route, "operators"),
             "/operators/detail": json_route(self._operator_detail_route),
             "/kernels": table_route(self._kernels_route, "kernels"),
+            "/roofline": table_route(self._roofline_route, "roofline"),
             "/flamegraph": json_route(self._flamegraph_route),
             "/stacks/folded": download_route(self._folded_stacks_route),
             "/modules": json_route(self._modules_route),
@@ -155,6 +158,12 @@ class ProfscopePlugin(base_plugin.TBPlugin):
             "/trace/range": table_route(self._trace_range_route, "trace/range"),
             "/trace/ranks": json_route(self._trace_ranks_route),
             "/trace/download": self._trace_download_route,
+            "/memory_snapshot": json_route(self._snapshot_route),
+            "/memory_snapshot/timeline": json_route(self._snapshot_timeline_route),
+            "/memory_snapshot/at": table_route(self._snapshot_at_route, "memory_snapshot/at"),
+            "/memory_snapshot/allocation": json_route(self._snapshot_allocation_route),
+            "/memory_snapshot/segments": table_route(self._snapshot_segments_route, "memory_snapshot/segments"),
+            "/memory_snapshot/compare": table_route(self._snapshot_compare_route, "memory_snapshot/compare"),
         }
 
     # Static files ---------------------------------------------------------------------------
@@ -207,53 +216,49 @@ class ProfscopePlugin(base_plugin.TBPlugin):
         return self._span(request).model
 
     def _summary_route(self, request: wrappers.Request) -> dict[str, Any]:
-        return summary.span_summary(self._model(request))
+        return answers.summary(self._model(request))
 
     def _overview_route(self, request: wrappers.Request) -> dict[str, Any]:
         span = self._span(request)
-        model, batch_size = span.model, span.batch_size
         marker = arg(request, "step_marker") or None
-        answer = stored_answers.answer(model, ("overview", marker, batch_size),
-                                       lambda: overview.overview(model, marker=marker, batch_size=batch_size))
-        return overview.with_host_cpu(answer, span.manifest)  # from the manifest as it is now: never stale
+        # Host CPU from the manifest as it is now: never stale.
+        return answers.overview(span.model, marker=marker, batch_size=span.batch_size, manifest=span.manifest,
+                                peaks=self._peaks)
 
     def _operators_route(self, request: wrappers.Request) -> dict[str, Any]:
         model = self._model(request)
-        group_by = choice(request, "group_by", operators.GROUP_BY, "name")
-        return stored_answers.answer(model, ("operators", group_by), lambda: operators.operators(model, group_by))
+        return answers.operators(model, choice(request, "group_by", operators.GROUP_BY, "name"), self._peaks)
 
     def _operator_detail_route(self, request: wrappers.Request) -> dict[str, Any]:
         model = self._model(request)
         name = arg(request, "name", required=True)
         input_shape = request.args.get("input_shape")
-        return operators.operator_detail(model, name or "", input_shape)
+        return answers.operator_detail(model, name or "", input_shape)
 
     def _kernels_route(self, request: wrappers.Request) -> dict[str, Any]:
         model = self._model(request)
-        group_by = choice(request, "group_by", kernels.GROUP_BY, "name")
-        return stored_answers.answer(model, ("kernels", group_by), lambda: kernels.kernels(model, group_by))
+        return answers.kernels(model, choice(request, "group_by", kernels.GROUP_BY, "name"), self._peaks)
+
+    def _roofline_route(self, request: wrappers.Request) -> dict[str, Any]:
+        return answers.roofline(self._model(request), self._peaks)
 
     def _flamegraph_route(self, request: wrappers.Request) -> dict[str, Any]:
         model = self._model(request)
-        weight = choice(request, "weight", stacks.WEIGHTS, "host")
-        return stored_answers.answer(model, ("flamegraph", weight), lambda: stacks.flamegraph(model, weight))
+        return answers.flamegraph(model, choice(request, "weight", stacks.WEIGHTS, "host"))
 
     def _folded_stacks_route(self, request: wrappers.Request) -> tuple[bytes, str, str]:
-        text = stacks.folded_stacks(self._model(request), choice(request, "weight", stacks.WEIGHTS, "host"))
+        text = answers.folded_stacks(self._model(request), choice(request, "weight", stacks.WEIGHTS, "host"))
         return text.encode("utf-8"), "text/plain; charset=utf-8", "stacks.folded.txt"
 
     def _modules_route(self, request: wrappers.Request) -> dict[str, Any]:
-        return modules.modules(self._model(request))
+        return answers.modules(self._model(request))
 
     def _memory_route(self, request: wrappers.Request) -> dict[str, Any]:
         model = self._model(request)
-        params = dict(device=arg(request, "device"), start_us=self._float(request, "start"),
-                      end_us=self._float(request, "end"), min_bytes=self._int(request, "min_bytes", 0),
-                      name_filter=arg(request, "name") or "",
-                      limit=self._int(request, "limit", memory.EVENT_LIMIT, 1, 100000))
-        if params == memory.DEFAULT_QUERY:
-            return stored_answers.answer(model, ("memory",), lambda: memory.memory(model))
-        return memory.memory(model, **params)
+        return answers.memory(model, device=arg(request, "device"), start_us=self._float(request, "start"),
+                              end_us=self._float(request, "end"), min_bytes=self._int(request, "min_bytes", 0),
+                              name_filter=arg(request, "name") or "",
+                              limit=self._int(request, "limit", memory.EVENT_LIMIT, 1, 100000))
 
     def _run_ranks(self, request: wrappers.Request) -> tuple[str, int, list[tuple[str, Any]], list[dict[str, str]]]:
         """Run level: one span of every worker (the span at ``span_index`` in each worker's time order)."""
@@ -281,7 +286,7 @@ class ProfscopePlugin(base_plugin.TBPlugin):
         # Keyed by the models themselves: a reloaded span is a new model, so a stale answer is never reused.
         key = (run, index, tuple((w, id(m)) for w, m in ranks))
         if key not in self._distributed_cache:
-            self._distributed_cache = {key: (distributed.distributed(ranks), ranks)}  # keep one: runs are big
+            self._distributed_cache = {key: (answers.distributed(ranks, self._peaks), ranks)}  # keep one: runs are big
         payload = dict(self._distributed_cache[key][0])
         payload["span_index"] = index
         payload["failed"] = failed
@@ -292,15 +297,12 @@ class ProfscopePlugin(base_plugin.TBPlugin):
         """Every worker's span at ``span_index`` with its steps, ordered by rank."""
         run, index, ranks, failed = self._run_ranks(request)
         spans = self.manager.workers_of(run)
-        out = [(rank_steps.rank_steps(worker, distributed.rank_of(model, worker, i), spans[worker][index], model),
-                model) for i, (worker, model) in enumerate(ranks)]
-        out.sort(key=lambda item: (item[0].rank, item[0].worker))
-        return index, out, failed
+        return index, answers.rank_steps([(worker, spans[worker][index], model) for worker, model in ranks]), failed
 
     def _distributed_matrix_route(self, request: wrappers.Request) -> dict[str, Any]:
         """Rank × step: step time, communication and exposed communication (µs) of every worker's span."""
         index, ranks, failed = self._rank_steps(request)
-        payload = rank_steps.step_matrix([r for r, _ in ranks])
+        payload = answers.step_matrix([r for r, _ in ranks])
         payload["span_index"] = index
         payload["failed"] = failed
         return payload
@@ -309,8 +311,8 @@ class ProfscopePlugin(base_plugin.TBPlugin):
         """The same step of every worker on one time axis: each worker's step and the shift (µs) that places it."""
         index, ranks, failed = self._rank_steps(request)
         try:
-            payload = rank_steps.rank_alignment(ranks, choice(request, "align", rank_steps.ALIGNMENTS, "step"),
-                                                arg(request, "step") or None)
+            payload = answers.rank_alignment(ranks, choice(request, "align", rank_steps.ALIGNMENTS, "step"),
+                                             arg(request, "step") or None)
         except ValueError as exc:
             raise HttpError(400, str(exc)) from None
         payload["span_index"] = index
@@ -321,8 +323,8 @@ class ProfscopePlugin(base_plugin.TBPlugin):
         """Is the span waiting for data: per-step data wait, verdict, and MindSpore's MindData pipeline."""
         span = self._span(request)
         marker = arg(request, "step_marker") or None
-        return data_pipeline.data_pipeline(span.model, marker=marker, manifest=span.manifest,
-                                           minddata=self._minddata_of(span.source))
+        return answers.data_pipeline(span.model, marker=marker, manifest=span.manifest,
+                                     minddata=self._minddata_of(span.source))
 
     def _minddata_of(self, source: SpanSource) -> Optional[dict[str, Any]]:
         """MindData files beside a MindSpore timeline: the known names for its device id, in its folder only."""
@@ -347,7 +349,7 @@ class ProfscopePlugin(base_plugin.TBPlugin):
             table = mindspore_step_trace.load_beside(self.manager.storage, span.source.path)
         except mindspore_step_trace.StepTraceFileError as exc:
             table_error = str(exc)
-        return step_trace.step_trace(span.model, fp_point, bp_point, table=table, table_error=table_error)
+        return answers.step_trace(span.model, fp_point, bp_point, table=table, table_error=table_error)
 
     def _critical_path_route(self, request: wrappers.Request) -> dict[str, Any]:
         """The chain of host operators, launches, device work and syncs that decides one step's length."""
@@ -355,9 +357,8 @@ class ProfscopePlugin(base_plugin.TBPlugin):
         marker = arg(request, "step_marker") or None
         step = self._int(request, "step", 0)
         try:
-            return stored_answers.answer(model, ("critical_path", marker, step),
-                                      lambda: critical_path.critical_path(model, step, marker))
-        except critical_path.StepNotFound as exc:
+            return answers.critical_path(model, step, marker)
+        except answers.StepNotFound as exc:
             raise HttpError(400, str(exc)) from None
 
     # Analyses (the Analyses page), over the overview's steps --------------------------------
@@ -369,31 +370,29 @@ class ProfscopePlugin(base_plugin.TBPlugin):
         kernel_wait = idle_time.KERNEL_WAIT_US if kernel_wait is None else kernel_wait
         if not 0 <= kernel_wait <= 1e9:
             raise HttpError(400, "kernel_wait_us must be between 0 and 1e9")
-        return model.memo(("analyses.idle", marker, kernel_wait),
-                          lambda: idle_time.idle_time(model, marker, kernel_wait))
+        return answers.idle_time(model, marker, kernel_wait)
 
     def _launches_route(self, request: wrappers.Request) -> dict[str, Any]:
         model = self._model(request)
         marker = arg(request, "step_marker") or None
-        return model.memo(("analyses.launches", marker), lambda: launches.launches(model, marker))
+        return answers.launches(model, marker)
 
     def _queues_route(self, request: wrappers.Request) -> dict[str, Any]:
         model = self._model(request)
         marker = arg(request, "step_marker") or None
-        return model.memo(("analyses.queues", marker), lambda: queue_length.queue_length(model, marker))
+        return answers.queue_length(model, marker)
 
     def _sequences_route(self, request: wrappers.Request) -> dict[str, Any]:
         model = self._model(request)
         marker = arg(request, "step_marker") or None
         operator = arg(request, "operator") or ""
         min_length = self._int(request, "min_length", kernel_sequences.MIN_LENGTH, 1, 10000)
-        return model.memo(("analyses.sequences", marker, operator, min_length),
-                          lambda: kernel_sequences.kernel_sequences(model, operator, min_length, marker))
+        return answers.kernel_sequences(model, operator, min_length, marker)
 
     def _annotations_route(self, request: wrappers.Request) -> dict[str, Any]:
         model = self._model(request)
         marker = arg(request, "step_marker") or None
-        return model.memo(("analyses.annotations", marker), lambda: annotations.annotations(model, marker))
+        return answers.annotations(model, marker)
 
     # Compare and the run table ----------------------------------------------------------
 
@@ -421,11 +420,11 @@ class ProfscopePlugin(base_plugin.TBPlugin):
         if loading:
             # Both sides count: a ready side is done.
             raise SpanLoading((sum(loading) + len(sides)) / (len(loading) + len(sides)))
-        return compare.compare(sides["base"], sides["exp"], group_by)
+        return answers.compare(sides["base"], sides["exp"], group_by, self._peaks)
 
     def _runs_table_route(self, request: wrappers.Request) -> dict[str, Any]:
         """Every known span with its headline numbers. Never loads a span: uses the models already loaded."""
-        spans: list[run_table.TableSpan] = []
+        spans: list[answers.TableSpan] = []
         for run in self.manager.runs():
             for worker in run["workers"]:
                 for index, info in enumerate(worker.get("span_info", [])):
@@ -439,12 +438,124 @@ class ProfscopePlugin(base_plugin.TBPlugin):
                             status, progress = "loading", exc.progress
                         except (SpanFailed, UnknownSpan) as exc:
                             status, error = "error", str(exc)
-                    spans.append(run_table.TableSpan(
+                    spans.append(answers.TableSpan(
                         run=run["name"], worker=worker["name"], span=name, span_index=index, status=status,
                         model=model, progress=progress, error=error,
                         framework=source.framework if source else None,
                         manifest=dict(info.get("manifest") or {})))
-        return run_table.run_table(spans)
+        return answers.run_table(spans, self._peaks)
+
+    # Memory snapshots -------------------------------------------------------------------------
+
+    def _snapshot(self, request: wrappers.Request, prefix: str = "") -> LoadedSnapshot:
+        """The request's memory snapshot: ``run``, and ``worker``, ``span``, ``snapshot`` (its name) where the run
+        holds several (``prefix``: ``base_``/``exp_`` for compare)."""
+        return self.manager.snapshot(arg(request, f"{prefix}run", required=True), arg(request, f"{prefix}worker"),
+                                     arg(request, f"{prefix}span"), arg(request, f"{prefix}snapshot"))
+
+    @staticmethod
+    def _snapshot_call(compute: Callable[[], Any]) -> Any:
+        try:
+            return compute()
+        except memory_snapshot.SnapshotQueryError as exc:
+            raise HttpError(400, str(exc)) from None
+
+    def _device_arg(self, request: wrappers.Request, name: str = "device") -> Optional[int]:
+        value = request.args.get(name)
+        return None if value in (None, "") else self._int(request, name, 0, 0, 1 << 20)
+
+    def _row_arg(self, request: wrappers.Request) -> Optional[int]:
+        value = request.args.get("row")
+        return None if value in (None, "") else self._int(request, "row", -1, -1, 1 << 62)
+
+    def _snapshot_route(self, request: wrappers.Request) -> dict[str, Any]:
+        """A snapshot as a whole (``views/memory_snapshot.overview``, stored by the parser), which snapshot it is,
+        the run's other snapshots, and the span it belongs to with what lines its times up with the trace's."""
+        loaded = self._snapshot(request)
+        model = loaded.model
+        payload = dict(answers.snapshot_overview(model))
+        source = loaded.source
+        payload.update({"run": loaded.run, "snapshot": loaded.name, "file": self.manager.storage.relative(source.path),
+                        "size": source.size, "worker": source.worker, "span": source.span,
+                        "snapshots": self.manager.snapshots_of(loaded.run)})
+        payload["linked"] = self._snapshot_link(loaded, payload.get("default_device"))
+        return payload
+
+    def _snapshot_link(self, loaded: LoadedSnapshot, device: Optional[int]) -> Optional[dict[str, Any]]:
+        """The span a snapshot belongs to: its status, and once parsed the shift from the snapshot's times (µs since
+        the epoch) to the trace's (``baseTimeNanoseconds``) and the device's capacity the trace states."""
+        source = loaded.source
+        if source.worker is None or source.span is None:
+            return None
+        link: dict[str, Any] = {"worker": source.worker, "span": source.span, "status": "ready",
+                                "trace_offset_us": None, "capacity": None}
+        try:
+            span = self.manager.span(loaded.run, source.worker, source.span)
+        except SpanLoading:
+            link["status"] = "loading"
+            return link
+        except (SpanFailed, UnknownSpan) as exc:
+            link["status"], link["error"] = "error", str(exc)
+            return link
+        base = span.model.metadata.get("baseTimeNanoseconds")
+        if loaded.model.header.get("axis") == "time_us" and isinstance(base, int) and not isinstance(base, bool):
+            link["trace_offset_us"] = -base / 1000.0
+        if device is not None:
+            capacity = devices.device_properties(span.model).get(device, {}).get("totalGlobalMem")
+            link["capacity"] = capacity if isinstance(capacity, int) and not isinstance(capacity, bool) else None
+        return link
+
+    def _snapshot_timeline_route(self, request: wrappers.Request) -> dict[str, Any]:
+        model = self._snapshot(request).model
+        return self._snapshot_call(lambda: answers.snapshot_timeline(
+            model, self._device_arg(request), self._float(request, "start"), self._float(request, "end"),
+            self._int(request, "width", 1000, 1, memory_snapshot.MAX_WIDTH)))
+
+    def _snapshot_at_route(self, request: wrappers.Request) -> dict[str, Any]:
+        """What is alive after one entry (``row``), or at ``time``, else at the peak, grouped by ``group_by``."""
+        model = self._snapshot(request).model
+        device, row, time = self._device_arg(request), self._row_arg(request), self._float(request, "time")
+        group_by = choice(request, "group_by", memory_snapshot.GROUP_BY, "site")
+        limit = self._int(request, "limit", memory_snapshot.GROUP_LIMIT, 1, 100000)
+        site = None if request.args.get("site") in (None, "") else self._int(request, "site", -1, -1, 1 << 31)
+
+        def compute() -> dict[str, Any]:
+            return answers.snapshot_at(model, device, row, time, group_by, limit, site)
+
+        return self._snapshot_call(compute)
+
+    def _snapshot_allocation_route(self, request: wrappers.Request) -> dict[str, Any]:
+        model = self._snapshot(request).model
+        index = self._int(request, "id", -1, 0)
+        return self._snapshot_call(lambda: answers.snapshot_allocation(model, index))
+
+    def _snapshot_segments_route(self, request: wrappers.Request) -> dict[str, Any]:
+        model = self._snapshot(request).model
+        device, row, time = self._device_arg(request), self._row_arg(request), self._float(request, "time")
+        return self._snapshot_call(lambda: answers.snapshot_segments(model, device, row, time))
+
+    def _snapshot_compare_route(self, request: wrappers.Request) -> dict[str, Any]:
+        """Two snapshots (of two spans or two runs) at their peaks, by allocation site; each side named by
+        ``<side>_run`` and, where needed, ``<side>_worker``, ``<side>_span``, ``<side>_snapshot``."""
+        sides: dict[str, LoadedSnapshot] = {}
+        loading: list[float] = []
+        for prefix, label in (("base_", "baseline"), ("exp_", "experiment")):
+            try:
+                sides[prefix] = self._snapshot(request, prefix)
+            except UnknownSpan as exc:
+                raise UnknownSpan(f"{label}: {exc}") from None
+            except SpanFailed as exc:
+                raise SpanFailed(f"{label}: {exc}") from None
+            except SpanLoading as exc:
+                loading.append(exc.progress)
+        if loading:
+            raise SpanLoading((sum(loading) + len(sides)) / (len(loading) + len(sides)))
+        base, exp = sides["base_"], sides["exp_"]
+        answer = self._snapshot_call(lambda: answers.snapshot_compare(
+            base.model, exp.model, self._device_arg(request, "base_device"), self._device_arg(request, "exp_device")))
+        answer["base"].update({"run": base.run, "snapshot": base.name})
+        answer["exp"].update({"run": exp.run, "snapshot": exp.name})
+        return answer
 
     # Trace viewer -------------------------------------------------------------------------
 
@@ -475,14 +586,14 @@ class ProfscopePlugin(base_plugin.TBPlugin):
         return number
 
     def _trace_tracks_route(self, request: wrappers.Request) -> dict[str, Any]:
-        return trace.tracks(self._model(request))
+        return answers.tracks(self._model(request))
 
     def _trace_slices_route(self, request: wrappers.Request) -> dict[str, Any]:
         model = self._model(request)
         track_ids = [t for t in (request.args.get("tracks") or "").split(",") if t]
         try:
-            return trace.slices(model, self._float(request, "start"), self._float(request, "end"),
-                                self._int(request, "width", 1000, 1, trace.MAX_WIDTH), track_ids or None)
+            return answers.slices(model, self._float(request, "start"), self._float(request, "end"),
+                                  self._int(request, "width", 1000, 1, trace.MAX_WIDTH), track_ids or None)
         except ValueError as exc:
             raise HttpError(400, str(exc)) from None
 
@@ -490,8 +601,8 @@ class ProfscopePlugin(base_plugin.TBPlugin):
         model = self._model(request)
         track_ids = [t for t in (request.args.get("tracks") or "").split(",") if t]
         try:
-            return trace.counters(model, self._float(request, "start"), self._float(request, "end"),
-                                  self._int(request, "width", 1000, 1, trace.MAX_WIDTH), track_ids)
+            return answers.counters(model, self._float(request, "start"), self._float(request, "end"),
+                                    self._int(request, "width", 1000, 1, trace.MAX_WIDTH), track_ids)
         except ValueError as exc:
             raise HttpError(400, str(exc)) from None
 
@@ -503,14 +614,14 @@ class ProfscopePlugin(base_plugin.TBPlugin):
         model, event_id = self._event_row_request(request)
         full_text = self._int(request, "full_text", 0, 0, 1) == 1
         try:
-            return trace.event(model, event_id, full_text=full_text)
+            return answers.event(model, event_id, full_text=full_text)
         except KeyError:
             raise HttpError(404, f"no slice with id {event_id}") from None
 
     def _trace_flows_route(self, request: wrappers.Request) -> dict[str, Any]:
         model, event_id = self._event_row_request(request)
         try:
-            detail = trace.event(model, event_id)
+            detail = answers.event(model, event_id)
         except KeyError:
             raise HttpError(404, f"no slice with id {event_id}") from None
         return {"id": event_id, "flows": detail["flows"], "launched_by": detail["launched_by"],
@@ -518,8 +629,8 @@ class ProfscopePlugin(base_plugin.TBPlugin):
 
     def _trace_search_route(self, request: wrappers.Request) -> dict[str, Any]:
         model = self._model(request)
-        return trace.search(model, arg(request, "q", required=True) or "", self._int(request, "offset", 0),
-                            self._int(request, "limit", trace.SEARCH_PAGE, 1, 1000))
+        return answers.search(model, arg(request, "q", required=True) or "", self._int(request, "offset", 0),
+                              self._int(request, "limit", trace.SEARCH_PAGE, 1, 1000))
 
     def _trace_range_route(self, request: wrappers.Request) -> dict[str, Any]:
         """What lies in a time range (the trace viewer's area selection): slices by name per track kind, the steps
@@ -530,7 +641,7 @@ class ProfscopePlugin(base_plugin.TBPlugin):
             raise HttpError(400, "start and end are required")
         track_ids = [t for t in (request.args.get("tracks") or "").split(",") if t]
         try:
-            return range_summary.range_summary(model, start, end, track_ids or None)
+            return answers.range_summary(model, start, end, track_ids or None)
         except ValueError as exc:
             raise HttpError(400, str(exc)) from None
 

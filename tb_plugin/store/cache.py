@@ -39,14 +39,18 @@ import msgspec
 
 from ..ingest.load import load_trace
 from ..model.array_file import MODEL_FORMAT_VERSION, read_model, write_model
+from ..model.snapshot import SNAPSHOT_FORMAT_VERSION, SnapshotModel, read_snapshot_model
 from ..model.trace_model import TraceModel
 
 MODEL_SUFFIX = ".model"
+# A memory snapshot's model (``model/snapshot.py``): its own suffix, evicted with the models.
+SNAPSHOT_SUFFIX = ".snapshot"
 DEFAULT_MAX_GB = 20.0
 # A temporary file older than this was left by a writer that died: removed by evict().
 _STALE_TEMP_SECONDS = 24 * 3600
-# "<key>.model" and its derived files "<key>.model.<name>" (cache_key() is 40 hex digits).
-_ENTRY_FILE = re.compile(r"^(?P<model>[0-9a-f]{40}\.model)(?:\.[A-Za-z0-9_.\-]+)?$")
+# "<key>.model" (or a snapshot's "<key>.snapshot") and its derived files "<key>.model.<name>" (cache_key() is 40 hex
+# digits).
+_ENTRY_FILE = re.compile(r"^(?P<model>[0-9a-f]{40}\.(?:model|snapshot))(?:\.[A-Za-z0-9_.\-]+)?$")
 
 
 def default_cache_dir() -> str:
@@ -96,8 +100,12 @@ class SourceIdentity:
     # Side files parsed with the trace (location, size, mtime_ns): a change re-parses too.
     companions: tuple[tuple[str, int, int], ...] = ()
 
-    def cache_key(self) -> str:
+    def cache_key(self, kind: str = "") -> str:
+        """The entry's name: ``kind`` tells apart models of the same file made by different parsers (a memory
+        snapshot's carries its own format version)."""
         text = f"{MODEL_FORMAT_VERSION}|{_cache_user()}|{self.location}|{self.size}|{self.mtime_ns}|{self.etag or ''}"
+        if kind:
+            text = f"{kind}|{text}"
         if self.companions:
             text += "|" + "|".join(f"{location}:{size}:{mtime}" for location, size, mtime in self.companions)
         return hashlib.sha256(text.encode("utf-8")).hexdigest()[:40]
@@ -130,6 +138,31 @@ class ModelCache:
         if self.cache_dir is None:
             return None
         return os.path.join(self.cache_dir, identity.cache_key() + MODEL_SUFFIX)
+
+    def snapshot_path_for(self, identity: SourceIdentity) -> Optional[str]:
+        """Where a memory snapshot's model lives."""
+        if self.cache_dir is None:
+            return None
+        return os.path.join(self.cache_dir, identity.cache_key(f"memory_snapshot{SNAPSHOT_FORMAT_VERSION}")
+                            + SNAPSHOT_SUFFIX)
+
+    def load_snapshot(self, identity: SourceIdentity) -> Optional[SnapshotModel]:
+        """The cached model of a memory snapshot, if there is one (a damaged one is removed)."""
+        path = self.snapshot_path_for(identity)
+        if path is None or not os.path.exists(path):
+            return None
+        try:
+            model = read_snapshot_model(path)
+        except OSError:
+            return None
+        except (ValueError, KeyError, TypeError, struct.error, msgspec.DecodeError):
+            _remove_if(path, lambda st: True)
+            return None
+        try:
+            os.utime(path)
+        except OSError:
+            pass
+        return model
 
     def load(self, identity: SourceIdentity) -> Optional[TraceModel]:
         path = self.path_for(identity)

@@ -19,6 +19,7 @@ The logdir is read through ``storage.py``: a local folder or a remote URL (s3://
 from __future__ import annotations
 
 import dataclasses
+import posixpath
 import re
 import time
 from dataclasses import dataclass, field
@@ -50,6 +51,21 @@ class SpanSource:
     companions: tuple[tuple[str, int, int], ...] = ()
 
 
+@dataclass(frozen=True)
+class SnapshotSource:
+    """One PyTorch allocator memory snapshot of a run, and the worker and span it belongs to where known."""
+
+    run: str
+    name: str  # its path relative to the run folder: what tells a run's snapshots apart
+    path: str
+    size: int
+    mtime_ns: int
+    worker: Optional[str] = None
+    span: Optional[str] = None
+    writer: bool = False  # written by Profscope's writer (renamed into place: complete once seen)
+    etag: Optional[str] = None
+
+
 # Why a file of the logdir is no span (the keys of ``SkippedFiles.counts``).
 SKIP_EVENT_FILE = "tensorboard_event_file"
 SKIP_NOT_A_TRACE = "not_a_chrome_trace"
@@ -58,6 +74,7 @@ SKIP_EMPTY = "empty"
 SKIP_UNREADABLE = "unreadable"
 SKIP_PROFILER_FILE = "profiler_side_file"
 SKIP_OTHER_TYPE = "not_json"
+SKIP_NOT_A_SNAPSHOT = "pickle_not_a_memory_snapshot"
 SKIP_OUTSIDE_LOGDIR = "links_outside_logdir"
 _EXAMPLES_PER_REASON = 3
 # Each reason in the user's words (the command line says them; the page has its own copy, empty_state.ts).
@@ -70,6 +87,7 @@ SKIP_REASON_TEXTS = {
     SKIP_UNREADABLE: "a file that could not be read (not a regular file, no permission, or a broken gzip)",
     SKIP_PROFILER_FILE: "another file of a profiler's output folder (its timeline is the span)",
     SKIP_OTHER_TYPE: "not a .json or .json.gz file",
+    SKIP_NOT_A_SNAPSHOT: "a .pickle or .pkl file that is not a pickled memory snapshot",
     SKIP_OUTSIDE_LOGDIR: f"a link (to a file or a folder) that leads outside the logdir, never read (allow its target "
                          f"with TensorBoard's --profscope_link_roots, serve's --link-root or {LINK_ROOTS_ENV})",
 }
@@ -108,6 +126,7 @@ class SkippedFiles:
 class ScanResult:
     sources: list[SpanSource]
     skipped: SkippedFiles
+    snapshots: list[SnapshotSource] = field(default_factory=list)
 
 
 _MANIFEST_LIMIT = 1 << 20
@@ -145,6 +164,12 @@ class ContentCache:
         verdict: Optional[str] = self._remembered(location, stat, lambda: _sniff(storage, location))
         return verdict
 
+    def snapshot_verdict(self, storage: Storage, location: str, stat: FileStat) -> Optional[str]:
+        """None when the file starts like a memory snapshot, else why it is skipped."""
+        verdict: Optional[str] = self._remembered(location + "#snapshot", stat,
+                                                  lambda: _sniff_snapshot(storage, location))
+        return verdict
+
     def manifest(self, storage: Storage, location: str) -> Optional[dict[str, Any]]:
         stat = storage.stat(location)
         if stat is None:
@@ -154,7 +179,7 @@ class ContentCache:
 
     def keep_only(self, locations: set[str]) -> None:
         """Forget the files that are gone (after a scan that saw ``locations``)."""
-        self._known = {k: v for k, v in self._known.items() if k in locations}
+        self._known = {k: v for k, v in self._known.items() if k.removesuffix("#snapshot") in locations}
 
 
 class _SniffedFile:
@@ -202,6 +227,17 @@ def _sniff(storage: Storage, location: str) -> Optional[str]:
     return None if verdict == sniff.TRACE else _SKIP_OF_VERDICT[verdict]
 
 
+def _sniff_snapshot(storage: Storage, location: str) -> Optional[str]:
+    """Read a few hundred bytes of a file's start and tell whether it is a pickled memory snapshot; nothing is
+    unpickled (``layout.starts_like_memory_snapshot`` looks at opcodes)."""
+    raw = storage.read_head(location, layout.SNAPSHOT_SNIFF_BYTES)
+    if raw is None:
+        return SKIP_UNREADABLE
+    if not raw:
+        return SKIP_EMPTY
+    return None if layout.starts_like_memory_snapshot(raw) else SKIP_NOT_A_SNAPSHOT
+
+
 def _read_manifest(storage: Storage, location: str) -> Optional[dict[str, Any]]:
     data = storage.read_small(location, _MANIFEST_LIMIT)
     if data is None:
@@ -228,6 +264,7 @@ def scan(logdir: str, storage: Optional[Storage] = None, cache: Optional[Content
     storage = storage or open_storage(logdir)
     cache = cache or ContentCache()
     found: list[SpanSource] = []
+    snapshots: list[SnapshotSource] = []
     skipped = SkippedFiles()
     read_locations: set[str] = set()
     memory_records: dict[str, str] = {}  # MindSpore span folder -> its memory record
@@ -251,6 +288,10 @@ def scan(logdir: str, storage: Optional[Storage] = None, cache: Optional[Content
                 parsed = layout.parse_writer_trace_name(name)
                 run_folder = storage.parent(storage.parent(folder))
                 if parsed is None:
+                    owner = layout.parse_writer_snapshot_name(name)
+                    if owner is not None:  # <run>/plugins/profscope/<worker>.<span>.memory_snapshot.pickle
+                        _add_snapshot(storage, cache, path, run_folder, owner, True, snapshots, skipped,
+                                      read_locations)
                     continue  # the writer's manifests and temporary files
             elif name == layout.MINDSPORE_TRACE_FILE and (mindspore := _mindspore_span(storage, folder, name)):
                 # <run>/<worker>_<ts>_ascend_ms/ASCEND_PROFILER_OUTPUT/trace_view.json
@@ -264,6 +305,15 @@ def scan(logdir: str, storage: Optional[Storage] = None, cache: Optional[Content
             elif (other := (layout.parse_profile_plugin_trace_path(components, name)
                             or layout.parse_cann_timeline_path(components, name))) is not None:
                 parsed, run_folder = other.name, _ancestor(storage, folder, other.run_levels_up)
+            elif layout.is_snapshot_candidate(name):
+                # A memory snapshot: of the folder's run, or the folder above when the folder names a rank.
+                rank = layout.rank_in_name(layout.snapshot_stem(name))
+                folder_rank = layout.rank_in_name(_basename(storage, folder)) if components else None
+                snapshot_run = storage.parent(folder) if rank is None and folder_rank is not None else folder
+                worker_rank = rank if rank is not None else folder_rank
+                worker = (f"rank{worker_rank}", None) if worker_rank is not None else None
+                _add_snapshot(storage, cache, path, snapshot_run, worker, False, snapshots, skipped, read_locations)
+                continue
             elif layout.is_event_file(name):
                 skipped.add(SKIP_EVENT_FILE, storage.relative(path))
                 continue
@@ -306,7 +356,47 @@ def scan(logdir: str, storage: Optional[Storage] = None, cache: Optional[Content
         skipped.add(SKIP_OUTSIDE_LOGDIR, storage.relative(folder) + "/")
     cache.keep_only(read_locations)
     sources = [_with_companions(storage, src, memory_records) for src in _without_msprof_twins(storage, found)]
-    return ScanResult(_with_unique_keys(sources), skipped)
+    sources = _with_unique_keys(sources)
+    return ScanResult(sources, skipped, _with_span_owners(storage, snapshots, sources))
+
+
+def _add_snapshot(storage: Storage, cache: ContentCache, path: str, run_folder: str,
+                  owner: Optional[tuple[str, Optional[str]]], writer: bool, snapshots: list[SnapshotSource],
+                  skipped: SkippedFiles, read_locations: set[str]) -> None:
+    """A ``.pickle``/``.pkl`` file that starts like a memory snapshot, with its run and owner; else counted."""
+    st = storage.stat(path)
+    if st is None:
+        if storage.refused(path):
+            skipped.add(SKIP_UNREADABLE, storage.relative(path))
+        return
+    read_locations.add(path)
+    reason = cache.snapshot_verdict(storage, path, st)
+    if reason is not None:
+        skipped.add(reason, storage.relative(path))
+        return
+    run = storage.relative(run_folder)
+    relative = storage.relative(path)
+    name = relative[len(run) + 1:] if run not in ("", ".") and relative.startswith(run + "/") else relative
+    snapshots.append(SnapshotSource(run=run, name=name, path=path, size=st.size, mtime_ns=st.mtime_ns,
+                                    worker=owner[0] if owner else None, span=owner[1] if owner else None,
+                                    writer=writer, etag=st.etag))
+
+
+def _with_span_owners(storage: Storage, snapshots: list[SnapshotSource],
+                      sources: list[SpanSource]) -> list[SnapshotSource]:
+    """A snapshot named as a trace of its run (``worker0.1700000000.pickle`` beside
+    ``worker0.1700000000.pt.trace.json``) belongs to that trace's worker and span."""
+    by_stem: dict[tuple[str, str], SpanSource] = {}
+    for src in sources:
+        by_stem.setdefault((src.run, layout.chrome_trace_stem(posixpath.basename(src.path))), src)
+    out = []
+    for snapshot in snapshots:
+        if snapshot.span is None:
+            src = by_stem.get((snapshot.run, layout.snapshot_stem(posixpath.basename(snapshot.path))))
+            if src is not None and snapshot.worker in (None, src.worker):
+                snapshot = dataclasses.replace(snapshot, worker=src.worker, span=src.span)
+        out.append(snapshot)
+    return sorted(out, key=lambda s: (s.run, s.name))
 
 
 def _add_refused(skipped: SkippedFiles, storage: Storage, location: str) -> None:
@@ -389,6 +479,8 @@ class Discovery:
         self._content = ContentCache()
         # The files of the last scan that are no span, by reason (the runs route reports them).
         self.skipped = SkippedFiles()
+        # The memory snapshots of the last scan that are complete (written by the writer, or settled).
+        self.snapshots: list[SnapshotSource] = []
 
     def complete_sources(self, now: Optional[float] = None) -> tuple[list[SpanSource], int]:
         """(complete sources, number of files still being written)."""
@@ -399,6 +491,18 @@ class Discovery:
         seen: dict[str, tuple[int, int, float]] = {}
         result = scan(self.logdir, self.storage, self._content)
         self.skipped = result.skipped
+        snapshots: list[SnapshotSource] = []
+        for snapshot in result.snapshots:
+            prev = self._seen.get(snapshot.path)
+            since = prev[2] if prev and prev[:2] == (snapshot.size, snapshot.mtime_ns) else now
+            seen[snapshot.path] = (snapshot.size, snapshot.mtime_ns, since)
+            age = wall - snapshot.mtime_ns / 1e9
+            if snapshot.writer or self.storage.atomic_writes or age >= self.settle_seconds \
+                    or now - since >= self.settle_seconds:
+                snapshots.append(snapshot)
+            else:
+                pending += 1
+        self.snapshots = snapshots
         for src in result.sources:
             prev = self._seen.get(src.path)
             since = prev[2] if prev and prev[:2] == (src.size, src.mtime_ns) else now

@@ -1,8 +1,8 @@
 """Background loading of the logdir's runs, and their status.
 
 A refresh thread rescans the logdir every few seconds; every complete trace file is parsed
-once, in a pool of worker processes (``parser_pool.py``: as many as cores, 2 to 4) that write the
-model to the cache, and the plugin then memory-maps it. Parsing in separate processes keeps
+once, in a pool of worker processes (``parser_pool.py``: as many as cores, 2 to 4; the jobs they run are
+``parse_jobs.py``'s) that write the model to the cache, and the plugin then memory-maps it. Parsing in separate processes keeps
 TensorBoard's request threads responsive and lets the workers of a run load in parallel;
 a file that crashes, exhausts or stalls a parser process fails its own span only, and is tried
 again when it changes. Parses start while their estimated memory (``ingest/footprint.py``) fits
@@ -17,7 +17,6 @@ from __future__ import annotations
 import concurrent.futures as futures
 import logging
 import os
-import posixpath
 import threading
 import time
 from collections import deque
@@ -29,17 +28,16 @@ from ..ingest import footprint
 from ..model.trace_model import TraceModel
 from ..views.runs import span_names
 from ..views.runs.table import manifest_batch_size
-from . import parser_pool
 from .cache import ModelCache, SourceIdentity
-from .discovery import Discovery, SpanSource
+from ..model.snapshot import SnapshotModel
+from .discovery import Discovery, SnapshotSource, SpanSource
+from .parse_jobs import ParseOutcome, derive_estimate, derive_in_cache, derived_exists, parse_into_cache
+from .snapshots import SnapshotOutcome, parse_snapshot_into_cache
 from .parser_pool import PROGRESS_SLOTS, JobFailed, ParserPool
 from .spans import Span, SpanFailed, SpanLoading, UnknownSpan
-from .storage import FileAccess, LogdirUnreadable, open_storage
+from .storage import LogdirUnreadable, open_storage
 
 logger = logging.getLogger(__name__)
-
-# Share of a span's progress for the parse; the rest is deriving its first answers.
-_PARSE_SHARE = 0.8
 
 
 @dataclass
@@ -55,117 +53,6 @@ class _SpanState:
     estimate: Optional[int] = None  # memory its parse may take (bytes), once computed
 
 
-@dataclass
-class ParseOutcome:
-    """What a parse job hands back: an error for the user, or the model when it could not be cached."""
-
-    error: Optional[str] = None
-    # Set when the cache could not be written: the model itself (served from memory) and why.
-    model: Optional[TraceModel] = None
-    cache_error: Optional[str] = None
-
-
-# --- worker process side -------------------------------------------------------------
-
-
-def _parse_into_cache(
-    path: str, cache_dir: Optional[str], identity: SourceIdentity, slot: int, access: FileAccess,
-    companions: Sequence[str] = (), batch_size: Optional[int] = None,
-) -> ParseOutcome:
-    """Parse one trace into the cache (in a worker process of ``parser_pool``), with what its pages ask
-    first derived beside it (precomputed.py) before the model is published; freed memory is reused meanwhile
-    (``parser_pool.reused_heap``)."""
-    with parser_pool.reused_heap():
-        return _parse_and_derive(path, cache_dir, identity, slot, access, companions, batch_size)
-
-
-def _parse_and_derive(
-    path: str, cache_dir: Optional[str], identity: SourceIdentity, slot: int, access: FileAccess,
-    companions: Sequence[str], batch_size: Optional[int],
-) -> ParseOutcome:
-    """``_parse_into_cache``'s work.
-
-    ``path`` is a local path, or a remote file's URL; ``access`` opens it in this process (a local
-    file only as ``storage.open_regular`` allows, a remote one through fsspec with the logdir's options).
-    When the model cannot be written to the cache (no cache folder, a full disk), it is returned instead.
-    """
-    from ..model.array_file import ArrayFileWriter, CacheWriteError, write_model
-    from ..ingest.load import TraceLoadError, load_trace_stream, read_companions
-    from .storage import LogdirUnreadable, NotReadable
-    from .precomputed import derive_and_publish
-
-    def report(fraction: float) -> None:
-        parser_pool.report_progress(slot, fraction)
-
-    target = ModelCache(cache_dir).path_for(identity) if cache_dir else None
-    writer: Optional[ArrayFileWriter] = None
-    cache_error = "no writable cache folder"
-    if target is not None:
-        try:  # the model is built straight into its cache file (array_file.ArrayFileWriter)
-            writer = ArrayFileWriter(target)
-        except CacheWriteError as exc:
-            cache_error = str(exc)
-    try:
-        try:
-            # parallel forks a decoding helper. This process runs no other threads for a local file; for a
-            # remote one, fsspec's I/O thread is idle by then and the helper only decodes the bytes it was given.
-            model = load_trace_stream(lambda: access.open(path), posixpath.basename(path),
-                                      lambda fraction: report(_PARSE_SHARE * fraction), parallel=True,
-                                      companions=read_companions(access.open, companions),
-                                      allocate=writer.allocate if writer is not None else None)
-        except BaseException:
-            if writer is not None:
-                writer.abort()  # nothing of an unfinished model stays in the cache folder
-            raise
-    except TraceLoadError as exc:
-        return ParseOutcome(error=str(exc))
-    except FileNotFoundError:
-        return ParseOutcome(error="the file was removed while loading")
-    except (LogdirUnreadable, NotReadable) as exc:
-        return ParseOutcome(error=str(exc))
-    except OSError as exc:
-        return ParseOutcome(error=f"the file could not be read ({exc.strerror or exc})")
-    if target is None or writer is None:
-        return ParseOutcome(model=model, cache_error=cache_error)
-    try:
-        temporary = write_model(target, model, publish=False, writer=writer)
-    except CacheWriteError as exc:
-        return ParseOutcome(model=model, cache_error=str(exc))
-    del model  # the derivations read the written model, memory-mapped
-    parser_pool.release_free_memory()  # before the derivation forks: see there
-    try:
-        derive_and_publish(temporary, target, batch_size, fork=True)  # a parser process runs no other threads
-    except OSError as exc:  # the model could not be moved into place: parsed again next time it is asked for
-        return ParseOutcome(error=f"the parsed model could not be stored in the cache ({exc.strerror or exc})")
-    return ParseOutcome()
-
-
-def _derived_exists(model: TraceModel) -> bool:
-    from . import precomputed
-
-    return precomputed.has_derived(model)
-
-
-def _derive_in_cache(model_path: str, batch_size: Optional[int]) -> None:
-    """What the pages ask first, for a cached model that lacks it (one cached by an earlier version)."""
-    from ..model.array_file import read_model
-    from . import precomputed
-
-    try:
-        with parser_pool.reused_heap():
-            precomputed.derive(read_model(model_path), batch_size)
-    except Exception:  # noqa: BLE001 - only an optimisation: the views compute on demand otherwise
-        logger.debug("profscope: deriving %s failed", model_path, exc_info=True)
-
-
-def _derive_estimate(model_path: str) -> int:
-    """Memory of deriving a cached model's views: as for parsing a trace of the model file's size."""
-    try:
-        return footprint.estimate_parse_bytes(os.path.getsize(model_path))
-    except OSError:
-        return footprint.BASE_BYTES
-
-
 def _listed_manifest(manifest: dict[str, Any]) -> dict[str, Any]:
     """A manifest as the ``runs`` route lists it: without the CPU sample series (the overview serves them),
     which would make the list ~2.5 KB bigger per span."""
@@ -176,6 +63,31 @@ def _listed_manifest(manifest: dict[str, Any]) -> dict[str, Any]:
 
 
 # --- plugin process side -------------------------------------------------------------
+
+
+@dataclass
+class _SnapshotState:
+    """A memory snapshot of a run, parsed like a span (``snapshots.py``)."""
+
+    source: SnapshotSource
+    status: str = "queued"  # queued | loading | ready | error
+    error: Optional[str] = None
+    model: Optional[SnapshotModel] = None
+    progress_slot: Optional[int] = None
+    priority: int = 0
+    identity: Optional[SourceIdentity] = None
+    job: Optional[futures.Future[SnapshotOutcome]] = None
+    estimate: Optional[int] = None
+
+
+@dataclass(frozen=True)
+class LoadedSnapshot:
+    """A parsed memory snapshot of a run, as a route gets it."""
+
+    run: str
+    name: str
+    source: SnapshotSource
+    model: SnapshotModel
 
 
 class RunManager:
@@ -209,6 +121,9 @@ class RunManager:
         self._lock = threading.Lock()
         self._refresh_lock = threading.Lock()  # one scan at a time
         self._spans: dict[tuple[str, str, str], _SpanState] = {}
+        # Memory snapshots by (run, name), and their parses in flight.
+        self._snapshots: dict[tuple[str, str], _SnapshotState] = {}
+        self._snapshot_jobs: dict[futures.Future[SnapshotOutcome], tuple[str, str]] = {}
         self._pending_files = 0
         self._scanned = threading.Event()
         self._started = False
@@ -256,7 +171,8 @@ class RunManager:
 
     def _next_wait(self) -> float:
         with self._lock:
-            busy = bool(self._in_flight) or any(s.status == "queued" for s in self._spans.values())
+            busy = bool(self._in_flight) or bool(self._snapshot_jobs) or any(
+                s.status == "queued" for s in [*self._spans.values(), *self._snapshots.values()])
         return 0.25 if busy else self.refresh_seconds
 
     # Scanning and scheduling --------------------------------------------------------------
@@ -267,8 +183,9 @@ class RunManager:
             self._refresh_once()
         self._scanned.set()
 
-    def _identity(self, src: SpanSource) -> SourceIdentity:
-        companions = tuple((self.storage.identity_location(path), size, mtime) for path, size, mtime in src.companions)
+    def _identity(self, src: SpanSource | SnapshotSource) -> SourceIdentity:
+        companions = tuple((self.storage.identity_location(path), size, mtime)
+                           for path, size, mtime in getattr(src, "companions", ()))
         return SourceIdentity(self.storage.identity_location(src.path), src.size, src.mtime_ns, src.etag, companions)
 
     def _refresh_once(self) -> None:
@@ -295,15 +212,28 @@ class RunManager:
                     self._spans[key] = _SpanState(source=src)
                 elif state.source.manifest is None and src.manifest is not None:
                     state.source = src
+            snapshots = {(s.run, s.name): s for s in self._discovery.snapshots}
+            for key in list(self._snapshots):
+                if key not in snapshots:
+                    self._drop_job(self._snapshots.pop(key))
+            for key, snapshot in snapshots.items():
+                known = self._snapshots.get(key)
+                if known is None or self._identity(known.source) != self._identity(snapshot):
+                    if known is not None:
+                        self._drop_job(known)
+                    self._snapshots[key] = _SnapshotState(source=snapshot)
+                elif known.source != snapshot:
+                    known.source = snapshot  # its owner may be known now (a trace beside it appeared)
         self._collect_finished()
         self._schedule()
         self._evict_if_due()
 
-    def _drop_job(self, state: _SpanState) -> None:
-        """Forget the parse in flight of a span that is replaced or gone (its worker is stopped)."""
+    def _drop_job(self, state: _SpanState | _SnapshotState) -> None:
+        """Forget the parse in flight of a span or snapshot that is replaced or gone (its worker is stopped)."""
         if state.job is None:
             return
-        self._in_flight.pop(state.job, None)
+        self._in_flight.pop(state.job, None)  # type: ignore[arg-type]
+        self._snapshot_jobs.pop(state.job, None)  # type: ignore[arg-type]
         if self._pool is not None:
             self._pool.cancel(state.job)
         if state.progress_slot is not None:
@@ -317,7 +247,8 @@ class RunManager:
             if not self._evict_due:
                 return
             self._evict_due = False
-            keep = [s.model.cache_path for s in self._spans.values() if s.model is not None and s.model.cache_path]
+            keep = [s.model.cache_path for s in [*self._spans.values(), *self._snapshots.values()]
+                    if s.model is not None and s.model.cache_path]
         removed = self.cache.evict(keep)
         if removed:
             logger.info("profscope: removed %d least recently used cache entries", len(removed))
@@ -340,10 +271,10 @@ class RunManager:
                 cached = self._try_cache(identity)
                 if cached is not None:
                     state.model, state.status = cached, "ready"
-                    if not _derived_exists(cached):  # e.g. the previous server stopped before deriving
+                    if not derived_exists(cached):  # e.g. the previous server stopped before deriving
                         self._derive_later(cached, manifest_batch_size(state.source.manifest))
                     continue
-                if len(self._in_flight) >= self.max_workers or not self._free_slots:
+                if self._jobs() >= self.max_workers or not self._free_slots:
                     break
                 if state.estimate is None:
                     state.estimate = self._parse_estimate(state.source)
@@ -351,8 +282,38 @@ class RunManager:
                 # A parse that does not fit the memory budget next to those running waits; smaller ones go first.
                 if self._ensure_pool().room_for(estimate):
                     self._submit(key, state, identity)
+            self._schedule_snapshots()
             if not any(s.status == "queued" for s in self._spans.values()):
                 self._start_derivations()
+
+    def _jobs(self) -> int:
+        return len(self._in_flight) + len(self._snapshot_jobs)
+
+    def _schedule_snapshots(self) -> None:
+        """Start queued snapshot parses (the one a page asks for first) while the pool has room; a cached one is
+        ready at once. Called with the lock held."""
+        queued = [(k, s) for k, s in self._snapshots.items() if s.status == "queued"]
+        queued.sort(key=lambda ks: (-ks[1].priority, ks[0]))
+        for key, state in queued:
+            identity = self._identity(state.source)
+            cached = self.cache.load_snapshot(identity)
+            if cached is not None:
+                state.model, state.status = cached, "ready"
+                continue
+            if self._jobs() >= self.max_workers or not self._free_slots:
+                break
+            if state.estimate is None:
+                state.estimate = footprint.estimate_snapshot_bytes(state.source.size)
+            pool = self._ensure_pool()
+            if not pool.room_for(state.estimate):
+                continue
+            slot = self._free_slots.pop()
+            pool.progress[slot] = 0.0
+            state.identity, state.progress_slot, state.status = identity, slot, "loading"
+            state.job = pool.submit(parse_snapshot_into_cache, (state.source.path, self.cache.cache_dir, identity,
+                                                                slot, self.storage.access()), state.estimate)
+            self._snapshot_jobs[state.job] = key
+            state.job.add_done_callback(lambda f: self._wake.set())
 
     def _parse_estimate(self, source: SpanSource) -> int:
         """Memory the parse of a span's file may take (``footprint``), from its size and gzip trailer."""
@@ -382,7 +343,7 @@ class RunManager:
         pool.progress[slot] = 0.0
         state.identity, state.progress_slot, state.status = identity, slot, "loading"
         state.job = pool.submit(
-            _parse_into_cache,
+            parse_into_cache,
             (state.source.path, self.cache.cache_dir, identity, slot, self.storage.access(),
              [path for path, _, _ in state.source.companions], manifest_batch_size(state.source.manifest)),
             state.estimate if state.estimate is not None else self._parse_estimate(state.source))
@@ -395,21 +356,52 @@ class RunManager:
             self._queued_derivations.append((model.cache_path, batch_size))
 
     def _start_derivations(self) -> None:
-        while self._queued_derivations and len(self._in_flight) + len(self._derivations) < self.max_workers:
+        while self._queued_derivations and self._jobs() + len(self._derivations) < self.max_workers:
             model_path, batch_size = self._queued_derivations[0]
-            estimate = _derive_estimate(model_path)
+            estimate = derive_estimate(model_path)
             if not self._ensure_pool().room_for(estimate):
                 return
             self._queued_derivations.popleft()
             try:
-                future = self._ensure_pool().submit(_derive_in_cache, (model_path, batch_size), estimate)
+                future = self._ensure_pool().submit(derive_in_cache, (model_path, batch_size), estimate)
             except RuntimeError:  # shut down
                 return
             future.add_done_callback(lambda f: self._wake.set())
             self._derivations.append(future)
 
+    def _collect_snapshots(self) -> None:
+        """Snapshot parses that ended (called with the lock held)."""
+        for future in [f for f in self._snapshot_jobs if f.done()]:
+            key = self._snapshot_jobs.pop(future)
+            state = self._snapshots.get(key)
+            if state is None or state.job is not future:
+                continue
+            state.job = None
+            if state.progress_slot is not None:
+                self._free_slots.append(state.progress_slot)
+                state.progress_slot = None
+            try:
+                outcome = future.result()
+            except JobFailed as exc:
+                outcome = SnapshotOutcome(error=str(exc))
+            except futures.CancelledError:
+                outcome = SnapshotOutcome(error="loading was cancelled")
+            if outcome.error is not None:
+                state.status, state.error = "error", outcome.error
+            elif outcome.model is not None:
+                self._report_cache_write(outcome.cache_error)
+                state.status, state.model = "ready", outcome.model
+            else:
+                model = self.cache.load_snapshot(state.identity) if state.identity else None
+                if model is None:
+                    state.status, state.error = "error", "the parsed snapshot could not be read back from the cache"
+                else:
+                    state.status, state.model = "ready", model
+                    self._evict_due = True
+
     def _collect_finished(self) -> None:
         with self._lock:
+            self._collect_snapshots()
             self._derivations = [f for f in self._derivations if not f.done()]
             done = [f for f in self._in_flight if f.done()]
             for future in done:
@@ -449,24 +441,40 @@ class RunManager:
 
     # Queries (request threads) -----------------------------------------------------------
 
-    def _progress_of(self, state: _SpanState) -> float:
+    def _progress_of(self, state: _SpanState | _SnapshotState) -> float:
         if state.status == "ready" or state.status == "error":
             return 1.0
         if state.progress_slot is not None and self._pool is not None:
             return float(min(max(self._pool.progress[state.progress_slot], 0.0), 0.99))
         return 0.0
 
+    def _snapshot_info(self, state: _SnapshotState) -> dict[str, Any]:
+        src = state.source
+        info: dict[str, Any] = {"name": src.name, "file": self.storage.relative(src.path), "size": src.size,
+                                "worker": src.worker, "span": src.span,
+                                "status": "loading" if state.status == "queued" else state.status}
+        if state.status in ("queued", "loading"):
+            info["progress"] = round(self._progress_of(state), 3)
+        if state.error:
+            info["error"] = state.error
+        return info
+
     def runs(self) -> list[dict[str, Any]]:
-        """The ``runs`` route's payload."""
+        """The ``runs`` route's payload. A run's memory snapshots are listed under ``memory_snapshots``; a run that
+        holds snapshots only is listed too (with no workers)."""
         self._collect_finished()
         with self._lock:
             by_run: dict[str, dict[str, list[_SpanState]]] = {}
             for (run, worker, _span), state in self._spans.items():
                 by_run.setdefault(run, {}).setdefault(worker, []).append(state)
+            snapshots_of: dict[str, list[_SnapshotState]] = {}
+            for (run, _name), snapshot in sorted(self._snapshots.items()):
+                snapshots_of.setdefault(run, []).append(snapshot)
+                by_run.setdefault(run, {})
             out = []
             for run in sorted(by_run):
                 workers = by_run[run]
-                states = [s for spans in workers.values() for s in spans]
+                states: list[Any] = [s for spans in workers.values() for s in spans] or snapshots_of.get(run, [])
                 loading = [s for s in states if s.status in ("queued", "loading")]
                 failed = [s for s in states if s.status == "error"]
                 entry: dict[str, Any] = {"name": run}
@@ -482,10 +490,12 @@ class RunManager:
                     entry["status"] = "ready"
                 # Named by the file (writer, Paddle, MindSpore), else decided by the content once parsed.
                 frameworks = sorted({s.source.framework or s.model.framework for s in states
-                                     if s.source.framework or s.model is not None})
+                                     if isinstance(s, _SpanState) and (s.source.framework or s.model is not None)})
                 if frameworks:
                     entry["framework"] = ",".join(frameworks)
                 entry["workers"] = []
+                if run in snapshots_of:
+                    entry["memory_snapshots"] = [self._snapshot_info(s) for s in snapshots_of[run]]
                 for worker in sorted(workers):
                     spans = sorted(workers[worker], key=lambda s: layout.span_sort_key(s.source.span))
                     span_info = [self._span_info(s) for s in spans]
@@ -571,6 +581,47 @@ class RunManager:
         self._wake.set()
         raise SpanLoading(progress)
 
+    def snapshot(self, run: Optional[str], worker: Optional[str] = None, span: Optional[str] = None,
+                 name: Optional[str] = None) -> LoadedSnapshot:
+        """The parsed memory snapshot a request names: by ``run``, then the ``worker`` and ``span`` it belongs to and
+        its ``name`` where given; a run (or worker, span) holding one snapshot needs nothing more. Raises
+        UnknownSpan, SpanLoading (parsing it now: it goes first) or SpanFailed, as ``span`` does."""
+        self._collect_finished()
+        with self._lock:
+            states = [s for (r, _n), s in sorted(self._snapshots.items()) if r == run]
+            if not states:
+                known = any(k[0] == run for k in self._spans)
+                raise UnknownSpan(f"run {run!r} has no memory snapshot" if known else f"unknown run {run!r}")
+            for value, field_name in ((worker, "worker"), (span, "span"), (name, "name")):
+                if value not in (None, ""):
+                    states = [s for s in states if getattr(s.source, field_name) == value]
+            if len(states) != 1:
+                names = ", ".join(s.source.name for s in states) or "none"
+                if not states:
+                    raise UnknownSpan(f"no memory snapshot of run {run!r} matches the request (snapshots: "
+                                      f"{', '.join(s.source.name for (r, _n), s in sorted(self._snapshots.items()) if r == run)})")
+                raise UnknownSpan(f"run {run!r} has several memory snapshots; name one with snapshot= ({names})")
+            state = states[0]
+            if state.status == "ready" and state.model is not None:
+                if not state.model.damage:
+                    return LoadedSnapshot(run or "", state.source.name, state.source, state.model)
+                logger.warning("profscope: the cached snapshot of %s is damaged (%s); reading it again",
+                               state.source.path, state.model.damage.get("reason"))
+                state.status, state.model = "queued", None
+            if state.status == "error":
+                raise SpanFailed(state.error or "the snapshot could not be loaded")
+            progress = self._progress_of(state)
+            if state.status == "queued":
+                state.priority = 1
+        self._wake.set()
+        raise SpanLoading(progress)
+
+    def snapshots_of(self, run: str) -> list[dict[str, Any]]:
+        """The memory snapshots of a run, as the runs route lists them."""
+        self._collect_finished()
+        with self._lock:
+            return [self._snapshot_info(s) for (r, _n), s in sorted(self._snapshots.items()) if r == run]
+
     def source_of(self, run: str, worker: str, span: str) -> Optional[SpanSource]:
         with self._lock:
             state = self._spans.get((run, worker, span))
@@ -597,7 +648,7 @@ class RunManager:
         while time.monotonic() < deadline:
             self.refresh()
             with self._lock:
-                busy = any(s.status in ("queued", "loading") for s in self._spans.values())
+                busy = any(s.status in ("queued", "loading") for s in [*self._spans.values(), *self._snapshots.values()])
                 self._derivations = [f for f in self._derivations if not f.done()]
                 busy = busy or bool(self._derivations) or bool(self._queued_derivations)
             if not busy:

@@ -2,8 +2,9 @@
 
 The two spans (baseline and experiment) may come from any runs, workers and spans, even
 from different hardware. Nothing is recomputed here: each side's numbers are the answers
-of the overview, operator and kernel views, under the same keys as those routes (so the
-parser pool's precomputed answers serve Compare too, and opening it costs only the join).
+of the overview, operator and kernel questions, asked as those routes ask them
+(``views/answers.compare``: the parser pool's precomputed answers serve Compare too, and
+opening it costs only the join).
 
 Definitions (also in ``api/openapi.yaml``):
 
@@ -31,11 +32,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from ..model import stored_answers
 from ..model.trace_model import TraceModel
-from . import kernels as kernels_view
-from . import operators as operators_view
 from . import overview as overview_view
+from .quantities import efficiency
 
 GROUP_BY = ("name", "input_shape")
 OPERATOR_DELTA_FIELDS = ("calls", "host_self", "host_total", "device_self", "device_total")
@@ -64,19 +63,19 @@ class CompareSide:
         return "page" if self.page_batch_size else "manifest" if self.batch_size else None
 
 
-def span_overview(model: TraceModel, batch_size: Optional[int] = None) -> dict[str, Any]:
-    """The overview answer (default step marker), under the overview route's key: the answer the
-    parser pool precomputed when there is one, else computed once and memoized."""
-    return stored_answers.answer(model, ("overview", None, batch_size),
-                              lambda: overview_view.overview(model, marker=None, batch_size=batch_size))
+@dataclass(frozen=True)
+class SideAnswers:
+    """One side's answers that a comparison joins (``views/answers.compare`` asks them): the overview of the default
+    step marker, the operators grouped as compared, the kernels by name."""
+
+    overview: dict[str, Any]
+    operators: dict[str, Any]
+    kernels: dict[str, Any]
 
 
-def span_operators(model: TraceModel, group_by: str) -> dict[str, Any]:
-    return stored_answers.answer(model, ("operators", group_by), lambda: operators_view.operators(model, group_by))
-
-
-def span_kernels(model: TraceModel) -> dict[str, Any]:
-    return stored_answers.answer(model, ("kernels", "name"), lambda: kernels_view.kernels(model, "name"))
+def check_group_by(group_by: str) -> None:
+    if group_by not in GROUP_BY:
+        raise ValueError(f"group_by must be one of {GROUP_BY}")
 
 
 def ratio(exp: Optional[float], base: Optional[float]) -> Optional[float]:
@@ -325,16 +324,32 @@ def _notes(base: dict[str, Any], exp: dict[str, Any], base_ops: dict[str, Any], 
     return notes
 
 
-def compare(base: CompareSide, exp: CompareSide, group_by: str = "name") -> dict[str, Any]:
-    """The ``compare`` route's answer (see the module docstring for the definitions)."""
-    if group_by not in GROUP_BY:
-        raise ValueError(f"group_by must be one of {GROUP_BY}")
-    base_overview = span_overview(base.model, base.batch_size)
-    exp_overview = span_overview(exp.model, exp.batch_size)
+def _mfu(base_overview: dict[str, Any], exp_overview: dict[str, Any],
+         step_ratio: Optional[float]) -> tuple[dict[str, Any], Optional[dict[str, Any]]]:
+    """Both sides' MFU (their overviews' ``efficiency.mfu.mean``), and a note when the experiment's steps are faster
+    but use the device less well."""
+    b, e = efficiency.mean_mfu(base_overview), efficiency.mean_mfu(exp_overview)
+    section = {"base": b, "exp": e, "delta": e - b if b is not None and e is not None else None,
+               "ratio": ratio(e, b), "counted": efficiency.COUNTED_FLOPS}
+    note = None
+    if b is not None and e is not None and step_ratio is not None and step_ratio < 1 and e < b:
+        note = {"id": "faster_but_less_efficient",
+                "text": f"The experiment's steps are faster ({step_ratio:.2f}x the baseline's time) but its model "
+                        f"FLOPs utilization fell from {b:.1%} to {e:.1%}: it does less work per step, or the same "
+                        "work further from the device's peak."}
+    return section, note
+
+
+def compare(base: CompareSide, exp: CompareSide, group_by: str, base_answers: SideAnswers,
+            exp_answers: SideAnswers) -> dict[str, Any]:
+    """The ``compare`` route's answer (see the module docstring for the definitions), from each side's answers (the
+    overviews with their efficiency figures: each side's MFU is its overview's)."""
+    check_group_by(group_by)
+    base_overview, exp_overview = base_answers.overview, exp_answers.overview
     base_info, exp_info = _side_info(base, base_overview), _side_info(exp, exp_overview)
-    base_ops, exp_ops = span_operators(base.model, group_by), span_operators(exp.model, group_by)
+    base_ops, exp_ops = base_answers.operators, exp_answers.operators
     base_steps, exp_steps = base_info["steps"], exp_info["steps"]
-    kernel_rows = compare_kernels(span_kernels(base.model), span_kernels(exp.model), base_steps, exp_steps)
+    kernel_rows = compare_kernels(base_answers.kernels, exp_answers.kernels, base_steps, exp_steps)
     categories = [c for c in overview_view.CATEGORIES
                   if c in base_overview.get("categories", ()) or c in exp_overview.get("categories", ())]
     same_span = (base.run, base.worker, base.span) == (exp.run, exp.worker, exp.span)
@@ -349,6 +364,9 @@ def compare(base: CompareSide, exp: CompareSide, group_by: str = "name") -> dict
     batch_note = _batch_note(base_info, exp_info, step_ratio, per_sample)
     if batch_note is not None:
         notes.insert(0, batch_note)
+    mfu_section, mfu_note = _mfu(base_overview, exp_overview, step_ratio)
+    if mfu_note is not None:
+        notes.append(mfu_note)
     return {
         "base": base_info,
         "exp": exp_info,
@@ -363,6 +381,7 @@ def compare(base: CompareSide, exp: CompareSide, group_by: str = "name") -> dict
         },
         "per_sample": per_sample,
         "breakdown_per_sample": breakdown_per_sample,
+        "mfu": mfu_section,
         "operators": operator_rows,
         "kernels": kernel_rows,
         "notes": notes,

@@ -11,6 +11,15 @@ The verdict says whether the job is data-bound, with the share of step time that
 steps it rests on; the recommendations say what to change (worker processes, pin_memory, prefetch),
 each with the figures it is based on. MindSpore's MindData pipeline files, when the span has them
 (``ingest/mindspore/minddata.py``), add the dataset operators, their queues and the bottleneck operator.
+
+Thresholds: data-bound from 20% of the step time waiting (feeding data faster would make steps at least 1.25x faster),
+"some wait" above the overview's 5% recommendation threshold. The worker count comes from the writer's manifest tag
+``num_workers``, torch's ``pt_data_worker`` processes, or the iterator's class (single-process means 0). For a
+MindSpore timeline (``ascend_timeline_display_<id>.json``, or ``trace_view.json`` of a ``rank<id>`` worker), the route
+reads the MindData files of device ``<id>`` from the timeline's folder through the storage (known names only, never a
+path from the request): operators with their output-queue usage, the device queue's empty rate (more than 30% of
+batches empty: data-bound, as MindInsight says) and the bottleneck operator (``minddata.find_bottleneck`` writes the
+rule down). A missing or garbled file is a note in the answer.
 """
 
 from __future__ import annotations
@@ -22,7 +31,8 @@ import numpy as np
 
 from ..model.categories import SliceKinds
 from ..model.trace_model import TraceModel
-from .overview import CATEGORIES, DATALOADER_BOUND, NS_PER_US, step_breakdown
+from ..model.units import NS_PER_US
+from .overview import CATEGORIES, DATALOADER_BOUND, step_breakdown
 
 # A job counts as data-bound when at least this share of its step time waits for data: feeding it
 # faster would make its steps at least 1.25x faster. Between the overview's DATALOADER_BOUND (below

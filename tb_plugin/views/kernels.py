@@ -15,11 +15,11 @@ from ..model.factorize import factorize, unique_rows
 from ..model.float32 import slice_column_as_written
 from ..model.steps import find_steps
 from ..model.trace_model import TraceModel
+from ..model.units import NS_PER_US
 from .quantities import accounting
 from .quantities.devices import device, devices_noun, devices_of_rows
 
 GROUP_BY = ("name", "op_and_name")
-NS_PER_US = 1000.0
 
 
 def _weighted_mean(values: np.ndarray, weights: np.ndarray, inverse: np.ndarray, groups: int) -> np.ndarray:

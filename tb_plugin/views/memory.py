@@ -18,9 +18,9 @@ from ..model import tree
 from ..model.build import slice_at
 from ..model.categories import SliceKinds
 from ..model.trace_model import TraceModel
+from ..model.units import NS_PER_US
 from .quantities.devices import memory_device
 
-NS_PER_US = 1000.0
 EVENT_LIMIT = 5000
 MAX_CURVE_POINTS = 20000
 # The query of a plain page load (no device, range or filter): its answer is precomputed.
@@ -50,7 +50,7 @@ def _device_key(device_type: np.ndarray, device_id: np.ndarray) -> np.ndarray:
     return device_type.astype(np.int64) * 65536 + (device_id.astype(np.int64) + 1)
 
 
-def device_label(model: TraceModel, key: int) -> tuple[str, str]:
+def _route_id_and_label(model: TraceModel, key: int) -> tuple[str, str]:
     """(id for the route, label) of a device key: "gpu0" / "GPU 0" (named in ``views/quantities/devices.py``)."""
     ident = memory_device(model, *_key_device(key))[0]
     return ident.lower().replace(" ", ""), ident
@@ -133,7 +133,7 @@ def memory(model: TraceModel, device: Optional[str] = None, start_us: Optional[f
     devices, curves, peaks = model.memo("memory_curves", lambda: _curves(model, ev))
     chosen = [d["id"] for d in devices] if device in (None, "") else [device]
     window = _window_mask(ev, model, start_us, end_us)
-    chosen_keys = [k for k in np.unique(ev.device_key).tolist() if device_label(model, k)[0] in chosen]
+    chosen_keys = [k for k in np.unique(ev.device_key).tolist() if _route_id_and_label(model, k)[0] in chosen]
     selected = window & np.isin(ev.device_key, chosen_keys)
     return {
         "available": True,
@@ -152,7 +152,7 @@ def _curves(model: TraceModel, ev: MemoryEvents) -> tuple[list[dict[str, Any]], 
     curves: dict[str, Any] = {}
     peaks: dict[str, Any] = {}
     for key in np.unique(ev.device_key).tolist():
-        ident, label = device_label(model, key)
+        ident, label = _route_id_and_label(model, key)
         capacity = memory_device(model, *_key_device(key))[1]
         sel = ev.device_key == key
         ts, allocated, reserved = _decimate(ev.ts[sel], ev.allocated[sel], ev.reserved[sel])
@@ -197,7 +197,7 @@ def allocation_table(model: TraceModel, ev: MemoryEvents, selected: np.ndarray, 
     alloc, op_name = alloc[order], op_name[order]
     freed = ev.freed_at[alloc]
     free_ts = np.where(freed >= 0, ev.ts[np.maximum(freed, 0)], -1)
-    labels = {key: device_label(model, key)[1] for key in np.unique(ev.device_key[alloc]).tolist()}
+    labels = {key: _route_id_and_label(model, key)[1] for key in np.unique(ev.device_key[alloc]).tolist()}
     return {
         "total": int(len(order)),
         "columns": ["addr", "bytes", "operator", "device", "alloc_time", "free_time", "lifetime", "never_freed"],

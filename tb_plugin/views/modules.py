@@ -17,9 +17,9 @@ import numpy as np
 from ..model import tree
 from ..model.categories import SliceKinds
 from ..model.trace_model import TraceModel
+from ..model.units import NS_PER_US
 
 MODULE_PREFIX = "nn.Module: "
-NS_PER_US = 1000.0
 
 
 def modules(model: TraceModel) -> dict[str, Any]:

@@ -20,9 +20,9 @@ from ..model import tree
 from ..model.factorize import unique_rows
 from ..model.categories import TENSOR_CORE_ELIGIBLE_OPS, SliceKinds
 from ..model.trace_model import TraceModel
+from ..model.units import NS_PER_US
 
 GROUP_BY = ("name", "input_shape", "stack")
-NS_PER_US = 1000.0
 OCCURRENCE_LIMIT = 100
 
 

@@ -21,13 +21,14 @@ from ..model import intervals
 from ..model.categories import TENSOR_CORE_ELIGIBLE_OPS, SliceKinds
 from ..model.float32 import slice_column_as_written
 from ..model.steps import Steps, find_steps
+from ..model.operator_categories import LABELS
 from ..model.trace_model import TraceModel
-from .quantities import accounting
+from ..model.units import NS_PER_US, US_PER_SECOND
+from .quantities import accounting, efficiency
 from .quantities.devices import GPU_MEMORY_DEVICE_TYPES, device
 
 CATEGORIES = ("kernel", "memcpy", "memset", "communication", "runtime", "dataloader", "cpu_exec", "other")
 DEVICE_CATEGORIES = ("kernel", "memcpy", "memset")
-NS_PER_US = 1000.0
 
 # Recommendation thresholds (fractions of step time unless said otherwise).
 DATALOADER_BOUND = 0.05
@@ -46,7 +47,6 @@ SCALAR_SYNC_OPS = ("aten::item", "aten::_local_scalar_dense")
 # A manifest is a file anyone may have written: at most this many CPU samples are passed on.
 HOST_CPU_MAX_POINTS = 1000
 HOST_CPU_TIME_ROUNDING_S = 0.001
-US_PER_SECOND = 1e6
 
 SLOW_CONV_OPS = ("aten::thnn_conv2d", "aten::_slow_conv2d_forward", "aten::_slow_conv2d_backward",
                  "aten::slow_conv3d", "aten::slow_conv_dilated2d", "aten::slow_conv_transpose2d",
@@ -480,3 +480,79 @@ def with_host_cpu(answer: Mapping[str, Any], manifest: Mapping[str, Any]) -> dic
     result = dict(answer)
     result["host_cpu"] = host_cpu(manifest)
     return result
+
+
+# --- how far from the hardware's peak (the device peaks apply at request time) ---------------------------------
+
+# A matrix category taking at least this share of device time, at less than this share of its roofline, earns a
+# recommendation.
+EFFICIENCY_CATEGORY_SHARE = 0.2
+EFFICIENCY_LOW_ROOFLINE = 0.5
+# Tensor cores take 16-byte multiples of each dimension: 8 elements of 16-bit types, 16 of 8-bit, 4 of TF32.
+TENSOR_CORE_MULTIPLE = {"bf16": 8, "fp16": 8, "fp8": 16, "int8": 16, "tf32": 4}
+
+
+def with_efficiency(answer: Mapping[str, Any], model: TraceModel, summary: Mapping[str, Any],
+                    roofs: efficiency.Roofs) -> dict[str, Any]:
+    """A copy of an overview answer with ``efficiency`` (MFU per step, the share of device time under half its
+    roofline, device time per operator category: ``quantities/efficiency.efficiency_overview``) and the
+    recommendations that read them. Kept out of ``overview()``: its answers are stored with the model, the device
+    peaks are the server's."""
+    result = dict(answer)
+    figures = efficiency.efficiency_overview(model, summary, roofs)
+    figures["peaks_error"] = roofs.peaks_error
+    result["efficiency"] = figures
+    result["recommendations"] = list(answer.get("recommendations", [])) + _efficiency_rules(model, summary, roofs)
+    return result
+
+
+def _efficiency_rules(model: TraceModel, summary: Mapping[str, Any], roofs: efficiency.Roofs) -> list[dict[str, Any]]:
+    if summary["time_basis"] != "device":
+        return []
+    groups = summary["groups"]
+    fig = efficiency.group_figures(summary, roofs)
+    device_time = summary["device_time"]
+    recs = []
+    for category in ("gemm", "grouped_gemm", "convolution", "attention"):
+        picked = [i for i, c in enumerate(groups["category"]) if c == category and math.isfinite(fig.roofline_time[i])]
+        time = sum(groups["time"][i] for i in picked)
+        if not picked or device_time <= 0 or time / device_time < EFFICIENCY_CATEGORY_SHARE:
+            continue
+        roof = sum(float(fig.roofline_time[i]) for i in picked) / time if time > 0 else 1.0
+        if roof >= EFFICIENCY_LOW_ROOFLINE:
+            continue
+        by_precision: dict[str, float] = {}
+        for i in picked:
+            by_precision[groups["precision"][i]] = by_precision.get(groups["precision"][i], 0.0) + groups["time"][i]
+        precision = max(by_precision.items(), key=lambda kv: kv[1])[0]
+        label = LABELS[category]
+        text = (f"{time / device_time:.0%} of device time is in {label} operators at {roof:.0%} of the "
+                f"{precision.upper()} roof.")
+        awkward = _awkward_shapes(groups, picked, precision)
+        if awkward:
+            dims = ", ".join(f"{d} = {v}" for d, v in awkward[:3])
+            text += (f" Shapes with {dims} are not tensor-core friendly: make M, N and K multiples of "
+                     f"{TENSOR_CORE_MULTIPLE[precision]} for {precision.upper()} (pad them).")
+        else:
+            text += " See the Roofline page for the calls furthest from their roof."
+        recs.append({"id": f"low_roofline_{category}", "text": text,
+                     "evidence": {"category": category, "device_share": time / device_time, "roofline_share": roof,
+                                  "precision": precision, "awkward_dimensions": [f"{d} = {v}" for d, v in awkward]}})
+    return recs
+
+
+def _awkward_shapes(groups: Mapping[str, Any], picked: list[int], precision: str) -> list[tuple[str, int]]:
+    """Product dimensions that are not multiples of the tensor cores' width, the ones with most time first."""
+    multiple = TENSOR_CORE_MULTIPLE.get(precision)
+    if multiple is None:
+        return []
+    time: dict[tuple[str, int], float] = {}
+    for i in picked:
+        if groups["precision"][i] != precision:
+            continue
+        params = groups["params"][i]
+        for dim in ("M", "N", "K"):
+            value = params.get(dim)
+            if isinstance(value, int) and value % multiple and value > 1:
+                time[(dim, value)] = time.get((dim, value), 0.0) + groups["time"][i]
+    return [key for key, _ in sorted(time.items(), key=lambda kv: -kv[1])]

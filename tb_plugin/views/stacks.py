@@ -23,9 +23,9 @@ import numpy as np
 from ..model import tree
 from ..model.categories import SliceKinds
 from ..model.trace_model import TraceModel
+from ..model.units import NS_PER_US
 
 WEIGHTS = ("host", "device")
-NS_PER_US = 1000.0
 # What the Python frames of the tree are made of (the answer's ``stacks_from``).
 FROM_PYTHON_FRAMES, FROM_CALL_STACKS, NO_PYTHON_STACKS = "python_frames", "call_stacks", "none"
 NO_PYTHON_STACKS_NOTE = ("The trace records no Python stacks: only operators and annotations are shown. Record them with "

@@ -35,6 +35,10 @@ known phases plus ``fp_and_bp`` sum to the step's duration).
 
 MindSpore Ascend runs carry the profiler's own step trace table (``ingest/mindspore/step_trace.py``):
 when the span has one, its rows are the answer (gap, forward+backward, tail).
+
+MindSpore's table is ``step_trace_raw_<id>_detail_time.csv`` beside an Ascend timeline
+(``ascend_timeline_display_<id>.json``), in system-counter counts of 10 ns, read through the storage by its known name
+only. Checked against Paddle's Model Summary (within 2%) and torch's key_averages.
 """
 
 from __future__ import annotations
@@ -51,9 +55,9 @@ from ..model.categories import SliceKinds
 from ..model.steps import Steps, find_steps
 from ..model.trace_model import SliceTable, TraceModel
 from ..model.tree import levels
+from ..model.units import NS_PER_US
 from .quantities import accounting
 
-NS_PER_US = 1000.0
 PHASES = ("gap", "forward", "backward", "optimizer", "communication", "tail", "other")
 NONE = np.iinfo(np.int64).min  # "no such point in this step"
 

@@ -212,6 +212,16 @@ def short_kernel_name(name: str) -> str:
     return name if text.strip() == "" else text
 
 
+def efficiency_columns() -> list[Column]:
+    """The efficiency columns of the operator and kernel tables and the Roofline page (``quantities/efficiency``):
+    sums over the calls that count their work; achieved rates over their measured time."""
+    return [
+        _col("gflops", "GFLOP"), _bytes("bytes", "Data moved"), _col("tflops_per_s", "TFLOP/s"),
+        _col("tb_per_s", "TB/s"), _col("intensity", "Arithmetic intensity (FLOP/byte)"), _col("bound", "Bound"),
+        _col("roofline_share", "Share of roofline (fraction)"),
+    ]
+
+
 def operators_table(answer: Mapping[str, Any], which: Optional[str] = None) -> Table:
     group_by = answer.get("group_by", "name")
     has_device = bool(answer.get("has_device"))
@@ -234,6 +244,8 @@ def operators_table(answer: Mapping[str, Any], which: Optional[str] = None) -> T
     columns += [_us("host_self", "Host self"), _us("host_total", "Host total")]
     if has_device:
         columns += [_col("tc_eligible", "TC eligible"), share("tc_self_share"), share("tc_total_share")]
+    if answer.get("efficiency"):
+        columns += efficiency_columns()
     return Table("operators", columns, answer.get("rows", []), lambda row: row["name"],
                  ("device_self" if has_device else "host_self", "desc"))
 
@@ -247,6 +259,8 @@ def kernels_table(answer: Mapping[str, Any], which: Optional[str] = None) -> Tab
         _col("blocks_per_sm", "Blocks per SM"), _col("achieved_occupancy", "Est. achieved occupancy (fraction)"),
         _col("tensor_cores", "Tensor Cores used"),
     ]
+    if answer.get("efficiency"):
+        columns += efficiency_columns()
     return Table("kernels", columns, answer.get("rows", []),
                  lambda row: f"{row['name']} {row['op']}" if row.get("op") is not None else row["name"],
                  ("total", "desc"))
@@ -302,7 +316,8 @@ def distributed_table(answer: Mapping[str, Any], which: Optional[str] = None) ->
         columns = [
             _col("name", "Collective"), _col("calls", "Calls"), _bytes("bytes", "Message bytes (all calls)"),
             _us("total", "Total"), _us("mean", "Mean"), _us("wait", "Wait"), _us("transfer", "Transfer"),
-            _col("bandwidth", "Bandwidth (bytes/s)"),
+            _col("bandwidth", "Bandwidth (bytes/s)"), _col("busbw", "Bus bandwidth, rank (bytes/s)"),
+            _col("transfer_busbw", "Bus bandwidth, transfer (bytes/s)"),
         ]
         return Table("distributed-collectives", columns, answer.get("collectives", []), lambda row: row["name"], None)
     raise ExportError("table must be ranks or collectives")
@@ -427,6 +442,7 @@ def run_table_table(answer: Mapping[str, Any], which: Optional[str] = None) -> T
     for category in run_table_categories(rows, answer.get("categories", [])):
         columns.append(Column(category, f"{category} (us)", lambda row, c=category: (row.get("breakdown") or {}).get(c)))
     columns.append(_col("gpu_utilization", "GPU utilization (fraction)"))
+    columns.append(_col("mfu", "MFU (fraction)"))
     for device_type in peak_memory_types(rows):
         columns.append(Column(f"peak_{device_type}", f"Peak {device_type} memory (bytes)",
                               lambda row, t=device_type: (row.get("peak_memory") or {}).get(t)))
@@ -557,11 +573,79 @@ def annotations_table(answer: Mapping[str, Any], which: Optional[str] = None) ->
     return Table("annotations", columns, answer.get("rows", []), lambda row: row["name"], ("host_total", "desc"))
 
 
+def roofline_table(answer: Mapping[str, Any], which: Optional[str] = None) -> Table:
+    """The Roofline page: its points (one per group of identical calls), or the gaps to the roof (``gaps``)."""
+    def point_columns() -> list[Column]:
+        return [_col("name", "Operator"), Column("input_shape", "Input shapes", lambda row: row.get("input_shape") or ""),
+                _col("category_label", "Category"), _col("precision", "Precision"), _col("unit", "Unit"),
+                _col("device", "Device"), _col("calls", "Calls"), _us("time", "Time"),
+                _col("flops_per_call", "FLOPs per call"), _bytes("bytes_per_call", "Bytes per call"),
+                *efficiency_columns(), _us("roofline_time", "Roofline time")]
+
+    def text(row: Row) -> str:
+        return f"{row['name']} {row.get('input_shape') or ''} {row['category_label']} {row['precision']}"
+
+    if which in (None, "points"):
+        return Table("roofline", point_columns(), answer.get("points", []), text, ("time", "desc"))
+    if which == "gaps":
+        columns = [*point_columns(), _us("gap", "Time above the roofline"),
+                   _col("gap_share", "Gap share of device time (fraction)")]
+        return Table("roofline-gaps", columns, answer.get("gaps", []), text, ("gap", "desc"))
+    raise ExportError("table must be points or gaps")
+
+
+def _frames_text(row: Row) -> str:
+    return " < ".join(f"{f.get('name') or '?'} ({f.get('file') or '?'}:{f.get('line')})" for f in row.get("frames", []))
+
+
+def snapshot_at_table(answer: Mapping[str, Any], which: Optional[str] = None) -> Table:
+    """What is alive at a moment of a memory snapshot: its groups (by the route's ``group_by``), or the largest
+    allocations (``table=largest``)."""
+    if which in (None, "groups"):
+        columns = [_col("label", "Group"), _bytes("bytes", "Live bytes"), _col("count", "Allocations"),
+                   _col("share", "Share of live bytes (fraction)"), _bytes("largest", "Largest allocation"),
+                   Column("frames", "Top frames (user code first)", _frames_text)]
+        return Table(f"memory-snapshot-by-{answer.get('group_by', 'site')}", columns, answer.get("groups", []),
+                     lambda row: f"{row['label']} {_frames_text(row)}", ("bytes", "desc"))
+    if which == "largest":
+        columns = [_col("id", "Allocation"), _bytes("size", "Size"), _col("label", "Site"), _col("addr", "Address"),
+                   _col("stream", "Stream"), _col("start", "Allocated at (us)"), _col("end", "Freed at (us)"),
+                   Column("flags", "Flags", lambda row: " ".join(row.get("flags", [])))]
+        return Table("memory-snapshot-largest", columns, answer.get("largest", []), lambda row: row["label"],
+                     ("size", "desc"))
+    raise ExportError("table must be groups or largest")
+
+
+def snapshot_segments_table(answer: Mapping[str, Any], which: Optional[str] = None) -> Table:
+    """The allocator's segments at a moment, or their blocks (``table=blocks``)."""
+    if which in (None, "segments"):
+        columns = [_col("address", "Address"), _bytes("size", "Size"), _col("stream", "Stream"),
+                   _bytes("allocated", "Allocated"), _bytes("active", "Active"), _bytes("requested", "Requested"),
+                   _col("large", "Large pool"), _col("expandable", "Expandable"), _col("blocks", "Blocks")]
+        return Table("memory-snapshot-segments", columns, answer.get("segments", []),
+                     lambda row: str(row["address"]), ("size", "desc"))
+    if which == "blocks":
+        columns = [_col("segment", "Segment"), _col("address", "Address"), _bytes("size", "Size"),
+                   _bytes("requested", "Requested"), _col("state", "State"), _col("label", "Site")]
+        return Table("memory-snapshot-blocks", columns, answer.get("blocks", []),
+                     lambda row: f"{row['state']} {row['label']}", ("address", "asc"))
+    raise ExportError("table must be segments or blocks")
+
+
+def snapshot_compare_table(answer: Mapping[str, Any], which: Optional[str] = None) -> Table:
+    columns = [_col("label", "Site"), _col("site", "File:line:function"), _bytes("base_bytes", "Baseline bytes"),
+               _bytes("exp_bytes", "Experiment bytes"), _bytes("delta", "Difference"),
+               _col("base_count", "Baseline allocations"), _col("exp_count", "Experiment allocations")]
+    return Table("memory-snapshot-compare", columns, answer.get("rows", []), lambda row: row["site"],
+                 ("delta", "desc"))
+
+
 # Route (path under the plugin) → its tables.
 TABLES: dict[str, Callable[[Mapping[str, Any], Optional[str]], Table]] = {
     "overview": overview_table,
     "operators": operators_table,
     "kernels": kernels_table,
+    "roofline": roofline_table,
     "memory": memory_table,
     "distributed": distributed_table,
     "distributed/matrix": distributed_matrix_table,
@@ -574,6 +658,9 @@ TABLES: dict[str, Callable[[Mapping[str, Any], Optional[str]], Table]] = {
     "analyses/queues": queues_table,
     "analyses/sequences": sequences_table,
     "analyses/annotations": annotations_table,
+    "memory_snapshot/at": snapshot_at_table,
+    "memory_snapshot/segments": snapshot_segments_table,
+    "memory_snapshot/compare": snapshot_compare_table,
 }
 
 

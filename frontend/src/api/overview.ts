@@ -35,6 +35,39 @@ export type Recommendation = Item<OverviewData["recommendations"]>;
 export type Evidence = Schema<"Evidence">;
 export type EvidenceValue = Evidence[string];
 
+/** How far from the hardware's peak (the backend's quantities/efficiency.py, with the server's device peaks). */
+export interface OverviewEfficiency {
+  readonly timeBasis: "device" | "host";
+  /** Mean MFU over the steps; null with `mfuReason`. */
+  readonly mfu: number | null;
+  readonly mfuSteps: readonly { readonly name: string; readonly mfu: number | null; readonly matrixGflops: number }[];
+  readonly mfuCounted: string;
+  readonly mfuReason: string;
+  /** Share of device time below half its roofline, and the share whose roofline is known. */
+  readonly lowRooflineShare: number | null;
+  readonly coveredShare: number | null;
+  readonly categories: Schema<"OverviewEfficiency">["categories"];
+  readonly uncounted: Schema<"OverviewEfficiency">["uncounted"];
+  readonly peaksError: string;
+}
+
+/** The answer's efficiency as the Overview's section reads it (null when the answer has none). */
+export function overviewEfficiency(value: OverviewData["efficiency"]): OverviewEfficiency | null {
+  if (value === undefined) return null;
+  return {
+    timeBasis: value.time_basis,
+    mfu: value.mfu.mean,
+    mfuSteps: value.mfu.steps.map((step) => ({ name: step.name, mfu: step.mfu, matrixGflops: step.matrix_gflops })),
+    mfuCounted: value.mfu.counted,
+    mfuReason: value.mfu.reason,
+    lowRooflineShare: value.low_roofline.share,
+    coveredShare: value.low_roofline.covered_share,
+    categories: value.categories,
+    uncounted: value.uncounted,
+    peaksError: value.peaks_error,
+  };
+}
+
 export function fetchOverview(api: ApiClient, ref: SpanRef, stepMarker: string | null, signal?: AbortSignal): Promise<ApiResult<OverviewData>> {
   const params = stepMarker !== null && stepMarker !== "" ? { step_marker: stepMarker } : {};
   return api.spanRoute("overview", ref, params, signal);

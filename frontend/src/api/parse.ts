@@ -1,6 +1,6 @@
 // Checks the shape of JSON answers before the UI trusts them. A malformed entry is dropped
 // (or its optional field ignored) rather than breaking the whole run list.
-import type { LayoutLookedFor, RunInfo, RunStatus, RunsResponse, SkippedFiles, SpanFacts, WorkerInfo } from "./types";
+import type { LayoutLookedFor, RunInfo, RunStatus, RunsResponse, SkippedFiles, SpanFacts, WorkerInfo, MemorySnapshotInfo } from "./types";
 
 type JsonObject = Record<string, unknown>;
 
@@ -96,10 +96,20 @@ function parseRun(value: unknown): RunInfo | null {
   const progress = parseProgress(value["progress"]);
   const error = value["error"];
   const framework = value["framework"];
+  const snapshots = Array.isArray(value["memory_snapshots"])
+    ? value["memory_snapshots"].flatMap((entry): MemorySnapshotInfo[] => {
+        if (!isObject(entry) || typeof entry["name"] !== "string") return [];
+        const snapshotStatus = parseStatus(entry["status"]) ?? "loading";
+        const worker = entry["worker"];
+        const span = entry["span"];
+        return [{ name: entry["name"], worker: typeof worker === "string" ? worker : null, span: typeof span === "string" ? span : null, status: snapshotStatus }];
+      })
+    : [];
   return {
     name: value["name"],
     status,
     workers,
+    ...(snapshots.length > 0 ? { memorySnapshots: snapshots } : {}),
     ...(progress !== null ? { progress } : {}),
     ...(typeof error === "string" ? { error } : {}),
     ...(typeof framework === "string" ? { framework } : {}),

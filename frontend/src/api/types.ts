@@ -35,6 +35,17 @@ export interface RunInfo {
   readonly error?: string;
   readonly framework?: string;
   readonly workers: readonly WorkerInfo[];
+  /** The run's PyTorch allocator memory snapshots (a run may hold snapshots only, and no workers). */
+  readonly memorySnapshots?: readonly MemorySnapshotInfo[];
+}
+
+/** A memory snapshot as the run list names it. */
+export interface MemorySnapshotInfo {
+  /** Its path relative to the run folder (untrusted text). */
+  readonly name: string;
+  readonly worker: string | null;
+  readonly span: string | null;
+  readonly status: RunStatus;
 }
 
 /** The files of the last scan that are no span, counted by reason (e.g. "tensorboard_event_file"). */

@@ -35,6 +35,10 @@ const SKIP_REASONS: Readonly<Record<string, readonly [string, string]>> = {
   ],
   profiler_side_file: ["other file of a profiler's output folder", "other files of a profiler's output folders"],
   not_json: ["file that is not .json or .json.gz", "files that are not .json or .json.gz"],
+  pickle_not_a_memory_snapshot: [
+    ".pickle or .pkl file that is not a pickled memory snapshot",
+    ".pickle or .pkl files that are not pickled memory snapshots",
+  ],
   links_outside_logdir: [
     "link that leads outside the logdir, never read (allow its target with --profscope_link_roots)",
     "links that lead outside the logdir, never read (allow their targets with --profscope_link_roots)",

@@ -61,6 +61,14 @@ export const DISTRIBUTED_DEFINITIONS = {
   collectiveWait: "Time the calls spent waiting for the last rank, over every rank.",
   collectiveTransfer: "Total minus wait.",
   bandwidth: "Effective bandwidth: bytes moved per second of transfer time (waiting excluded), decimal GB/s.",
+  busbw:
+    "Bus bandwidth (rank): message bytes (the larger of input and output) over each rank's own call durations, " +
+    "waiting for peers included, times 2(n-1)/n for all-reduce, (n-1)/n for all-gather, reduce-scatter and " +
+    "all-to-all, 1 for broadcast, reduce and send/receive (n = the group's ranks): what each link carried, " +
+    "comparable with the link's peak whatever n.",
+  transferBusbw:
+    "Bus bandwidth (transfer): the same over each collective's shortest duration across the ranks (the i-th call of " +
+    "every rank is one collective): closest to the transfer alone, as the last rank to arrive waits least.",
   straggler:
     "The straggler is the rank with the longest mean step time, compared with the median step time of the other ranks.",
 } as const;

@@ -6,7 +6,7 @@
 // plugins own the keys `p.<plugin>.<key>` (TensorBoard hands them to plugins on request):
 //   #profscope&p.profscope.view=kernel&p.profscope.run=exp/a&...
 
-export const VIEW_IDS = ["overview", "steps", "data", "operator", "kernel", "stacks", "modules", "memory", "trace", "analyses", "distributed", "compare"] as const;
+export const VIEW_IDS = ["overview", "steps", "data", "operator", "kernel", "roofline", "stacks", "modules", "memory", "snapshot", "trace", "analyses", "distributed", "compare"] as const;
 export type ViewId = (typeof VIEW_IDS)[number];
 export const DEFAULT_VIEW: ViewId = "overview";
 

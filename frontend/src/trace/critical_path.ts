@@ -52,12 +52,13 @@ export function kindRows(data: CriticalPathData): KindRow[] {
   return rows;
 }
 
-/** The path's slices by their time on it, longest first (entries of one slice added up). */
+/** The path's slices by their time on it, longest first (entries of one slice added up); not the step's own range. */
 export function longestOnPath(data: CriticalPathData, limit: number): PathEntry[] {
   const bySlice = new Map<number, PathEntry>();
   for (const entry of data.path) {
-    // Idle stretches are gaps next to a slice, not its time: they are in the breakdown, not in this list.
-    if (entry.id === null || entry.kind === "idle" || !(entry.time > 0)) continue;
+    // Idle stretches are gaps next to a slice, not its time: they are in the breakdown, not in this list. The step's
+    // own range holds the time between its operators: no slice of the step's work.
+    if (entry.id === null || entry.id === data.stepId || entry.kind === "idle" || !(entry.time > 0)) continue;
     const seen = bySlice.get(entry.id);
     bySlice.set(entry.id, seen === undefined ? entry : { ...seen, time: seen.time + entry.time });
   }

@@ -9,6 +9,8 @@ import { memoryView } from "./memory/memory";
 import { modulesView } from "./modules/modules";
 import { operatorView } from "./operator/operator";
 import { overviewView } from "./overview/overview";
+import { rooflineView } from "./roofline/roofline";
+import { snapshotView } from "./snapshot/snapshot";
 import { stacksView } from "./stacks/stacks";
 import { stepTraceView } from "./step_trace/step_trace";
 import { traceView } from "./trace/trace";
@@ -20,9 +22,11 @@ export const VIEWS: readonly ViewDefinition[] = [
   dataPipelineView,
   operatorView,
   kernelView,
+  rooflineView,
   stacksView,
   modulesView,
   memoryView,
+  snapshotView,
   traceView,
   analysesView,
   distributedView,

@@ -43,7 +43,7 @@ _BEGIN, _END, _ASYNC_BEGIN, _ASYNC_END = range(4)
 _KIND = {"B": _BEGIN, "E": _END, "b": _ASYNC_BEGIN, "e": _ASYNC_END}
 _ASYNC_PREFIX = "async "
 
-# Every slice column the decoder writes, with its dtype and "absent" value (decode._ChunkReader._read_slices).
+# Every slice column the decoder writes, with its dtype and "absent" value (chunk_reader.ChunkReader._read_slices).
 _SLICE_DEFAULTS: dict[str, tuple[Any, Any]] = {
     "external_id": (np.int64, -1), "correlation": (np.int64, -1), "input_dims": (np.int32, -1),
     "input_type": (np.int32, -1), "concrete_inputs": (np.int32, -1), "call_stack": (np.int32, -1),

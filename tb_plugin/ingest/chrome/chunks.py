@@ -2,7 +2,7 @@
 
 ``EventChunks`` reads decompressed blocks (``reader.iter_blocks``) into a moving window and
 hands out byte ranges of that window holding whole events, separated by commas, so that the
-decoder can decode each range as a JSON array in place (``decode._with_brackets``). The
+decoder can decode each range as a JSON array in place (``events.with_brackets``). The
 window keeps only the current chunk and what has been read after it: a document of any size
 is cut with a few tens of MB.
 

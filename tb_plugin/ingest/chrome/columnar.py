@@ -1,7 +1,7 @@
 """The decoder's fast path: a chunk's events as columns read straight from the JSON.
 
 ``_columnar.c`` (built with the package when a C compiler is there) scans a chunk and writes every
-field that ``decode._ChunkReader`` reads into a column: numbers as float64/int64, texts as ids of an
+field that ``chunk_reader.ChunkReader`` reads into a column: numbers as float64/int64, texts as ids of an
 intern table that lives as long as the scanner. It takes only plain JSON (see the C file's header);
 for any other chunk ``scan`` returns None and the decoder reads that chunk through msgspec, so both
 paths give the same columns (tests/test_columnar_decoder.py compares them).

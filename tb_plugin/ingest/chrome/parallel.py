@@ -39,6 +39,7 @@ import numpy as np
 from ...model.interning import NO_STRING, StringTable
 from ...model.raw_columns import RawColumns, constant_part, part_constant
 from . import begin_end, decode
+from .chunk_reader import ChunkReader
 from .chunks import Chunk, EventChunks
 from .decode import TraceFormatError
 
@@ -154,7 +155,7 @@ class _Helper:
 
 def _decode_with_helper(chunks: EventChunks) -> RawColumns:
     out = decode.new_columns()
-    reader = decode._ChunkReader(out)
+    reader = ChunkReader(out)
     helper: Optional[_Helper] = None
     first = 0  # the parser's own numbering of its events
     seen = 0
@@ -167,12 +168,12 @@ def _decode_with_helper(chunks: EventChunks) -> RawColumns:
             # What is cut once the input has ended (where the events end is a guess too) stays here: it can be repaired.
             if helper is not None and not chunks.eof and helper.give(chunks.buffer, chunk):
                 continue
-            result = decode._decode_in_window(reader, chunks, chunk, first)
+            result = decode.decode_in_window(reader, chunks, chunk, first)
             if isinstance(result, Exception):
                 if helper is not None:  # once every chunk handed out decoded, this one's start is known good
                     helper.drain()
                 chunk = chunks.exact_chunk()
-                result = decode._decode_in_window(reader, chunks, chunk, first)
+                result = decode.decode_in_window(reader, chunks, chunk, first)
                 if isinstance(result, Exception):
                     raise decode.format_error(result, chunk.position) from result
             first += result
@@ -197,7 +198,7 @@ def _helper_main(ring: mmap.mmap, requests: Any, replies: Any, spill_prefix: Opt
         end.close()
     try:
         out = decode.new_columns()
-        reader = decode._ChunkReader(out)
+        reader = ChunkReader(out)
         files = _ColumnFiles(spill_prefix) if spill_prefix else None
         first = 0
         moved = 0
@@ -458,7 +459,7 @@ def _merge_stats(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
         for name, count in b.get(key, {}).items():
             merged[name] = merged.get(name, 0) + count
         out[key] = merged
-    if "repaired_text" in b:  # values repaired or dropped in the helper's half (decode._decode_one_by_one)
+    if "repaired_text" in b:  # values repaired or dropped in the helper's half (events._decode_one_by_one)
         out["repaired_text"] = a.get("repaired_text", 0) + b["repaired_text"]
     problems = [stats["first_problem_byte"] for stats in (a, b) if "first_problem_byte" in stats]
     if problems:

@@ -54,6 +54,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
+from ...model.units import NS_PER_US, US_PER_MS
+
 # File names, by what they hold; ``{id}`` is the device (rank) id.
 PIPELINE_CSV = "minddata_pipeline_raw_{id}.csv"
 PIPELINE_JSON = "pipeline_profiling_{id}.json"
@@ -87,9 +89,6 @@ SOURCE_QUEUE_LOW = 0.5
 # Mean CPU utilization per worker above this: the operator is CPU-bound, more workers would help
 # (MindSpore's analyser uses the same limit).
 CPU_PER_WORKER_HIGH = 0.75
-
-NS_PER_US = 1000.0
-US_PER_MS = 1000.0
 
 
 class MindDataFormatError(ValueError):

@@ -1,7 +1,7 @@
 """MindSpore's timeline (``ASCEND_PROFILER_OUTPUT/trace_view.json``) → the model's conventions.
 
 MindSpore writes a bare JSON array of Chrome-trace events; ``chrome/decode.py`` decodes it
-(its ``ts``/``dur`` strings are read exactly to the ns there, see ``decode._times_ns``). This
+(its ``ts``/``dur`` strings are read exactly to the ns there, see ``events.times_ns``). This
 module then normalises the decoded columns (``normalise``), before ``model.build`` sees them:
 
 * Categories: every event has ``"cat": ""``; what a slice is, MindSpore says with the name of its

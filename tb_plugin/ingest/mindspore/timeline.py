@@ -293,7 +293,7 @@ def _derive_steps(raw: RawColumns, columns: dict[str, np.ndarray], rows: np.ndar
     return n
 
 
-# Absent values of the slice columns that are not -1 (see chrome/decode.py: _ChunkReader._read_slices).
+# Absent values of the slice columns that are not -1 (see chrome/chunk_reader.py: ChunkReader._read_slices).
 _ABSENT = {"blocks_per_sm": np.nan, "warps_per_sm": np.nan, "occupancy": np.nan, "relative_start_us": np.nan}
 
 

@@ -18,9 +18,9 @@ import numpy as np
 from ...model.categories import SliceKinds
 from ...model.steps import find_steps
 from ...model.trace_model import TraceModel
+from ...model.units import NS_PER_US
 from ..operators import operator_columns
 
-NS_PER_US = 1000.0
 HOST_CATEGORIES = frozenset({"user_annotation", "UserDefined", "PythonUserDefined"})
 DEVICE_CATEGORY = "gpu_user_annotation"
 

@@ -24,7 +24,8 @@ from typing import Any, Optional
 import numpy as np
 
 from ...model.trace_model import TraceModel
-from .stream_work import NS_PER_US, no_device_work_reason, stream_reference, stream_work, time_in_windows
+from ...model.units import NS_PER_US
+from .stream_work import no_device_work_reason, stream_reference, stream_work, time_in_windows
 
 KERNEL_WAIT_US = 30.0
 CATEGORIES = ("host_wait", "kernel_wait", "other")

@@ -22,7 +22,8 @@ from typing import Any, Optional
 import numpy as np
 
 from ...model.trace_model import TraceModel
-from .stream_work import NS_PER_US, no_device_work_reason, stream_work
+from ...model.units import NS_PER_US
+from .stream_work import no_device_work_reason, stream_work
 
 # HTA's outlier cutoffs: a runtime call over 50 µs, a launch delay over 100 µs.
 RUNTIME_CUTOFF_US = 50.0

@@ -19,7 +19,8 @@ import numpy as np
 
 from ...model.categories import SliceKinds
 from ...model.trace_model import TraceModel
-from .stream_work import NS_PER_US, no_device_work_reason, stream_label, stream_work, time_in_windows
+from ...model.units import NS_PER_US
+from .stream_work import no_device_work_reason, stream_label, stream_work, time_in_windows
 
 TRACK_PREFIX = "c:queue:"
 

@@ -19,8 +19,8 @@ from ...model import tree
 from ...model.categories import SliceKinds
 from ...model.steps import find_steps
 from ...model.trace_model import TraceModel
+from ...model.units import NS_PER_US
 
-NS_PER_US = 1000.0
 MIN_LENGTH = 3
 LIMIT = 50
 _BASES = (np.uint64(1_000_003), np.uint64(998_244_353))

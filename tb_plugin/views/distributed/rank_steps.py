@@ -25,9 +25,9 @@ from typing import Any, Optional, Sequence
 import numpy as np
 
 from ...model.trace_model import TraceModel
+from ...model.units import NS_PER_US
 from ..quantities.accounting import step_times
 
-NS_PER_US = 1000.0
 ALIGNMENTS = ("step", "time")
 _STEP_NUMBER = re.compile(r"#(\d+)$")
 

@@ -14,17 +14,19 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
-from typing import Any, Optional
+from dataclasses import dataclass, field
+from typing import Any, Callable, Optional
 
 import msgspec
 import numpy as np
 
 from ...model.categories import SliceKinds
 from ...model.trace_model import TraceModel
+from ...model.units import NS_PER_US
+from ..quantities import collective_bandwidth
 from ..quantities.accounting import step_times
+from ..quantities.efficiency import Roofs
 
-NS_PER_US = 1000.0
 DTYPE_BYTES = {
     "float": 4, "float32": 4, "Float": 4, "double": 8, "float64": 8, "Double": 8, "half": 2, "float16": 2,
     "Half": 2, "bfloat16": 2, "BFloat16": 2, "int": 4, "int32": 4, "Int": 4, "long": 8, "int64": 8, "Long": 8,
@@ -59,6 +61,10 @@ class RankInstances:
     start: np.ndarray
     end: np.ndarray
     nbytes: np.ndarray  # -1 when unknown
+    # For bandwidth (quantities/collective_bandwidth.py): the message size S (the larger of the input and output of
+    # record_param_comms, else nbytes) and the group size (its "Group size", else the job's world size), -1 unknown.
+    message_bytes: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    group_size: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
 
 
 def distributed_rank(model: TraceModel) -> Optional[int]:
@@ -76,9 +82,9 @@ def rank_of(model: TraceModel, worker: str, fallback: int) -> int:
     return int(m.group(1)) if m else fallback
 
 
-def _message_bytes(model: TraceModel, row: int) -> int:
+def _message_bytes(model: TraceModel, row: int, column: str = "in_msg_nelems") -> int:
     s = model.slices
-    nelems = int(s.in_msg_nelems[row])
+    nelems = int(getattr(s, column)[row])
     dtype = model.strings[int(s.dtype[row])] if s.dtype[row] >= 0 else ""
     if nelems < 0 or dtype not in DTYPE_BYTES:
         return -1
@@ -175,7 +181,9 @@ def _collective_instances(model: TraceModel) -> RankInstances:
 
         rows = np.flatnonzero(pick & ~has_ancestor(s, pick))
         owner_op = rows.astype(np.int64)
-    names, sizes = [], []
+    names, sizes, messages, group_sizes = [], [], [], []
+    info = model.metadata.get("distributedInfo") or {}
+    world = info.get("world_size") if isinstance(info, dict) and isinstance(info.get("world_size"), int) else -1
     for row, op in zip(rows.tolist(), owner_op.tolist()):  # one step per collective call, not per event
         source = op if op >= 0 and with_args[op] else (int(args_above[op]) if op >= 0 else -1)
         if source >= 0 and s.collective[source] >= 0:
@@ -183,9 +191,16 @@ def _collective_instances(model: TraceModel) -> RankInstances:
         else:
             names.append(normalize_collective(text[int(s.name[row])]))
         sizes.append(_collective_bytes(model, row, op, source, collective_above, inner_bytes))
+        out_bytes = _message_bytes(model, source, "out_msg_nelems") if source >= 0 else -1
+        messages.append(max(sizes[-1], out_bytes))
+        group_sizes.append(int(s.group_size[source]) if source >= 0 and s.group_size[source] > 0 else world)
     order = np.argsort(s.start[rows], kind="stable")
+
+    def ordered(values: list[int]) -> np.ndarray:
+        return np.asarray(values, dtype=np.int64)[order] if values else np.zeros(0, np.int64)
+
     return RankInstances(name=[names[i] for i in order], start=s.start[rows][order], end=s.end_at(rows)[order],
-                         nbytes=np.asarray(sizes, dtype=np.int64)[order] if sizes else np.zeros(0, np.int64))
+                         nbytes=ordered(sizes), message_bytes=ordered(messages), group_size=ordered(group_sizes))
 
 
 def rank_breakdown(model: TraceModel) -> dict[str, float]:
@@ -213,8 +228,10 @@ def _is_distributed(model: TraceModel) -> bool:
     return len(collective_instances(model).name) > 0
 
 
-def distributed(ranks: list[tuple[str, TraceModel]]) -> dict[str, Any]:
-    """``ranks``: (worker name, model) of every worker of a run, one span each."""
+def distributed(ranks: list[tuple[str, TraceModel]],
+                roofs_of: Optional[Callable[[TraceModel], Roofs]] = None) -> dict[str, Any]:
+    """``ranks``: (worker name, model) of every worker of a run, one span each. ``roofs_of``: the device peaks of a
+    model (the server's setting), for the links' peak beside the collectives' bus bandwidth."""
     if not ranks or (len(ranks) == 1 and not _is_distributed(ranks[0][1])):
         return {"available": False, "ranks": [], "collectives": [], "straggler": None,
                 "hint": "This run has a single worker: there is nothing distributed to show. Profile every rank of "
@@ -257,7 +274,8 @@ def distributed(ranks: list[tuple[str, TraceModel]]) -> dict[str, Any]:
         "notes": notes,
         "wait_method": method,
         "ranks": rank_rows,
-        "collectives": _collective_table(entries, instances, wait),
+        "collectives": _with_bandwidth(_collective_table(entries, instances, wait), instances),
+        "link": _link_peak(entries[0]["model"], roofs_of),
         "straggler": _straggler(rank_rows),
     }
 
@@ -317,6 +335,59 @@ def _collective_table(entries: list[dict[str, Any]], instances: list[RankInstanc
         out.append(row)
     out.sort(key=lambda r: -r["total"])
     return out
+
+
+def _with_bandwidth(rows: list[dict[str, Any]], instances: list[RankInstances]) -> list[dict[str, Any]]:
+    """Per collective: algorithm and bus bandwidth (``quantities/collective_bandwidth.py``), as rank bandwidth (each
+    call over its own duration on its rank; the sums of all ranks' calls: bytes over time) with the median over the
+    calls, and as transfer bandwidth (the i-th call of every rank is one collective, over its shortest duration)."""
+    for row in rows:
+        name = row["name"]
+        sizes, durations, groups, matched = [], [], [], []
+        for inst in instances:
+            sel = np.flatnonzero(np.array([n == name for n in inst.name], dtype=bool))
+            sizes.append(inst.message_bytes[sel])
+            durations.append((inst.end - inst.start)[sel])
+            groups.append(inst.group_size[sel])
+            matched.append(sel)
+        size, duration, group = np.concatenate(sizes), np.concatenate(durations), np.concatenate(groups)
+        per_call = collective_bandwidth.rank_bandwidth(name, size, duration, group)
+        known = (size >= 0) & (duration > 0)
+        n = int(np.median(group[group > 0])) if (group > 0).any() else -1
+        row["group_size"] = n if n > 0 else None
+        row["algbw"] = float(size[known].sum() / (duration[known].sum() / 1e9)) if known.any() else None
+        factor = float(collective_bandwidth.bus_factor(name, np.array([n]))[0])
+        row["busbw"] = row["algbw"] * factor if row["algbw"] is not None and math.isfinite(factor) else None
+        bus = per_call.bus[np.isfinite(per_call.bus)]
+        row["busbw_median"] = float(np.median(bus)) if len(bus) else None
+        count = min(len(d) for d in durations)
+        row["transfer_algbw"] = row["transfer_busbw"] = None
+        if count and len(instances) > 1:
+            transfer = collective_bandwidth.transfer_bandwidth(
+                name, np.stack([s[:count] for s in sizes]), np.stack([d[:count] for d in durations]),
+                np.full(count, n))
+            size0 = np.stack([s[:count] for s in sizes]).max(axis=0)
+            ok = (size0 >= 0) & (transfer.duration_ns > 0)
+            if ok.any():
+                row["transfer_algbw"] = float(size0[ok].sum() / (transfer.duration_ns[ok].sum() / 1e9))
+                row["transfer_busbw"] = row["transfer_algbw"] * factor if math.isfinite(factor) else None
+    return rows
+
+
+def _link_peak(model: TraceModel, roofs_of: Optional[Callable[[TraceModel], Roofs]]) -> dict[str, Any]:
+    """The peak of one direction of the links between the devices (NVLink, Infinity Fabric) of the first rank's
+    device, from the device peaks, beside which the bus bandwidth is read."""
+    roofs = (roofs_of or Roofs.of)(model)
+    for device_id, resolved in sorted(roofs.resolved.items()):
+        if device_id < 0 or resolved.peaks is None:
+            continue
+        peak = resolved.peaks.peer_link_bytes_per_second
+        if peak is not None:
+            return {"name": resolved.peaks.name, "peak": peak, "reason": ""}
+        return {"name": resolved.peaks.name, "peak": None,
+                "reason": f"the table of peaks gives no link bandwidth for {resolved.peaks.name}"}
+    reasons = [r.reason for d, r in roofs.resolved.items() if d >= 0]
+    return {"name": None, "peak": None, "reason": reasons[0] if reasons else "the trace describes no device"}
 
 
 def _straggler(rank_rows: list[dict[str, Any]]) -> Optional[dict[str, Any]]:

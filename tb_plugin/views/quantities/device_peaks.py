@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any, Mapping, Optional, Sequence
 
 PRECISIONS = ("fp64", "fp64_matrix", "fp32", "fp32_matrix", "tf32", "fp16", "bf16", "fp8", "int8")

@@ -117,17 +117,19 @@ def _operator_work(model: TraceModel) -> OperatorWork:
     modelled = unit != _NONE
     rows = np.flatnonzero(modelled)
     combo_of_row, combos = _combos(model, rows)
-    tree_levels = levels(s) if len(rows) else []
+    tree_levels = tree_levels_of(model) if len(rows) else []
     flops = combos.flops[combo_of_row] if len(rows) else np.zeros(0, dtype=np.int64)
     has_number = flops >= 0
     is_matrix = unit[rows] == _MATRIX
-    # Matrix operators: the innermost count (the matrix operators with a formula below each, itself excluded).
-    below_matrix = _subtree_sum(s.parent, tree_levels, (unit == _MATRIX).astype(np.int64))[rows] - is_matrix
-    # Vector operators: those whose nested operators with a formula do at least their FLOPs defer to them.
+    # Sums per row over its subtree (itself included) of: matrix operators with a formula (the innermost matrix
+    # operator counts), the FLOPs of operators with a formula (a vector operator whose nested operators do at least
+    # its FLOPs defers to them), and operators with a formula. (Three 1-D passes: np.add.at on rows of a 2-D array
+    # is slower than three.)
     row_flops = np.zeros(len(s), dtype=np.int64)
     row_flops[rows] = np.maximum(flops, 0)
-    below_flops = _subtree_sum(s.parent, tree_levels, row_flops)[rows] - row_flops[rows]
-    below_any = _subtree_sum(s.parent, tree_levels, modelled.astype(np.int64))[rows] - 1
+    below_matrix = subtree_sum(s.parent, tree_levels, (unit == _MATRIX).astype(np.int64))[rows] - is_matrix
+    below_flops = subtree_sum(s.parent, tree_levels, row_flops)[rows] - row_flops[rows]
+    below_any = subtree_sum(s.parent, tree_levels, modelled.astype(np.int64))[rows] - 1
     deferred = np.where(is_matrix, below_matrix > 0,
                         (below_any > 0) & ((below_flops >= np.maximum(flops, 0)) | ~has_number))
     candidate = np.zeros(len(s), dtype=bool)
@@ -154,7 +156,12 @@ def _operator_work(model: TraceModel) -> OperatorWork:
                         owner=np.searchsorted(rows, owner_row[keep]).astype(np.int64))
 
 
-def _subtree_sum(parent: np.ndarray, tree_levels: list[np.ndarray], values: np.ndarray) -> np.ndarray:
+def tree_levels_of(model: TraceModel) -> list[np.ndarray]:
+    """``tree.levels`` of the model's slices, once per model (the efficiency figures walk the tree several times)."""
+    return model.memo("tree_levels", lambda: levels(model.slices))
+
+
+def subtree_sum(parent: np.ndarray, tree_levels: list[np.ndarray], values: np.ndarray) -> np.ndarray:
     total = values.copy()
     for level in reversed(tree_levels):
         p = parent[level]
@@ -217,7 +224,7 @@ def _work_of(name: str, dims: Optional[str], types: Optional[str],
         return None, STATUS_TEXT[NO_SHAPES]
     try:
         decoded = [_DECODER.decode(text) if text else None for text in (dims, types, concrete)]
-    except msgspec.DecodeError:
+    except (msgspec.DecodeError, RecursionError, ValueError):  # a damaged trace: no number for that call only
         return None, "the recorded shapes are not valid JSON"
     try:
         return call_work(name, *decoded), ""

@@ -850,6 +850,13 @@ def call_work(name: str, dims: Any, types: Any, concrete: Any) -> Work:
     if reader is None:
         raise NoNumber("no formula for this operator")
     try:
-        return reader(CallArgs(dims, types, concrete))
+        work = reader(CallArgs(dims, types, concrete))
     except (IndexError, TypeError, ValueError, ZeroDivisionError) as error:  # arguments not as the signature says
         raise NoNumber(f"the recorded arguments do not match the operator's signature ({error})") from None
+    if not (0 <= work.flops < LARGEST and 0 <= work.bytes < LARGEST):  # shapes no tensor has (a damaged trace)
+        raise NoNumber("the recorded shapes give more work than any call does")
+    return work
+
+
+# Beyond this a call's FLOPs or bytes come from shapes no tensor has (and would not fit the int64 columns).
+LARGEST = 1 << 62

@@ -13,10 +13,9 @@ import numpy as np
 
 from ...model.categories import SliceKinds
 from ...model.trace_model import TraceModel
+from ...model.units import NS_PER_S, NS_PER_US
 from ..quantities.devices import device, devices_of_rows
 
-NS_PER_US = 1000.0
-NS_PER_S = 1e9
 # A wall time is believed only between these years (the trace clock may be relative or monotonic).
 _YEAR_2000_S = 946_684_800
 _YEAR_2100_S = 4_102_444_800

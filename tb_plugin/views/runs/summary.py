@@ -9,8 +9,8 @@ import numpy as np
 
 from ...model.categories import GENERIC, SliceKinds
 from ...model.trace_model import TraceModel
+from ...model.units import NS_PER_US
 
-NS_PER_US = 1000.0
 # How many unknown categories a limitation names (the parse notes list them all).
 NAMED_CATEGORIES = 5
 # Phases that are no events at all: an empty object (Paddle and TensorFlow end their events with ``{}``).

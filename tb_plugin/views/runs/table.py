@@ -13,14 +13,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from math import isfinite
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 import numpy as np
 
-from ...model import stored_answers
 from ...model.trace_model import TraceModel
-from .. import memory as memory_view
-from ..compare import span_overview
+from ..quantities import efficiency
 from ..overview import CATEGORIES
 
 _DEVICE_NUMBER = re.compile(r"\s+\d+$")
@@ -57,10 +55,9 @@ def _tags(manifest: dict[str, Any]) -> Optional[dict[str, Any]]:
     return kept or None
 
 
-def peak_memory(model: TraceModel) -> Optional[dict[str, int]]:
+def peak_memory(answer: dict[str, Any]) -> Optional[dict[str, int]]:
     """Peak allocated bytes per device type ("CPU", "GPU"): the highest of its devices' peaks in
     the memory view's answer; None when the span has no memory events."""
-    answer = stored_answers.answer(model, ("memory",), lambda: memory_view.memory(model))
     peaks: dict[str, int] = {}
     for device in answer.get("devices", []):
         peak = answer.get("peak", {}).get(device["id"])
@@ -71,12 +68,13 @@ def peak_memory(model: TraceModel) -> Optional[dict[str, int]]:
     return peaks or None
 
 
-def _numbers(model: TraceModel, batch_size: Optional[int]) -> dict[str, Any]:
-    overview = span_overview(model, batch_size)
+def span_numbers(framework: str, overview: dict[str, Any], memory: dict[str, Any]) -> dict[str, Any]:
+    """A loaded span's numbers in its row, from its overview (default step marker, with its efficiency figures) and
+    memory answers."""
     mean = overview["mean_step_time"]
     utilizations = [d["utilization"] for d in overview["devices"] if d.get("utilization") is not None]
     return {
-        "framework": model.framework,
+        "framework": framework,
         "steps": len(overview["steps"]),
         "step_source": overview["step_source"],
         "mean_step_time": mean,
@@ -85,13 +83,17 @@ def _numbers(model: TraceModel, batch_size: Optional[int]) -> dict[str, Any]:
         "has_device": bool(overview["has_device"]),
         "devices": [d["name"] for d in overview["devices"]],
         "gpu_utilization": float(np.mean(utilizations)) if utilizations else None,
-        "peak_memory": peak_memory(model),
+        "peak_memory": peak_memory(memory),
         "samples_per_second": overview["benchmark"].get("samples_per_second") if overview["benchmark"] else None,
+        "mfu": efficiency.mean_mfu(overview),
     }
 
 
-def run_table(spans: list[TableSpan]) -> dict[str, Any]:
-    """The ``runs/table`` route's answer: ``{"categories", "rows"}``, rows in run, worker, span order."""
+def run_table(spans: list[TableSpan],
+              numbers: Callable[[TraceModel, Optional[int]], dict[str, Any]]) -> dict[str, Any]:
+    """The ``runs/table`` route's answer: ``{"categories", "rows"}``, rows in run, worker, span order.
+    ``numbers(model, batch_size)``: a loaded span's numbers (``views/answers.run_table`` gives ``span_numbers`` of
+    its answers)."""
     rows = []
     for item in spans:
         batch_size = manifest_batch_size(item.manifest)
@@ -106,7 +108,7 @@ def run_table(spans: list[TableSpan]) -> dict[str, Any]:
             "tags": _tags(item.manifest),
         }
         if item.status == "ready" and item.model is not None:
-            row.update(_numbers(item.model, batch_size))
+            row.update(numbers(item.model, batch_size))
         elif item.status == "loading":
             row["progress"] = item.progress if item.progress is not None else 0.0
         elif item.error is not None:

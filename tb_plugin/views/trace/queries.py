@@ -14,15 +14,14 @@ from typing import Any, Optional
 import numpy as np
 
 from ...model import intervals
-from ...model import stored_answers
 from ...model.categories import SliceKinds
 from ...model.float32 import value_as_written
 from ...model.trace_index import query, resolution_for, trace_index
 from ...model.trace_model import TraceModel
+from ...model.units import NS_PER_US
 from ..quantities.devices import device_label, memory_device
 from ..analyses.queues import TRACK_PREFIX as QUEUE_TRACK_PREFIX, queue_series, queue_tracks
 
-NS_PER_US = 1000.0
 MAX_WIDTH = 8192
 SEARCH_PAGE = 100
 # Counter tiles kept per model: the viewer asks for windows snapped to the resolution, so pans and
@@ -64,16 +63,9 @@ def _counter_tracks(model: TraceModel) -> list[dict[str, Any]]:
     return out
 
 
-# The key of the tracks answer among the precomputed ones (store/precomputed.py).
-TRACKS_KEY = ("trace_tracks",)
-
-
-def tracks(model: TraceModel) -> dict[str, Any]:
-    """The viewer's rows: slice tracks in display order, then counter tracks (precomputed by the parser)."""
-    return stored_answers.answer(model, TRACKS_KEY, lambda: compute_tracks(model))
-
-
 def compute_tracks(model: TraceModel) -> dict[str, Any]:
+    """The viewer's rows: slice tracks in display order, then counter tracks (``views/answers.tracks``: stored by
+    the parser)."""
     ordered = sorted(model.tracks, key=lambda t: (t.kind == "gpu", t.process_sort, t.process_name, t.thread_sort,
                                                   t.thread_name, t.id))
     has_slices = np.bincount(model.slices.track, minlength=len(model.tracks)) > 0

@@ -25,9 +25,9 @@ import numpy as np
 
 from ...model.trace_model import TraceModel
 from ...model import intervals
+from ...model.units import NS_PER_US
 from ..overview import CATEGORIES, category_intervals, step_breakdown
 
-NS_PER_US = 1000.0
 KINDS = ("cpu", "gpu", "other")
 ROW_LIMIT = 2000
 STEP_SLACK_NS = 1000

@@ -22,6 +22,7 @@ export const CRITICAL_PATH_DEF =
   "to its last device work; each instant of it counts once, in one kind.";
 
 const LONGEST = 12;
+export const EMPTY_PATH = "The critical path of this step is empty: none of its slices takes time (the trace has no slice in it, or only slices of no length).";
 
 export class CriticalPathPanel {
   readonly root = el("aside", { className: "ps-trace-details ps-trace-critical", testId: "trace-critical-path", hidden: true });
@@ -73,13 +74,16 @@ export class CriticalPathPanel {
     ];
     const list = el("dl", { className: "ps-trace-fields", testId: "trace-critical-path-fields" });
     for (const [term, value] of fields) list.append(el("dt", {}, term), el("dd", {}, value));
+    const body =
+      data.path.length === 0
+        ? [el("p", { className: "ps-trace-muted", testId: "trace-critical-path-empty" }, EMPTY_PATH)]
+        : [this.breakdown(data), this.longest(data)];
     replaceChildren(
       this.root,
       this.header(`Critical path · ${data.step.name}`),
       list,
       el("div", { className: "ps-trace-details-actions" }, previous, next, zoom),
-      this.breakdown(data),
-      this.longest(data),
+      ...body,
     );
   }
 

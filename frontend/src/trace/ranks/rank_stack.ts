@@ -253,8 +253,8 @@ function show(root: HTMLElement, placement: RankPlacement, options: RankStackOpt
       }
       drawn.push({ x: 0, y: top, w: width, h: worker.bottom - worker.top, lines: [label, "Click to open this rank's span here"] });
       // The step's bounds on this worker.
-      const s0 = Math.max(gutter, gutter + xOf(w.stepStart + w.shift, window, plot));
-      const s1 = Math.min(width, gutter + xOf(w.stepEnd + w.shift, window, plot));
+      const s0 = Math.max(gutter, gutter + xOf(w.step_start + w.shift, window, plot));
+      const s1 = Math.min(width, gutter + xOf(w.step_end + w.shift, window, plot));
       ctx.fillStyle = "rgba(120, 120, 120, 0.12)";
       ctx.fillRect(s0, top + headerPx, Math.max(0, s1 - s0), worker.bottom - worker.top - headerPx - (worker.compact ? 1 : 4));
       const data = slicesOf.get(w.worker);

@@ -8,6 +8,7 @@ import { passiveTip } from "../../components/tooltip";
 import { keyValueList, metricLabel } from "../../components/view_parts";
 import { formatCount, formatPercent } from "../../lib/format";
 import { formatMicros } from "../../lib/metric_format";
+import { EFFICIENCY_DEFINITIONS } from "../../lib/efficiency";
 import { CATEGORY_INFO, METRIC_DEFINITIONS as DEF, STEP_SOURCE_TEXT } from "../../lib/metrics";
 import {
   autoChoiceText,
@@ -233,6 +234,16 @@ export function stepTimeSection(data: CompareData): HTMLElement {
               ` (batch ${formatCount(data.base.batch_size ?? 0)} → ${formatCount(data.exp.batch_size ?? 0)}).`,
           ),
         );
+  const sides = data.mfu;
+  const mfu =
+    sides !== undefined && (sides.base !== null || sides.exp !== null)
+      ? el(
+          "p",
+          { className: "ps-note", testId: "compare-mfu" },
+          metricLabel("Model FLOPs utilization", EFFICIENCY_DEFINITIONS.mfu),
+          `: ${sides.base === null ? "n/a" : formatPercent(sides.base)} → ${sides.exp === null ? "n/a" : formatPercent(sides.exp)}.`,
+        )
+      : null;
   const bars = el(
     "div",
     { className: "ps-cmp-bars", testId: "compare-bars" },
@@ -259,6 +270,7 @@ export function stepTimeSection(data: CompareData): HTMLElement {
     el("h2", {}, metricLabel("Step time", PAIR_DEF.bars)),
     headline,
     sampleHeadline,
+    mfu,
     bars,
     legend,
     categoryTable(data, scale),

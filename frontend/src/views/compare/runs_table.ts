@@ -12,6 +12,7 @@ import { metricLabel } from "../../components/view_parts";
 import { createVirtualTable, type TableColumn, type VirtualTable } from "../../components/virtual_table";
 import { formatBytes, formatCount, formatPercent } from "../../lib/format";
 import { formatMicrosNumber } from "../../lib/metric_format";
+import { EFFICIENCY_DEFINITIONS } from "../../lib/efficiency";
 import { CATEGORY_INFO, METRIC_DEFINITIONS as DEF } from "../../lib/metrics";
 import { formatSortParam, parseSortParam, type SortState } from "../../lib/table_model";
 import type { SpanRef } from "../../api/types";
@@ -139,6 +140,7 @@ function runTableColumns(rows: readonly RunTableRow[], picks: () => readonly Spa
     });
   }
   columns.push(number("gpu_utilization", "GPU util.", RUN_TABLE_DEF.gpuUtilization, (row) => row.gpu_utilization ?? null, (v) => formatPercent(v), undefined, 84));
+  columns.push(number("mfu", "MFU", EFFICIENCY_DEFINITIONS.mfu, (row) => row.mfu ?? null, (v) => formatPercent(v), undefined, 72));
   for (const type of peakMemoryTypes(rows)) {
     columns.push(number(`peak_${type}`, `Peak ${type} mem.`, RUN_TABLE_DEF.peakMemory, (row) => row.peak_memory?.[type] ?? null, formatBytes, undefined, 104));
   }

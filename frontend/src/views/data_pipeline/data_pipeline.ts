@@ -22,7 +22,6 @@ import { stepAxisLabels, stepAxisTitle } from "../../lib/chart_data";
 import { formatCount, formatPercent } from "../../lib/format";
 import { evidenceLabel, formatAxisDuration, formatEvidenceValue, formatTime, orDash } from "../../lib/metric_format";
 import { CATEGORY_INFO } from "../../lib/metrics";
-import { legendValues } from "./model";
 import type { ViewContext, ViewDefinition } from "../types";
 
 const STYLE_ELEMENT_ID = "profscope-data-pipeline-styles";
@@ -131,9 +130,12 @@ function stepChartSection(data: DataPipelineData, signal: AbortSignal): HTMLElem
     const step = index !== null ? data.steps[index] : undefined;
     const total = step !== undefined ? step.dur : summary.mean_step_time;
     readout.textContent = step !== undefined ? `${step.name}: ${formatTime(step.dur)}` : `Mean per step: ${formatTime(total)}`;
-    const values = legendValues(data, index);
+    const values: Readonly<Record<(typeof LAYERS)[number]["key"], number>> =
+      step !== undefined
+        ? { data_wait: step.data_wait, compute: step.compute, other: step.other }
+        : { data_wait: summary.mean_data_wait, compute: summary.mean_compute, other: summary.mean_other };
     for (const layer of LAYERS) {
-      const value = values[layer.key] ?? Number.NaN;
+      const value = values[layer.key];
       const cell = cells.get(layer.key);
       if (cell !== undefined) cell.textContent = `${formatTime(value)} (${formatPercent(total > 0 ? value / total : Number.NaN)})`;
     }

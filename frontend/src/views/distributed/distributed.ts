@@ -106,10 +106,10 @@ function mountDistributed(host: HTMLElement, ctx: ViewContext): void {
     replaceChildren(
       body,
       failedNote(data),
-      ...data.notes.map((note) => el("p", { className: "ps-note", testId: "distributed-note" }, note)),
+      ...(data.notes ?? []).map((note) => el("p", { className: "ps-note", testId: "distributed-note" }, note)),
       stragglerCallout(data),
       el("div", { className: "ps-row" }, stepBars(data.ranks, stragglerWorker), waitBars(data.ranks, stragglerWorker)),
-      data.waitMethod !== null ? el("p", { className: "ps-note" }, `Wait: collectives ${data.waitMethod}.`) : null,
+      data.wait_method !== undefined ? el("p", { className: "ps-note" }, `Wait: collectives ${data.wait_method}.`) : null,
       heatmapHost,
       el("section", {}, sectionHead("Ranks (mean per step)", csv("ranks", () => table.sortState())), table.root),
       el(

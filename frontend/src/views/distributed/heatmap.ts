@@ -138,7 +138,7 @@ export function createHeatmap(matrix: StepMatrix, options: HeatmapOptions): HTML
       for (let step = 0; step < matrix.steps.length; step += 1) {
         const rank = worstRank(cells, layout, row, step);
         const value = rank >= 0 ? (cells[rank]?.[step] ?? null) : null;
-        context.fillStyle = heatColour(metric, value, matrix.stepMedian[step] ?? null, max);
+        context.fillStyle = heatColour(metric, value, matrix.step_median[step] ?? null, max);
         context.fillRect(step * colWidth, row * layout.rowHeight, colWidth - gapX, layout.rowHeight - gapY);
       }
     }

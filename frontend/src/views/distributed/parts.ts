@@ -94,7 +94,7 @@ export function stepBars(ranks: readonly RankRow[], stragglerWorker: string | nu
   return rankBars(
     ranks.map((rank) => ({
       rank,
-      total: rank.stepTime,
+      total: rank.step_time,
       parts: rankSegments(rank).map((segment) => ({ label: RANK_PART_LABELS[segment.part], value: segment.value, color: PART_COLORS[segment.part] })),
     })),
     {
@@ -140,7 +140,7 @@ export function rankColumns(): TableColumn<RankRow>[] {
     { id: "worker", label: "Worker", width: 100, grow: 2, firstDirection: "asc", sortValue: (row) => row.worker, text: (row) => row.worker, cellTip: (row) => row.worker },
     { id: "backend", label: "Backend", width: 70, firstDirection: "asc", sortValue: (row) => row.backend, text: (row) => row.backend ?? "—" },
     { id: "steps", label: "Steps", width: 56, align: "right", sortValue: (row) => row.steps, text: (row) => formatCount(row.steps) },
-    micros("step_time", "Step time", DEF.stepTime, (row) => row.stepTime, 92),
+    micros("step_time", "Step time", DEF.stepTime, (row) => row.step_time, 92),
     micros("compute", "Computation", DEF.compute, (row) => row.compute, 104),
     micros("communication", "Communication", DEF.communication, (row) => row.communication, 124),
     micros("overlap", "Overlap", DEF.overlap, (row) => row.overlap),
@@ -153,8 +153,8 @@ export function rankColumns(): TableColumn<RankRow>[] {
       tip: DEF.collectiveCalls,
       width: 92,
       align: "right",
-      sortValue: (row) => row.collectiveCalls,
-      text: (row) => formatCount(row.collectiveCalls),
+      sortValue: (row) => row.collective_calls,
+      text: (row) => formatCount(row.collective_calls),
     },
   ];
 }
@@ -181,6 +181,8 @@ export function collectivesTable(rows: readonly CollectiveRow[]): HTMLElement {
     th("Wait", DEF.collectiveWait, true, "µs"),
     th("Transfer", DEF.collectiveTransfer, true, "µs"),
     th("Bandwidth", DEF.bandwidth),
+    th("Bus bw (rank)", DEF.busbw),
+    th("Bus bw (transfer)", DEF.transferBusbw),
   );
   const body = el("tbody", {});
   for (const row of rows) {
@@ -201,8 +203,10 @@ export function collectivesTable(rows: readonly CollectiveRow[]): HTMLElement {
       td(formatMicrosNumber(row.wait)),
       td(formatMicrosNumber(row.transfer)),
       td(formatBandwidth(row.bandwidth)),
+      td(formatBandwidth(row.busbw ?? null)),
+      td(formatBandwidth(row.transfer_busbw ?? null)),
     );
-    const subRows = row.perRank.map((entry) => {
+    const subRows = row.per_rank.map((entry) => {
       const entrySize = meanMessageBytes(entry.bytes, entry.calls);
       return el(
         "tr",
@@ -214,6 +218,8 @@ export function collectivesTable(rows: readonly CollectiveRow[]): HTMLElement {
         td(formatMicrosNumber(entry.mean)),
         td(formatMicrosNumber(entry.wait)),
         td(formatMicrosNumber(entry.total - entry.wait)),
+        td(""),
+        td(""),
         td(""),
       );
     });
@@ -230,6 +236,6 @@ export function collectivesTable(rows: readonly CollectiveRow[]): HTMLElement {
     "table",
     { className: "ps-table", testId: "distributed-collectives" },
     el("thead", {}, head),
-    rows.length > 0 ? body : el("tbody", {}, el("tr", {}, el("td", { attrs: { colspan: "8" }, className: "ps-muted" }, "No collective calls recorded."))),
+    rows.length > 0 ? body : el("tbody", {}, el("tr", {}, el("td", { attrs: { colspan: "10" }, className: "ps-muted" }, "No collective calls recorded."))),
   );
 }

@@ -15,6 +15,8 @@ import { kernelsTitle } from "../../lib/devices";
 import { formatCount, formatPercent } from "../../lib/format";
 import { formatFixed, formatMicrosNumber, formatTime, shortKernelName } from "../../lib/metric_format";
 import { METRIC_DEFINITIONS as DEF } from "../../lib/metrics";
+import { efficiencyOf } from "../../api/efficiency";
+import { efficiencyColumns } from "../../components/efficiency_columns";
 import { formatSortParam, parseSortParam } from "../../lib/table_model";
 import type { ViewContext, ViewDefinition } from "../types";
 
@@ -33,7 +35,7 @@ function micros(id: string, label: string, tipText: string, value: (row: KernelR
 }
 
 /** The table's columns; the Tensor Core column only where kernel names can tell Tensor Core use. */
-export function kernelColumns(groupBy: KernelGrouping, tensorCoresKnown = true): TableColumn<KernelRow>[] {
+export function kernelColumns(groupBy: KernelGrouping, tensorCoresKnown = true, efficiency = false): TableColumn<KernelRow>[] {
   const columns: TableColumn<KernelRow>[] = [
     {
       id: "name",
@@ -96,6 +98,7 @@ export function kernelColumns(groupBy: KernelGrouping, tensorCoresKnown = true):
       text: (row) => (row.tensor_cores ? "yes" : "no"),
     });
   }
+  if (efficiency) columns.push(...efficiencyColumns((row: KernelRow) => efficiencyOf(row)));
   return columns;
 }
 
@@ -247,7 +250,7 @@ function mountKernel(host: HTMLElement, ctx: ViewContext): void {
     }
     controls.root.hidden = false;
     total = loaded.rows.length;
-    const columns = kernelColumns(loaded.group_by, loaded.tensor_cores_known);
+    const columns = kernelColumns(loaded.group_by, loaded.tensor_cores_known, loaded.efficiency ?? false);
     const sort = parseSortParam(ctx.param("sort"), columns.map((column) => column.id), { column: "total", direction: "desc" });
     const created = createVirtualTable({
       columns,

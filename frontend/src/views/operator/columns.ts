@@ -5,6 +5,8 @@ import type { TableColumn } from "../../components/virtual_table";
 import { formatCount, formatPercent } from "../../lib/format";
 import { formatMicrosNumber } from "../../lib/metric_format";
 import { METRIC_DEFINITIONS as DEF } from "../../lib/metrics";
+import { efficiencyOf } from "../../api/efficiency";
+import { efficiencyColumns } from "../../components/efficiency_columns";
 
 /** First frame of a call stack and how many more there are: "train.py(42): step (+5 frames)". */
 export function stackSummary(stack: string | null): string {
@@ -54,7 +56,7 @@ function share(id: string, label: string, tipText: string, value: (row: Operator
   };
 }
 
-export function operatorColumns(groupBy: OperatorGrouping, hasDevice: boolean): TableColumn<OperatorRow>[] {
+export function operatorColumns(groupBy: OperatorGrouping, hasDevice: boolean, efficiency = false): TableColumn<OperatorRow>[] {
   const columns: TableColumn<OperatorRow>[] = [
     {
       id: "name",
@@ -127,5 +129,6 @@ export function operatorColumns(groupBy: OperatorGrouping, hasDevice: boolean): 
       share("tc_total_share", "TC total", DEF.tcTotalShare, (row) => row.tc_total_share),
     );
   }
+  if (efficiency) columns.push(...efficiencyColumns((row: OperatorRow) => efficiencyOf(row)));
   return columns;
 }

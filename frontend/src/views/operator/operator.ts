@@ -194,7 +194,7 @@ function mountOperator(host: HTMLElement, ctx: ViewContext): void {
       return;
     }
     const hasDevice = loaded.has_device ?? false; // absent when the span has no operators
-    const columns = operatorColumns(groupBy, hasDevice);
+    const columns = operatorColumns(groupBy, hasDevice, loaded.efficiency ?? false);
     const sort = parseSortParam(ctx.param("sort"), columns.map((column) => column.id), defaultSort(hasDevice));
     table = createVirtualTable({
       columns,

@@ -20,6 +20,7 @@ import {
   averagesSection,
   benchmarkSection,
   breakdownChartSection,
+  efficiencySection,
   gpuSummarySection,
   hostCpuSection,
   recommendationsSection,
@@ -149,6 +150,7 @@ function mountOverview(host: HTMLElement, ctx: ViewContext): void {
             }),
           ),
           el("div", { className: "ps-row" }, averagesSection(data), benchmarkSection(data)),
+          efficiencySection(data),
           recommendationsSection(data),
         ),
     });

@@ -1,12 +1,14 @@
 // The parts of the Overview page, each built from the parsed `overview` answer.
-import type { DeviceSummary, HostCpu, OverviewData, Recommendation, UtilizationFigures } from "../../api/overview";
+import { overviewEfficiency, type DeviceSummary, type HostCpu, type OverviewData, type Recommendation, type UtilizationFigures } from "../../api/overview";
 import { isGpu, summaryTitle } from "../../lib/devices";
 import { createStackedColumnChart } from "../../components/chart";
 import { fewSamplesText } from "../../lib/host_cpu";
 import { el, replaceChildren, type Child } from "../../components/dom";
 import { tip } from "../../components/tooltip";
 import { createTimeChart } from "../../components/time_chart";
-import { keyValueList, metricLabel } from "../../components/view_parts";
+import { keyValueList, metricLabel, simpleTable } from "../../components/view_parts";
+import { createBarList } from "../../components/bars";
+import { EFFICIENCY_DEFINITIONS, formatFigure } from "../../lib/efficiency";
 import { stepAxisLabels, stepAxisTitle } from "../../lib/chart_data";
 import { formatBytes, formatCount, formatPercent } from "../../lib/format";
 import {
@@ -359,5 +361,68 @@ export function hostCpuSection(data: OverviewData, signal: AbortSignal): HTMLEle
       ),
     ),
     hostCpuChart(cpu, signal),
+  );
+}
+
+/** How far from the hardware's peak: MFU (mean and per step), the device time far from its roofline, and device
+ * time per operator category (the Roofline page has the detail). */
+export function efficiencySection(data: OverviewData): HTMLElement | null {
+  const e = overviewEfficiency(data.efficiency);
+  if (e === null) return null;
+  const mfuText = e.mfu !== null ? formatPercent(e.mfu) : "n/a";
+  const categories = e.categories.filter((category) => category.time > 0);
+  return el(
+    "section",
+    { className: "ps-section ps-panel", testId: "efficiency-section" },
+    el("h2", {}, "Efficiency"),
+    e.peaksError !== "" ? el("p", { className: "ps-note" }, `The device peaks file was not used: ${e.peaksError}`) : null,
+    el(
+      "div",
+      { className: "ps-row" },
+      keyValueList([
+        {
+          label: "MFU (mean of the steps)",
+          tip: `${EFFICIENCY_DEFINITIONS.mfu} ${e.mfuCounted}`,
+          value: e.mfu === null && e.mfuReason !== "" ? `${mfuText} (${e.mfuReason})` : mfuText,
+          testId: "mfu",
+        },
+        {
+          label: "Device time under half its roofline",
+          tip: EFFICIENCY_DEFINITIONS.lowRoofline,
+          value:
+            e.lowRooflineShare === null
+              ? "n/a"
+              : `${formatPercent(e.lowRooflineShare)}${e.coveredShare !== null ? ` (roofline known for ${formatPercent(e.coveredShare)} of device time)` : ""}`,
+          testId: "low-roofline-share",
+        },
+      ]),
+      e.mfuSteps.length > 1
+        ? simpleTable(
+            e.mfuSteps,
+            [
+              { label: "Step", cell: (step) => step.name },
+              { label: "MFU", tip: EFFICIENCY_DEFINITIONS.mfu, numeric: true, cell: (step) => (step.mfu === null ? "—" : formatPercent(step.mfu)) },
+              { label: "Matrix GFLOP", numeric: true, cell: (step) => formatFigure(step.matrixGflops) },
+            ],
+            "mfu-steps",
+          )
+        : null,
+    ),
+    categories.length > 0
+      ? createBarList(
+          categories.map((category) => ({
+            label: category.label,
+            value: category.time,
+            valueText: `${formatTime(category.time)}${category.share !== null ? ` · ${formatPercent(category.share)}` : ""}`,
+          })),
+          {
+            title: e.timeBasis === "device" ? "Device time per operator category" : "Host self time per operator category",
+            titleTip: EFFICIENCY_DEFINITIONS.categoryTime,
+            testId: "category-time",
+            color: "#4e79a7",
+            emptyText: "No operator time recorded.",
+          },
+        )
+      : null,
   );
 }

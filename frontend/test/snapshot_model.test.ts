@@ -1,0 +1,107 @@
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import { parseAt, parseOverview, parseTimeline } from "../src/api/snapshot";
+import { parseRunsResponse } from "../src/api/parse";
+import {
+  axisText,
+  bandAt,
+  clampWindow,
+  frameText,
+  maxInRange,
+  panWindow,
+  siteColor,
+  stepValuesAt,
+  zoomWindow,
+} from "../src/lib/snapshot_model";
+
+const span = { start: 1000, end: 2000 };
+
+describe("the timeline's window", () => {
+  test("zooming keeps the point under the pointer in place", () => {
+    const zoomed = zoomWindow(span, span, 0.25, 0.5);
+    assert.deepEqual(zoomed, { start: 1125, end: 1625 });
+    assert.equal(zoomed.start + (zoomed.end - zoomed.start) * 0.25, 1250);
+  });
+
+  test("zooming out and panning stay inside the snapshot", () => {
+    assert.deepEqual(zoomWindow({ start: 1800, end: 1900 }, span, 1, 100), span);
+    assert.deepEqual(panWindow({ start: 1800, end: 1900 }, span, 5), { start: 1900, end: 2000 });
+    assert.deepEqual(panWindow({ start: 1100, end: 1200 }, span, -5), { start: 1000, end: 1100 });
+  });
+
+  test("a window never gets narrower than one unit, nor invalid", () => {
+    assert.deepEqual(clampWindow({ start: 1500, end: 1500 }, span), { start: 1500, end: 1501 });
+    assert.deepEqual(clampWindow({ start: Number.NaN, end: 5 }, span), span); // an invalid window is the whole snapshot
+    assert.deepEqual(clampWindow({ start: 0, end: 10 }, { start: 5, end: 5 }), { start: 5, end: 5 });
+  });
+});
+
+describe("what lies under the pointer", () => {
+  const bands = [Float64Array.from([100, 0]), Float64Array.from([50, 30])];
+  const other = Float64Array.from([10, 5]);
+  test("the bands are stacked in order, the other sites on top", () => {
+    assert.deepEqual(bandAt(bands, other, 0, 0), { kind: "band", index: 0 });
+    assert.deepEqual(bandAt(bands, other, 0, 120), { kind: "band", index: 1 });
+    assert.deepEqual(bandAt(bands, other, 0, 155), { kind: "other" });
+    assert.equal(bandAt(bands, other, 0, 160), null);
+    assert.deepEqual(bandAt(bands, other, 1, 10), { kind: "band", index: 1 }); // an empty band takes no height
+    assert.equal(bandAt(bands, other, 0, -1), null);
+  });
+});
+
+describe("texts and colours", () => {
+  test("times from the snapshot's start, or entry numbers", () => {
+    assert.equal(axisText(1_500_000, "time_us", 1_000_000), "+500 ms");
+    assert.equal(axisText(41.6, "entry", 0), "entry 42");
+    assert.equal(axisText(Number.NaN, "entry", 0), "—");
+  });
+
+  test("frames: Python with file and line, C++ by name", () => {
+    assert.equal(frameText({ file: "/home/u/model.py", line: 12, name: "forward", kind: "user" }), "forward (model.py:12)");
+    assert.equal(frameText({ file: "/x/Blas.cpp", line: 3, name: "at::native::mm", kind: "cpp" }), "at::native::mm");
+    assert.equal(frameText({ file: null, line: null, name: null, kind: "python" }), "? (?)");
+  });
+
+  test("a site keeps its colour", () => {
+    assert.equal(siteColor("model.py:12 forward"), siteColor("model.py:12 forward"));
+    assert.notEqual(siteColor("a"), siteColor("b"));
+  });
+});
+
+describe("the trace's memory counter on the snapshot's pixels", () => {
+  test("a step curve is read at each pixel, NaN before its first point", () => {
+    assert.deepEqual(Array.from(stepValuesAt([10, 20, 30], [1, 2, 3], [5, 10, 25, 40])), [Number.NaN, 1, 2, 3]);
+  });
+  test("the highest value inside a selected range", () => {
+    assert.equal(maxInRange([1, 2, 3, 4], [5, 9, 7, Number.NaN], 2, 4), 9);
+    assert.ok(Number.isNaN(maxInRange([1, 2], [5, 9], 3, 4)));
+  });
+});
+
+describe("answers", () => {
+  test("the runs answer keeps a run's memory snapshots, also a run without workers", () => {
+    const runs = parseRunsResponse({
+      runs: [{ name: "only", status: "ready", workers: [], memory_snapshots: [{ name: "snapshot.pickle", worker: null, span: null, status: "ready" }, { bad: 1 }] }],
+    });
+    assert.deepEqual(runs.runs[0]?.memorySnapshots, [{ name: "snapshot.pickle", worker: null, span: null, status: "ready" }]);
+  });
+
+  test("an overview, a timeline and a moment are read field by field; strings stay text", () => {
+    const overview = parseOverview({
+      axis: "entry", reserved_known: false, run: "r", snapshot: "<b>s</b>.pickle", file: "r/s.pickle", default_device: 0,
+      devices: [{ device: 0, entries: 3, allocations: 1, segments: 1, start: 0, end: 2, peak: { bytes: 5, row: 1, time: 1 }, reserved_peak: 0,
+        at_start: { active: 0, allocated: 0, reserved: 0 }, at_end: { active: 5, allocated: 5, reserved: 0 }, stated: { requested_size: 5, x: "y" } }],
+      allocator_settings: null, oom: [], notes: ["n"], peak_sites: [], snapshots: [], linked: null,
+    });
+    assert.equal(overview.snapshot, "<b>s</b>.pickle");
+    assert.equal(overview.reservedKnown, false);
+    assert.deepEqual(overview.devices[0]?.stated, { requested_size: 5 });
+    const timeline = parseTimeline({ time: [0, 1], active_max: [5, "x"], bands: [[1, 2]], sites: [{ site: 3, label: "s", frame: null }], span: { start: 0, end: 2 } });
+    assert.ok(Number.isNaN(timeline.activeMax[1] ?? 0));
+    assert.equal(timeline.sites[0]?.frame, null);
+    const at = parseAt({ groups: [{ key: 1, label: "g", bytes: 5, count: 1, share: 1, largest: 5, frames: [{ file: "f.py", line: 1, name: "n", kind: "user" }] }],
+      group_by: "nope", largest: [], totals: {} });
+    assert.equal(at.groupBy, "site");
+    assert.equal(at.flame, null);
+  });
+});
