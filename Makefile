@@ -52,7 +52,7 @@ test: venv-test system-deps frontend pytest bench-smoke frontend-test
 	@echo "make test: all passed"
 
 venv-test:
-	@bash scripts/ensure_venv.sh test,torch
+	@bash scripts/ensure_venv.sh test,torch,cluster
 
 system-deps:
 	@bash scripts/install_system_deps.sh
@@ -75,6 +75,8 @@ bench-smoke: venv-test system-deps frontend
 	$(VENV_PYTHON) bench/bench_trace_frontend.py --events 200000
 	@echo "bench: parse job smoke run"
 	$(VENV_PYTHON) bench/bench_parse.py --events 200000 --repeat 1
+	@echo "bench: jobs of many ranks smoke run (packs in a real tensorboard, cross-rank answers, ingest engines)"
+	$(VENV_PYTHON) bench/bench_cluster.py --ranks 16 --steps 2 --collectives 10 --summary-ranks 50 --summary-steps 4 --summary-collectives 20 --engine-mb 2 --engine-files 2 --repeat 1
 	@echo "bench: efficiency routes smoke run (operators with their efficiency columns, roofline)"
 	$(VENV_PYTHON) bench/bench_roofline.py --size-mb 20 --repeat 1
 	@echo "bench: long texts smoke run (a huge event name, a long header before the events)"

@@ -97,6 +97,9 @@ setup(
         "azure": ["fsspec==2026.9.0", "adlfs==2026.8.0"],
         # pyarrow's HDFS client also needs Hadoop's libhdfs and a JVM on the machine (see the README).
         "hdfs": ["fsspec==2026.9.0", "pyarrow==26.0.1"],
+        # Jobs of many ranks (``profscope ingest --engine dask``, tb_plugin/cluster/): Dask's distributed scheduler,
+        # and pyarrow for the per-rank summaries (Parquet) that the cross-rank answers read.
+        "cluster": ["dask[distributed]==2026.8.0", "distributed==2026.8.0", "pyarrow==26.0.1"],
         # paddlepaddle==3.3.1 (CPU) is left out on purpose: a 195 MB wheel, 720 MB installed. The Paddle
         # writer's tests use real Paddle traces; tests/test_writer_paddle.py runs Paddle too when installed.
         "test": [

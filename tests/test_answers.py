@@ -121,7 +121,7 @@ def test_the_parser_stores_what_the_questions_look_up() -> None:
     assert keys == [("operators", "name"), ("operators", "input_shape"), ("operators", "stack"),
                     ("overview", None, 16), ("kernels", "name"), ("kernels", "op_and_name"), ("memory",),
                     ("flamegraph", "host"), ("critical_path", None, 0), ("trace_tracks",),
-                    ("work_summary",)]
+                    ("work_summary",), ("span_facts",)]
     assert {answers.question_of(key) for key in keys} <= QUESTIONS
 
 

@@ -75,8 +75,10 @@ def _parse_scalars(stdout: bytes) -> dict[str, float]:
     return scalars
 
 
-def _analysis_command(trace_path: Path, batch_size: Optional[int]) -> list[str]:
+def _analysis_command(trace_path: Path, batch_size: Optional[int], pack: bool = False) -> list[str]:
     command = [sys.executable, "-m", "profscope.tb_plugin.reports.span_scalars", str(trace_path), "--background"]
+    if pack:
+        command.append("--pack")
     if batch_size is not None:
         command += ["--batch-size", str(batch_size)]
     return command
@@ -92,14 +94,14 @@ def _scalars_of(returncode: int, stdout: bytes, stderr: bytes) -> dict[str, floa
 class ChildAnalysis:
     """One span's analysis running in a child process, its output in temporary files."""
 
-    def __init__(self, trace_path: Path, batch_size: Optional[int]) -> None:
+    def __init__(self, trace_path: Path, batch_size: Optional[int], pack: bool = False) -> None:
         if not sys.executable:
             raise OSError("no Python executable to start the analysis with")
         self._stdout: IO[bytes] = tempfile.TemporaryFile()
         self._stderr: IO[bytes] = tempfile.TemporaryFile()
         try:
             self._process = subprocess.Popen(
-                _analysis_command(trace_path, batch_size), stdin=subprocess.DEVNULL, stdout=self._stdout,
+                _analysis_command(trace_path, batch_size, pack), stdin=subprocess.DEVNULL, stdout=self._stdout,
                 stderr=self._stderr, env=_child_environment(),
             )
         except BaseException:
@@ -172,7 +174,9 @@ class SpanEventRecorder:
         analyse: Analyse = analyse_in_process,
         background: bool = True,
         report: Optional[Report] = None,
+        pack: bool = False,
     ) -> None:
+        self.pack = pack  # the child also writes the span's pack (``span_scalars --pack``)
         self.events = RunEventFile(run_folder)
         self._analyse = analyse
         self._background = background
@@ -239,7 +243,7 @@ class SpanEventRecorder:
                 return True
             job = self._jobs.popleft()
             try:
-                self._running = (job, ChildAnalysis(job.trace_path, job.batch_size))
+                self._running = (job, ChildAnalysis(job.trace_path, job.batch_size, self.pack))
             except OSError:  # no child process here (an embedded interpreter...): analyse in this process
                 self._write(job, self._analysed_here(job))
 

@@ -73,7 +73,11 @@ class SpanWriter:
         tags: Optional[Mapping[str, TagValue]] = None,
         event_file: bool = True,
         cpu_sample_interval: Optional[float] = DEFAULT_INTERVAL_SECONDS,
+        pack: bool = False,
     ) -> None:
+        if pack and not event_file:
+            raise ValueError("pack=True needs event_file=True: the pack is written by the event file's analysis child")
+        self.pack = bool(pack)
         self.logdir = Path(logdir)
         self.run = str(check_run(run)) if run is not None else str(check_run(default_run_name()))
         self._worker = layout.safe_component(worker) if worker is not None else None
@@ -233,7 +237,7 @@ class SpanWriter:
             step = next_step(written.manifest, self._last_step)
             self._last_step = step
             if self._recorder is None:
-                self._recorder = SpanEventRecorder(self.logdir / self.run)
+                self._recorder = SpanEventRecorder(self.logdir / self.run, pack=self.pack)
                 atexit.register(self._close_at_exit, os.getpid())
             # A live job knows only its own worker: rank 1 and up write under their own tags.
             self._recorder.record(written, step, primary=is_primary_worker(written.worker))

@@ -127,6 +127,10 @@ class ProfscopeWriter(SpanWriter):
         memory_snapshot: record the allocator's history and write a memory snapshot beside each span's trace
             (CUDA only: elsewhere it says so once and does nothing).
         memory_snapshot_entries: trace entries kept per snapshot at most.
+        pack: also write each span's pack beside it (``.profscope/<trace file>/``: the parsed model, the
+            answers the pages ask first and the rank's summary), in the child process that computes the span's
+            scalars, so that a job ingests itself on its own nodes and TensorBoard parses nothing. Needs
+            ``event_file`` (the child belongs to the event file's recorder).
     """
 
     framework = FRAMEWORK
@@ -173,12 +177,13 @@ def trace_handler(
     cpu_sample_interval: Optional[float] = DEFAULT_INTERVAL_SECONDS,
     memory_snapshot: bool = False,
     memory_snapshot_entries: int = DEFAULT_MEMORY_SNAPSHOT_ENTRIES,
+    pack: bool = False,
 ) -> ProfscopeWriter:
     """``on_trace_ready=trace_handler("runs", "exp1")``: see :class:`ProfscopeWriter`."""
     return ProfscopeWriter(
         logdir, run, worker, batch_size=batch_size, tags=tags, event_file=event_file,
         cpu_sample_interval=cpu_sample_interval, memory_snapshot=memory_snapshot,
-        memory_snapshot_entries=memory_snapshot_entries,
+        memory_snapshot_entries=memory_snapshot_entries, pack=pack,
     )
 
 

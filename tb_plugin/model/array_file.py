@@ -42,8 +42,8 @@ except ImportError:  # pragma: no cover - isal is a declared dependency
 # 7: checksums of the header and of every array; 8: links checked against nesting, Ascend task types,
 # device sync categories; 9: both; 10: a column holding one value throughout is stored as that value;
 # 11: the header after the arrays (built in place); 12: the operators' "Concrete Inputs"; 13: texts too long for the
-# strings cut there, kept whole aside
-MODEL_FORMAT_VERSION = 13
+# strings cut there, kept whole aside; 14: collectives' process group and sequence number
+MODEL_FORMAT_VERSION = 14
 # The name prefix of the arrays holding the whole texts that the strings hold cut (the string id follows).
 _LONG_TEXT = "long_text."
 _MAGIC = b"PSCOPE03"
@@ -358,11 +358,12 @@ def write_model(path: str, model: TraceModel, publish: bool = True, writer: Opti
     return write_arrays(path, header, arrays, publish=publish, constants=True, writer=writer)
 
 
-def read_model(path: str, cache_path: Optional[str] = None) -> TraceModel:
+def read_model(path: str, cache_path: Optional[str] = None, owned: bool = True) -> TraceModel:
     """Memory-map a model written by ``write_model`` (``cache_path``: where it is published, if not at ``path``).
 
-    Each array is checked against its checksum when first used: on a mismatch the entry is removed,
-    the model marked (``TraceModel.damage``) and DamagedModel raised.
+    Each array is checked against its checksum when first used: on a mismatch the entry is removed (when
+    ``owned``: a pack in a shared logdir is never removed, nor written beside), the model marked
+    (``TraceModel.damage``) and DamagedModel raised.
     """
     header, arrays = read_arrays(path)
     checksums = header["checksums"]
@@ -374,6 +375,8 @@ def read_model(path: str, cache_path: Optional[str] = None) -> TraceModel:
             check_array(array, checksums.get(name), f"the cached column {name}")
         except DamagedModel as exc:
             damage.setdefault("reason", str(exc))
+            if not owned:
+                raise
             try:  # no server opens it again: the trace is parsed anew
                 os.unlink(published)
             except OSError:
@@ -402,6 +405,7 @@ def read_model(path: str, cache_path: Optional[str] = None) -> TraceModel:
         end=header["end"],
         cache_path=published,
         damage=damage,
+        writable=owned,
         **tables,
     )
 

@@ -122,7 +122,8 @@ _SLICE_COLUMNS = (
     ("sequence", np.int64), ("python_id", np.int64), ("python_parent_id", np.int64), ("device", np.int32), ("stream", np.int64),
     ("grid", np.int32), ("block", np.int32), ("blocks_per_sm", np.float32), ("warps_per_sm", np.float32),
     ("occupancy", np.float32), ("nbytes", np.int64), ("collective", np.int32), ("in_msg_nelems", np.int64),
-    ("out_msg_nelems", np.int64), ("dtype", np.int32), ("group_size", np.int32),
+    ("out_msg_nelems", np.int64), ("dtype", np.int32), ("group_size", np.int32), ("process_group", np.int32),
+    ("collective_seq", np.int64),
 )
 # From this many slices, the gathers run in a thread beside the nesting (10 M slices: ~1 s saved).
 _GATHER_THREAD_MIN_ROWS = 1 << 20

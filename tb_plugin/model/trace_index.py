@@ -115,7 +115,7 @@ def _load_or_build(model: TraceModel) -> TraceIndex:
         except (OSError, ValueError, KeyError, TypeError):
             pass  # damaged or stale: rebuilt below
     index = build_index(model)
-    if path:
+    if path and model.writable:
         store_index(index, path)
     return index
 

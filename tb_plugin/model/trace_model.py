@@ -96,6 +96,8 @@ class SliceTable(_Table):
     out_msg_nelems: np.ndarray  # int64
     dtype: np.ndarray  # int32 string id
     group_size: np.ndarray  # int32
+    process_group: np.ndarray  # int32 string id: "Process Group Name"
+    collective_seq: np.ndarray  # int64: "Seq", the collective's number within its process group
 
     def __len__(self) -> int:
         return _table_len(self)
@@ -227,6 +229,8 @@ class TraceModel:
     cache_path: Optional[str] = field(default=None, repr=False, compare=False)
     # Set by a failed checksum of its cache file (see _Table): the span must be parsed again.
     damage: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
+    # False for a model read from a pack in someone's logdir: nothing is written beside it, nothing removed.
+    writable: bool = field(default=True, repr=False, compare=False)
     _string_ids: dict[str, int] = field(default_factory=dict, repr=False, compare=False)
     _memo: dict[Any, Any] = field(default_factory=dict, repr=False, compare=False)
 

@@ -277,12 +277,29 @@ def _manifest_batch_size(source: "SpanSource") -> Optional[int]:
 
 
 def _load_model(path: str) -> "TraceModel":
-    """The parsed trace, from the local model cache when it is there (parsing in two processes otherwise)."""
-    from profscope.tb_plugin.store.cache import ModelCache
+    """The parsed trace: from the local model cache, else from its current pack (``profscope ingest``), else parsed
+    (in two processes)."""
+    from profscope.tb_plugin.store.cache import ModelCache, local_identity
     from profscope.tb_plugin.ingest.load import TraceLoadError
+    from profscope.tb_plugin.store import packs
 
+    cache = ModelCache()
     try:
-        return ModelCache().load_or_build(path, parallel=True)
+        identity = local_identity(path)
+        model = cache.load(identity)
+        if model is not None:
+            return model
+        root = packs.PackRoot(os.path.dirname(os.path.abspath(path)))
+        ref = root.find(os.path.basename(path), identity.size, identity.mtime_ns, None)
+        if ref is not None:
+            try:
+                return packs.load_model(root, ref, cache, identity)
+            except packs.PackError as error:
+                print(f"profscope: the pack of {path} is not used ({error}); parsing the trace", file=sys.stderr)
+    except OSError as error:
+        raise CommandError(f"{path}: {error.strerror or error}") from None
+    try:
+        return cache.load_or_build(path, parallel=True)
     except (TraceLoadError, OSError) as error:
         raise CommandError(f"{path}: {error}") from None
 
@@ -478,6 +495,8 @@ def _add_serve_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--device-peaks", metavar="FILE",
                         help="JSON file of device peaks (FLOP/s per precision, memory bandwidth) for devices the "
                         "built-in table does not list, or measured peaks (default: PROFSCOPE_DEVICE_PEAKS)")
+    parser.add_argument("--packs", metavar="URL", help="where `profscope ingest --packs` wrote the packs of a read-only "
+                        "logdir (default: beside the traces)")
     parser.set_defaults(handler=_run_serve)
 
 
@@ -495,10 +514,91 @@ def _run_serve(args: argparse.Namespace) -> int:
             raise CommandError(str(error)) from None
     try:
         serve(args.logdir, host=args.host, port=args.port, cache_dir=args.cache_dir, link_roots=args.link_roots,
-              device_peaks=args.device_peaks)
+              device_peaks=args.device_peaks, packs=args.packs)
     except ServeError as error:
         raise CommandError(str(error)) from None
     return 0
+
+
+# --- ingest -------------------------------------------------------------------------
+
+
+def _add_ingest_parser(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "ingest",
+        help="parse every trace of a logdir into packs that every teammate's TensorBoard opens without parsing",
+        description=(
+            "Parse each trace file of LOGDIR (a folder or an s3:// gs:// az:// hdfs:// URL) into its pack: the "
+            "parsed model, the answers the pages ask first and the rank's summary (Parquet), written beside the "
+            "trace in a .profscope folder (or under --packs). One file is one task, on this machine's parser "
+            "processes (--engine local) or on a Dask cluster (--engine dask). Files whose pack is current are "
+            "skipped; changed ones are ingested again. Exits 1 when a file failed (each is listed with its reason)."
+        ),
+    )
+    parser.add_argument("logdir", metavar="LOGDIR", help="the logdir (a folder or a URL)")
+    parser.add_argument("--packs", metavar="URL", help="where packs go when the logdir is read-only (a folder or a "
+                        "URL); give TensorBoard the same with --profscope_packs")
+    parser.add_argument("--engine", choices=("local", "dask"), default="local",
+                        help="local: this machine's parser processes (default); dask: a Dask cluster")
+    parser.add_argument("--scheduler", metavar="tcp://HOST:PORT", help="the Dask scheduler to use (--engine dask)")
+    parser.add_argument("--scheduler-file", metavar="FILE", help="the Dask scheduler's file (--engine dask)")
+    parser.add_argument("--workers", type=_positive_int,
+                        help="parser processes (local) or LocalCluster workers (dask, default: one per core)")
+    parser.add_argument("--json", action="store_true",
+                        help="print one JSON object per file done, and a last one with the totals (for scripts)")
+    parser.set_defaults(handler=_run_ingest, usage_error=parser.error)
+
+
+def _run_ingest(args: argparse.Namespace) -> int:
+    import json as json_module
+
+    from profscope.tb_plugin.store import ingest
+    from profscope.tb_plugin.store.storage import LogdirUnreadable
+
+    if (args.scheduler or args.scheduler_file) and args.engine != "dask":
+        args.usage_error("--scheduler and --scheduler-file go with --engine dask")
+    if "://" not in args.logdir and not os.path.isdir(args.logdir):
+        raise CommandError(f"logdir {args.logdir!r} is not a folder")
+    if args.engine == "dask":
+        try:
+            import dask.distributed  # noqa: F401
+        except ImportError:
+            raise CommandError("--engine dask needs Dask: pip install 'profscope[cluster]'") from None
+    try:
+        tasks = ingest.plan(args.logdir, args.packs)
+    except LogdirUnreadable as error:
+        raise CommandError(str(error)) from None
+    progress = ingest.Progress(len(tasks), sum(t.size for t in tasks))
+    terminal = sys.stderr.isatty() and not args.json
+
+    def report(result: "ingest.IngestResult") -> None:
+        progress.add(result)
+        if args.json:
+            print(json_module.dumps({"file": result.relative, "status": result.status, "error": result.error,
+                                     "seconds": round(result.seconds, 3), "attempts": result.attempts,
+                                     "progress": progress.as_json()}), flush=True)
+        elif terminal:
+            print("\r" + progress.line(), end="", file=sys.stderr, flush=True)
+        elif result.status == "failed" or progress.files == progress.total_files or progress.files % 50 == 0:
+            print(progress.line(), file=sys.stderr, flush=True)
+
+    if args.engine == "dask":
+        results = ingest.run_dask(tasks, report, scheduler=args.scheduler, scheduler_file=args.scheduler_file,
+                                  workers=args.workers)
+    else:
+        results = ingest.run_local(tasks, report, workers=args.workers)
+    if terminal:
+        print(file=sys.stderr)
+    failed = list(ingest.failures(results))
+    totals = {**progress.as_json(), "failures": [{"file": r.relative, "error": r.error} for r in failed]}
+    if args.json:
+        print(json_module.dumps({"summary": totals}))
+    else:
+        print(f"profscope ingest: {progress.ingested} ingested, {progress.current} already current, "
+              f"{len(failed)} failed, of {len(tasks)} file(s) in {totals['elapsed_s']:.1f} s")
+        for result in failed:
+            print(f"  failed: {result.relative}: {result.error}", file=sys.stderr)
+    return 1 if failed else 0
 
 
 # --- entry point --------------------------------------------------------------------
@@ -510,6 +610,7 @@ _SUBCOMMANDS: tuple[Callable[[argparse._SubParsersAction], None], ...] = (
     _add_summary_parser,
     _add_report_parser,
     _add_serve_parser,
+    _add_ingest_parser,
 )
 
 

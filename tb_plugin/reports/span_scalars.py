@@ -90,6 +90,19 @@ def trace_file_scalars(path: str, batch_size: Optional[int] = None) -> dict[str,
     return span_scalars(load_trace(path), batch_size)
 
 
+def _pack_and_scalars(path: str, batch_size: Optional[int]) -> dict[str, float]:
+    """Write the trace's pack (one parse), then its scalars from the pack's model; a trace that cannot be packed
+    still gets its scalars from a parse."""
+    from ..model.array_file import read_model
+    from ..store.ingest import pack_local_file
+
+    result, model_path = pack_local_file(path, batch_size)
+    if result.status == "failed" or model_path is None:
+        print(f"profscope: no pack for {path}: {result.error}", file=sys.stderr)
+        return trace_file_scalars(path, batch_size)
+    return span_scalars(read_model(model_path, owned=False), batch_size)
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m profscope.tb_plugin.reports.span_scalars",
@@ -98,6 +111,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("trace", help="a trace file (.json or .json.gz)")
     parser.add_argument("--batch-size", type=int, default=None, help="samples per step, for samples_per_second")
     parser.add_argument("--background", action="store_true", help="run at a lower CPU priority")
+    parser.add_argument("--pack", action="store_true",
+                        help="also write the trace's pack beside it (.profscope/<file>/), and read the scalars from it")
     args = parser.parse_args(argv)
     if args.background and hasattr(os, "nice"):
         try:
@@ -105,7 +120,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         except OSError:
             pass
     try:
-        scalars = trace_file_scalars(args.trace, args.batch_size)
+        if args.pack:
+            scalars = _pack_and_scalars(args.trace, args.batch_size)
+        else:
+            scalars = trace_file_scalars(args.trace, args.batch_size)
     except (TraceLoadError, OSError) as error:
         print(f"profscope: cannot analyse {args.trace}: {error}", file=sys.stderr)
         return 1

@@ -66,6 +66,14 @@ class ProfscopeLoader(base_plugin.TBLoader):
                  "(default: PROFSCOPE_LINK_ROOTS).",
         )
 
+        group.add_argument(
+            "--profscope_packs",
+            metavar="URL",
+            default=None,
+            help="Where `profscope ingest --packs URL` wrote the packs of a read-only logdir (a folder or a URL); "
+                 "by default packs are looked for beside the traces. A trace with a current pack is not parsed.",
+        )
+
     def fix_flags(self, flags: argparse.Namespace) -> None:
         seconds: Optional[float] = getattr(flags, "profscope_refresh_seconds", None)
         if seconds is not None and seconds <= 0:
@@ -99,5 +107,6 @@ class ProfscopeLoader(base_plugin.TBLoader):
             parse_timeout_seconds=getattr(flags, "profscope_parse_timeout_seconds", None) if flags else None,
             parse_memory_gb=getattr(flags, "profscope_parse_memory_gb", None) if flags else None,
             link_roots=None if link_roots is None else [p for p in link_roots.split(os.pathsep) if p],
+            packs=getattr(flags, "profscope_packs", None) if flags else None,
             device_peaks=getattr(flags, "profscope_device_peaks", None) if flags else None,
         )

@@ -8,6 +8,7 @@ contract.
 
 from __future__ import annotations
 
+import concurrent.futures as futures
 import mimetypes
 import os
 import posixpath
@@ -21,6 +22,7 @@ from ..ingest.mindspore import minddata
 from ..ingest.mindspore import step_trace as mindspore_step_trace
 from ..model.trace_model import TraceModel
 from ..store.discovery import SpanSource
+from ..store.pack_summary import summary_of_rank
 from ..store.runs import LoadedSnapshot, RunManager
 from ..store.spans import Span, SpanFailed, SpanLoading, UnknownSpan
 from ..views import answers, compare, kernels, memory, memory_snapshot, operators, stacks
@@ -63,8 +65,10 @@ class ProfscopePlugin(base_plugin.TBPlugin):
         parse_memory_gb: Optional[float] = None,
         link_roots: Optional[Sequence[str]] = None,
         device_peaks: Optional[str] = None,
+        packs: Optional[str] = None,
     ) -> None:
         self._logdir = context.logdir or ""
+        self._packs = packs
         # The user's device peaks (--profscope_device_peaks, else PROFSCOPE_DEVICE_PEAKS): read once; a file that
         # cannot be used leaves the built-in table, and the answers that use peaks say why.
         self._peaks = answers.PeaksSetting.load(device_peaks or os.environ.get("PROFSCOPE_DEVICE_PEAKS"))
@@ -88,7 +92,7 @@ class ProfscopePlugin(base_plugin.TBPlugin):
                 self._logdir, cache_dir=self._cache_dir, refresh_seconds=self._refresh_seconds,
                 max_workers=self._max_workers, cache_max_bytes=self._cache_max_bytes,
                 parse_timeout_seconds=self._parse_timeout_seconds, parse_memory_bytes=self._parse_memory_bytes,
-                link_roots=self._link_roots,
+                link_roots=self._link_roots, packs=self._packs,
             )
             self._manager.start()
         return self._manager
@@ -139,6 +143,7 @@ class ProfscopePlugin(base_plugin.TBPlugin):
             "/memory": table_route(self._memory_route, "memory"),
             "/distributed": table_route(self._distributed_route, "distributed"),
             "/distributed/matrix": table_route(self._distributed_matrix_route, "distributed/matrix"),
+            "/distributed/collectives": table_route(self._distributed_collectives_route, "distributed/collectives"),
             "/datapipeline": json_route(self._data_pipeline_route),
             "/steptrace": table_route(self._step_trace_route, "steptrace"),
             "/critical_path": json_route(self._critical_path_route),
@@ -281,13 +286,42 @@ class ProfscopePlugin(base_plugin.TBPlugin):
             raise SpanFailed("; ".join(f"{f['worker']}: {f['error']}" for f in failed))
         return run, index, ranks, failed
 
-    def _distributed_route(self, request: wrappers.Request) -> dict[str, Any]:
+    def _summaries(self, run: str, index: int, ranks: list[tuple[str, Any]]) -> list[Any]:
+        """Each rank's summary: read from its pack (or its cache entry) where one lies beside its model, else made
+        from the model (``views/distributed/rank_summary.py``)."""
+        spans = self.manager.workers_of(run)
+        if len(ranks) < 16:
+            return [summary_of_rank(worker, spans[worker][index], model) for worker, model in ranks]
+        # Many small files: Parquet's reads let go of the interpreter lock, so a few threads read them faster.
+        with futures.ThreadPoolExecutor(max_workers=4, thread_name_prefix="profscope-summaries") as pool:
+            return list(pool.map(lambda item: summary_of_rank(item[0], spans[item[0]][index], item[1]), ranks))
+
+    def _distributed_answers(self, request: wrappers.Request) -> tuple[dict[str, Any], list[Any], list[Any]]:
         run, index, ranks, failed = self._run_ranks(request)
         # Keyed by the models themselves: a reloaded span is a new model, so a stale answer is never reused.
         key = (run, index, tuple((w, id(m)) for w, m in ranks))
         if key not in self._distributed_cache:
-            self._distributed_cache = {key: (answers.distributed(ranks, self._peaks), ranks)}  # keep one: runs are big
-        payload = dict(self._distributed_cache[key][0])
+            summaries = self._summaries(run, index, ranks)
+            # Keep one: runs are big. The models are kept with it so that their ids stay theirs.
+            self._distributed_cache = {key: ({}, ranks, summaries)}
+        found, models, summaries = self._distributed_cache[key]
+        return found, summaries, [index, failed, [model for _, model in models]]
+
+    def _distributed_route(self, request: wrappers.Request) -> dict[str, Any]:
+        found, summaries, (index, failed, models) = self._distributed_answers(request)
+        if "distributed" not in found:
+            found["distributed"] = answers.distributed_from_summaries(summaries, models, self._peaks)
+        payload = dict(found["distributed"])
+        payload["span_index"] = index
+        payload["failed"] = failed
+        return payload
+
+    def _distributed_collectives_route(self, request: wrappers.Request) -> dict[str, Any]:
+        """Collectives matched across ranks, bandwidths per kind, and the straggler table (``cross_rank.py``)."""
+        found, summaries, (index, failed, _) = self._distributed_answers(request)
+        if "cross_rank" not in found:
+            found["cross_rank"] = answers.cross_rank(summaries)
+        payload = dict(found["cross_rank"])
         payload["span_index"] = index
         payload["failed"] = failed
         return payload
@@ -296,8 +330,8 @@ class ProfscopePlugin(base_plugin.TBPlugin):
                                                                 list[dict[str, str]]]:
         """Every worker's span at ``span_index`` with its steps, ordered by rank."""
         run, index, ranks, failed = self._run_ranks(request)
-        spans = self.manager.workers_of(run)
-        return index, answers.rank_steps([(worker, spans[worker][index], model) for worker, model in ranks]), failed
+        summaries = self._summaries(run, index, ranks)
+        return index, answers.rank_steps_of_summaries(summaries, [model for _, model in ranks]), failed
 
     def _distributed_matrix_route(self, request: wrappers.Request) -> dict[str, Any]:
         """Rank × step: step time, communication and exposed communication (µs) of every worker's span."""

@@ -136,7 +136,8 @@ class ServeApp:
 
 
 def build_app(logdir: str, cache_dir: Optional[str] = None, refresh_seconds: float = 5.0,
-              link_roots: Optional[Sequence[str]] = None, device_peaks: Optional[str] = None) -> ServeApp:
+              link_roots: Optional[Sequence[str]] = None, device_peaks: Optional[str] = None,
+              packs: Optional[str] = None) -> ServeApp:
     """The serve app over `logdir`; the plugin's run manager starts on the first request.
 
     ``link_roots``: folders outside the logdir that its symlinks may lead into (default: PROFSCOPE_LINK_ROOTS).
@@ -146,7 +147,7 @@ def build_app(logdir: str, cache_dir: Optional[str] = None, refresh_seconds: flo
     # No flags and no data provider: the plugin then finds runs by scanning the logdir only.
     context = base_plugin.TBContext(logdir=logdir, flags=None, data_provider=None)
     return ServeApp(ProfscopePlugin(context, cache_dir=cache_dir, refresh_seconds=refresh_seconds,
-                                    link_roots=link_roots, device_peaks=device_peaks))
+                                    link_roots=link_roots, device_peaks=device_peaks, packs=packs))
 
 
 def display_url(host: str, port: int) -> str:
@@ -182,12 +183,13 @@ def serve(
     cache_dir: Optional[str] = None,
     out: TextIO = sys.stdout,
     link_roots: Optional[Sequence[str]] = None,
+    packs: Optional[str] = None,
     device_peaks: Optional[str] = None,
 ) -> None:
     """Serve until Ctrl-C (or SIGTERM), then stop the run manager. Raises ServeError when it cannot listen."""
     from werkzeug.serving import make_server, select_address_family
 
-    app = build_app(logdir, cache_dir=cache_dir, link_roots=link_roots, device_peaks=device_peaks)
+    app = build_app(logdir, cache_dir=cache_dir, link_roots=link_roots, device_peaks=device_peaks, packs=packs)
     # One line per request is noise here (TensorBoard does not log them either); errors still show.
     logging.getLogger("werkzeug").setLevel(logging.WARNING)
     # Bound here rather than by werkzeug, which prints and exits the process when the port is taken.

@@ -43,9 +43,16 @@ def parse_into_cache(
         return _parse_and_derive(path, cache_dir, identity, slot, access, companions, batch_size)
 
 
+def parse_to_file(path: str, target: str, access: FileAccess, companions: Sequence[str] = (),
+                  batch_size: Optional[int] = None, slot: int = -1, forks: bool = True) -> ParseOutcome:
+    """Parse one trace into the model file ``target`` (a pack's), its first answers derived beside it as in the
+    cache. ``forks``: decode and derive with forked helpers (only in a process that runs no other threads)."""
+    return _parse_and_derive(path, None, None, slot, access, companions, batch_size, target, forks)
+
+
 def _parse_and_derive(
-    path: str, cache_dir: Optional[str], identity: SourceIdentity, slot: int, access: FileAccess,
-    companions: Sequence[str], batch_size: Optional[int],
+    path: str, cache_dir: Optional[str], identity: Optional[SourceIdentity], slot: int, access: FileAccess,
+    companions: Sequence[str], batch_size: Optional[int], target_path: Optional[str] = None, forks: bool = True,
 ) -> ParseOutcome:
     """``parse_into_cache``'s work.
 
@@ -61,7 +68,7 @@ def _parse_and_derive(
     def report(fraction: float) -> None:
         parser_pool.report_progress(slot, fraction)
 
-    target = ModelCache(cache_dir).path_for(identity) if cache_dir else None
+    target = target_path or (ModelCache(cache_dir).path_for(identity) if cache_dir and identity else None)
     writer: Optional[ArrayFileWriter] = None
     cache_error = "no writable cache folder"
     if target is not None:
@@ -74,7 +81,7 @@ def _parse_and_derive(
             # parallel forks a decoding helper. This process runs no other threads for a local file; for a
             # remote one, fsspec's I/O thread is idle by then and the helper only decodes the bytes it was given.
             model = load_trace_stream(lambda: access.open(path), posixpath.basename(path),
-                                      lambda fraction: report(_PARSE_SHARE * fraction), parallel=True,
+                                      lambda fraction: report(_PARSE_SHARE * fraction), parallel=forks,
                                       companions=read_companions(access.open, companions),
                                       allocate=writer.allocate if writer is not None else None)
         except BaseException:
@@ -98,7 +105,7 @@ def _parse_and_derive(
     del model  # the derivations read the written model, memory-mapped
     parser_pool.release_free_memory()  # before the derivation forks: see there
     try:
-        derive_and_publish(temporary, target, batch_size, fork=True)  # a parser process runs no other threads
+        derive_and_publish(temporary, target, batch_size, fork=forks)  # a parser process runs no other threads
     except OSError as exc:  # the model could not be moved into place: parsed again next time it is asked for
         return ParseOutcome(error=f"the parsed model could not be stored in the cache ({exc.strerror or exc})")
     return ParseOutcome()

@@ -26,7 +26,7 @@ from typing import Any, Optional, Sequence
 from .. import layout
 from ..ingest import footprint
 from ..model.trace_model import TraceModel
-from ..views.runs import span_names
+from ..views import answers
 from ..views.runs.table import manifest_batch_size
 from .cache import ModelCache, SourceIdentity
 from ..model.snapshot import SnapshotModel
@@ -35,7 +35,8 @@ from .parse_jobs import ParseOutcome, derive_estimate, derive_in_cache, derived_
 from .snapshots import SnapshotOutcome, parse_snapshot_into_cache
 from .parser_pool import PROGRESS_SLOTS, JobFailed, ParserPool
 from .spans import Span, SpanFailed, SpanLoading, UnknownSpan
-from .storage import LogdirUnreadable, open_storage
+from .packs import PackError, PackRoot, load_model
+from .storage import LogdirUnreadable, open_storage, remote_scheme
 
 logger = logging.getLogger(__name__)
 
@@ -51,6 +52,7 @@ class _SpanState:
     identity: Optional[SourceIdentity] = None
     job: Optional[futures.Future[ParseOutcome]] = None
     estimate: Optional[int] = None  # memory its parse may take (bytes), once computed
+    pack_checked: bool = False  # its pack was looked for (packs.py)
 
 
 def _listed_manifest(manifest: dict[str, Any]) -> dict[str, Any]:
@@ -104,6 +106,8 @@ class RunManager:
         parse_timeout_seconds: Optional[float] = None,
         parse_memory_bytes: Optional[int] = None,
         link_roots: Optional[Sequence[str]] = None,
+        packs: Optional[str] = None,
+        use_packs: bool = True,
     ) -> None:
         self.logdir = logdir
         self.cache = ModelCache(cache_dir, max_bytes=cache_max_bytes)
@@ -117,6 +121,12 @@ class RunManager:
         self._discovery = Discovery(logdir, settle_seconds=settle_seconds, storage=open_storage(logdir, link_roots))
         # Reads the logdir: a local folder, or a remote URL through fsspec (listed only by the refresh thread).
         self.storage = self._discovery.storage
+        # Packs (packs.py): beside the traces, or under ``packs`` when the logdir is read-only.
+        self.use_packs = use_packs
+        self.pack_root = PackRoot(packs or logdir, self.storage.access().storage_options
+                                  if remote_scheme(packs or logdir) is not None else None)
+        self._bad_packs: set[tuple[str, int, int, Optional[str]]] = set()
+        self.pack_loads = 0  # spans opened from packs (no parse)
         self._logdir_error: Optional[str] = None
         self._lock = threading.Lock()
         self._refresh_lock = threading.Lock()  # one scan at a time
@@ -261,8 +271,41 @@ class RunManager:
                 state.priority = 1
         self._wake.set()
 
+    def _adopt_packs(self) -> None:
+        """Queued spans whose trace has a current pack (and no cache entry) take its model: no parse. Read outside
+        the lock (a remote pack is copied into the cache first); a pack that does not read is never tried again
+        for that file, which is parsed as before."""
+        if not self.use_packs:
+            return
+        with self._lock:
+            candidates = [(key, s) for key, s in self._spans.items() if s.status == "queued" and not s.pack_checked]
+            for _, state in candidates:
+                state.pack_checked = True
+        for key, state in candidates:
+            src = state.source
+            file_key = (src.path, src.size, src.mtime_ns, src.etag)
+            if file_key in self._bad_packs:
+                continue
+            identity = self._identity(src)
+            model = self.cache.load(identity)
+            if model is None:
+                try:
+                    ref = self.pack_root.find(self.storage.relative(src.path), src.size, src.mtime_ns, src.etag)
+                    if ref is None:
+                        continue
+                    model = load_model(self.pack_root, ref, self.cache, identity)
+                except PackError as exc:
+                    logger.warning("profscope: the pack of %s is not used (%s); parsing the trace", src.path, exc)
+                    self._bad_packs.add(file_key)
+                    continue
+                self.pack_loads += 1
+            with self._lock:
+                if self._spans.get(key) is state and state.status == "queued":
+                    state.model, state.status = model, "ready"
+
     def _schedule(self) -> None:
         """Start queued parses (the user's first, then by run and span) while the pool has room, then derivations."""
+        self._adopt_packs()
         with self._lock:
             queued = [(k, s) for k, s in self._spans.items() if s.status == "queued"]
             queued.sort(key=lambda ks: (-ks[1].priority, ks[0][0], ks[0][1], layout.span_sort_key(ks[0][2])))
@@ -524,7 +567,7 @@ class RunManager:
         if state.source.manifest:
             info["manifest"] = _listed_manifest(state.source.manifest)
         # Start time of day, steps and length: what the span pickers show instead of the id.
-        info.update(span_names.span_facts(state.model if state.status == "ready" else None, state.source.manifest))
+        info.update(answers.span_facts(state.model if state.status == "ready" else None, state.source.manifest))
         if state.model is not None:
             from ..views.distributed.ranks import distributed_rank
 
@@ -572,6 +615,9 @@ class RunManager:
                 # A cached column failed its checksum (array_file.read_model removed the entry): parsed again.
                 logger.warning("profscope: the cached model of %s is damaged (%s); parsing the trace again",
                                state.source.path, state.model.damage.get("reason"))
+                if not state.model.writable:  # a pack's: never used again for this file
+                    src = state.source
+                    self._bad_packs.add((src.path, src.size, src.mtime_ns, src.etag))
                 state.status, state.model = "queued", None
             if state.status == "error":
                 raise SpanFailed(state.error or "the trace could not be loaded")

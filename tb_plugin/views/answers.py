@@ -57,9 +57,12 @@ from .analyses import idle as _idle
 from .analyses import launches as _launches
 from .analyses import queues as _queues
 from .analyses import sequences as _sequences
+from .distributed import cross_rank as _cross_rank
 from .distributed import rank_steps as _rank_steps
 from .distributed import ranks as _ranks
 from .quantities import efficiency as _efficiency
+from .distributed.rank_summary import RankSummary
+from .runs import span_names as _span_names
 from .runs import summary as _summary
 from .runs import table as _run_table
 from .trace import critical_path as _critical_path
@@ -83,6 +86,7 @@ LAUNCHES = "analyses.launches"
 QUEUES = "analyses.queues"
 SEQUENCES = "analyses.sequences"
 ANNOTATIONS = "analyses.annotations"
+SPAN_FACTS = "span_facts"
 # A memory snapshot's (a SnapshotModel keeps its stored answers beside its cache file as a trace model does).
 SNAPSHOT = "memory_snapshot"
 SNAPSHOT_AT = "memory_snapshot/at"
@@ -135,6 +139,10 @@ def _critical_path_entry(model: TraceModel, step: int, marker: Optional[str]) ->
     return _Entry(_key(CRITICAL_PATH, marker, step), lambda: _critical_path.critical_path(model, step, marker))
 
 
+def _span_facts_entry(model: TraceModel) -> _Entry:
+    return _Entry(_key(SPAN_FACTS), lambda: _span_names.model_facts(model))
+
+
 def _tracks_entry(model: TraceModel) -> _Entry:
     return _Entry(_key(TRACKS), lambda: _trace.compute_tracks(model))
 
@@ -171,6 +179,8 @@ def parser_answers(model: TraceModel, batch_size: Optional[int]) -> dict[Key, Ca
         _critical_path_entry(model, 0, None),
         _tracks_entry(model),
         _work_summary_entry(model),
+        # Listing a thousand packed ranks then reads none of their columns.
+        _span_facts_entry(model),
     ]
     return {entry.key: entry.compute for entry in entries}
 
@@ -344,11 +354,19 @@ def annotations(model: TraceModel, marker: Optional[str] = None) -> dict[str, An
     return _memo(model, _key(ANNOTATIONS, marker), lambda: _annotations.annotations(model, marker))
 
 
+def span_facts(model: Optional[TraceModel], manifest: Optional[dict[str, Any]] = None) -> dict[str, Any]:
+    """What tells a span apart for people (start time, length, steps, device): from the model once loaded, else from
+    the writer's manifest."""
+    if model is None:
+        return _span_names.span_facts(None, manifest)
+    return _stored(model, _span_facts_entry(model))
+
+
 # The questions about one span, each taking its model first: the methods of profscope.open_trace(...).
 SPAN_QUESTIONS: tuple[Callable[..., Any], ...] = (
     summary, overview, operators, operator_detail, kernels, work_summary, roofline, flamegraph, folded_stacks, modules, memory, step_trace,
     data_pipeline, critical_path, tracks, slices, counters, event, search, range_summary, idle_time, launches,
-    queue_length, kernel_sequences, annotations,
+    queue_length, kernel_sequences, annotations, span_facts,
 )
 
 
@@ -466,3 +484,41 @@ def snapshot_compare(base: SnapshotModel, exp: SnapshotModel, base_device: Optio
 def snapshot_peak_summary(snapshot: SnapshotModel, name: str) -> dict[str, Any]:
     """The report's and the command line's lines on a span's snapshot: the peak and its top sites."""
     return _snapshot.peak_summary(snapshot, name)
+
+
+def rank_summary(worker: str, span: str, model: TraceModel, tables: bool = False) -> RankSummary:
+    """One rank's summary (steps, collective calls; ``tables``: the operator and kernel tables too), what a pack
+    keeps as Parquet and every cross-rank answer reads."""
+    if not tables:
+        return _ranks.summary_of(worker, span, model)
+    return _ranks.summary_of(worker, span, model, operators(model, "name")["rows"], kernels(model, "name")["rows"])
+
+
+def distributed_from_summaries(summaries: Sequence[RankSummary], models: Optional[Sequence[TraceModel]] = None,
+                               peaks: Optional[PeaksSetting] = None) -> dict[str, Any]:
+    """``distributed`` from the ranks' summaries (a pack's, or made from the models): the same answer (``models``:
+    the ranks' models in the same order, for the links' peak)."""
+    return _ranks.distributed_from_summaries(list(summaries), list(models) if models is not None else None,
+                                             lambda model: _roofs(model, peaks))
+
+
+def _ordered(summaries: Sequence[RankSummary]) -> list[tuple[int, RankSummary]]:
+    ranked = [(_ranks.summary_rank(s, i), s) for i, s in enumerate(summaries)]
+    ranked.sort(key=lambda item: (item[0], item[1].worker))
+    return ranked
+
+
+def cross_rank(summaries: Sequence[RankSummary]) -> dict[str, Any]:
+    """Collectives matched across ranks (process group, sequence number), bandwidths per collective kind and the
+    straggler table, from the ranks' summaries."""
+    ranked = _ordered(summaries)
+    return _cross_rank.cross_rank([s for _, s in ranked], [r for r, _ in ranked])
+
+
+def rank_steps_of_summaries(summaries: Sequence[RankSummary],
+                            models: Sequence[TraceModel]) -> list[tuple[RankSteps, TraceModel]]:
+    """``rank_steps`` from the ranks' summaries (with each rank's model, for the trace viewer's alignment)."""
+    out = [(_rank_steps.steps_of_summary(s, _ranks.summary_rank(s, i)), model)
+           for i, (s, model) in enumerate(zip(summaries, models))]
+    out.sort(key=lambda item: (item[0].rank, item[0].worker))
+    return out

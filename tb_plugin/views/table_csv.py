@@ -323,6 +323,39 @@ def distributed_table(answer: Mapping[str, Any], which: Optional[str] = None) ->
     raise ExportError("table must be ranks or collectives")
 
 
+def cross_rank_table(answer: Mapping[str, Any], which: Optional[str] = None) -> Table:
+    """``collectives``: every collective matched across ranks; ``kinds``: bandwidths per collective kind and group
+    size; ``stragglers``: per rank, how often it arrived last and the wait it caused."""
+    if which in (None, "collectives"):
+        columns = [
+            _col("process_group", "Process group"), _col("seq", "Sequence number"), _col("name", "Collective"),
+            _col("ranks", "Ranks"), _col("group_size", "Group size"), _bytes("bytes", "Size"),
+            _us("start", "Start"), _us("latency", "Latency"), _us("skew", "Start skew"),
+            _col("last_rank", "Last rank"), _us("wait_caused", "Wait caused"),
+            _col("algbw", "Algorithm bandwidth (bytes/s)"), _col("busbw", "Bus bandwidth (bytes/s)"),
+        ]
+        rows = _columnar_rows(answer.get("collectives") or {})
+        return Table("distributed-collectives-matched", columns, rows,
+                     lambda row: f"{row['process_group']} {row['name']}", None)
+    if which == "kinds":
+        columns = [
+            _col("name", "Collective"), _col("group_size", "Group size"), _col("calls", "Calls"),
+            _bytes("bytes", "Size (all calls)"), _us("latency", "Latency (all calls)"),
+            _us("mean_latency", "Mean latency"), _us("mean_skew", "Mean start skew"),
+            _col("algbw", "Algorithm bandwidth (bytes/s)"), _col("busbw", "Bus bandwidth (bytes/s)"),
+        ]
+        return Table("distributed-collective-kinds", columns, answer.get("kinds", []), lambda row: row["name"], None)
+    if which == "stragglers":
+        columns = [
+            _col("rank", "Rank"), _col("worker", "Worker"), _col("collectives", "Collectives"),
+            _col("arrived_last", "Arrived last"), _us("wait_caused", "Wait caused"),
+            _us("mean_lateness", "Mean lateness"),
+        ]
+        return Table("distributed-stragglers", columns, answer.get("stragglers", []), lambda row: row["worker"],
+                     ("wait_caused", "desc"))
+    raise ExportError("table must be collectives, kinds or stragglers")
+
+
 def distributed_matrix_table(answer: Mapping[str, Any], which: Optional[str] = None) -> Table:
     if which not in (None, "matrix"):
         raise ExportError("table must be matrix")
@@ -649,6 +682,7 @@ TABLES: dict[str, Callable[[Mapping[str, Any], Optional[str]], Table]] = {
     "memory": memory_table,
     "distributed": distributed_table,
     "distributed/matrix": distributed_matrix_table,
+    "distributed/collectives": cross_rank_table,
     "compare": compare_table,
     "runs/table": run_table_table,
     "steptrace": step_trace_table,

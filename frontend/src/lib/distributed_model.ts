@@ -89,3 +89,22 @@ export function formatBandwidth(bytesPerSecond: number | null): string {
 export function meanMessageBytes(bytes: number | null, calls: number): number | null {
   return bytes !== null && Number.isFinite(bytes) && calls > 0 ? bytes / calls : null;
 }
+
+/** Above this many ranks, the per-rank bar charts show the ranks that matter most, not every rank. */
+export const BAR_RANKS_LIMIT = 32;
+
+/**
+ * The ranks a bar chart draws: all of them up to ``limit``; beyond it the ``limit`` ranks with the largest
+ * ``key`` (the slowest, the most waiting), in rank order, so that a chart of a thousand ranks stays readable
+ * (the rank table and the heat map keep every rank).
+ */
+export function barRanks<T extends { readonly rank: number }>(ranks: readonly T[], key: (rank: T) => number, limit = BAR_RANKS_LIMIT): { shown: T[]; hidden: number } {
+  if (ranks.length <= limit) return { shown: [...ranks], hidden: 0 };
+  const value = (rank: T): number => {
+    const v = key(rank);
+    return Number.isFinite(v) ? v : Number.NEGATIVE_INFINITY;
+  };
+  const shown = [...ranks].sort((a, b) => value(b) - value(a) || a.rank - b.rank).slice(0, limit);
+  shown.sort((a, b) => a.rank - b.rank);
+  return { shown, hidden: ranks.length - limit };
+}

@@ -50,9 +50,10 @@ enum {
     C_TS, C_DUR, C_BLOCKS_PER_SM, C_WARPS_PER_SM, C_OCCUPANCY,
     C_EXTERNAL_ID, C_EXTERNAL_ID_2021, C_CORRELATION, C_SEQUENCE, C_PYTHON_ID, C_PYTHON_PARENT_ID,
     C_DEVICE, C_STREAM, C_NBYTES, C_ADDR, C_MEM_BYTES, C_TOTAL_ALLOCATED, C_TOTAL_RESERVED,
-    C_DEVICE_TYPE, C_DEVICE_ID, C_IN_MSG_NELEMS, C_OUT_MSG_NELEMS, C_GROUP_SIZE,
+    C_DEVICE_TYPE, C_DEVICE_ID, C_IN_MSG_NELEMS, C_OUT_MSG_NELEMS, C_GROUP_SIZE, C_COLLECTIVE_SEQ,
     C_PH, C_NAME, C_CAT, C_PID, C_TID, C_ID, C_BP,
     C_INPUT_DIMS, C_INPUT_TYPE, C_CONCRETE_INPUTS, C_CALL_STACK, C_GRID, C_BLOCK, C_COLLECTIVE, C_DTYPE,
+    C_PROCESS_GROUP,
     N_COLUMNS
 };
 #define FIRST_ID_COLUMN C_PH
@@ -100,6 +101,8 @@ static Field ARG_FIELDS[] = {
     {"args", "Out msg nelems", K_INT, C_OUT_MSG_NELEMS, 0},
     {"args", "dtype", K_TEXT, C_DTYPE, 0},
     {"args", "Group size", K_INT, C_GROUP_SIZE, 0},
+    {"args", "Process Group Name", K_TEXT, C_PROCESS_GROUP, 0},
+    {"args", "Seq", K_INT, C_COLLECTIVE_SEQ, 0},
     /* PaddlePaddle's and metadata events' arguments: those chunks take the msgspec path. */
     {"args", "addr", K_UNHANDLED, -1, 0},
     {"args", "increase_bytes", K_UNHANDLED, -1, 0},
@@ -681,6 +684,7 @@ static void put_defaults(Cursor *c) {
     for (int k = C_INPUT_DIMS; k <= C_BLOCK; k++) put_i4(c, k, -1); /* absent raw value */
     put_i4(c, C_COLLECTIVE, s->empty_text);
     put_i4(c, C_DTYPE, s->empty_text);
+    put_i4(c, C_PROCESS_GROUP, s->empty_text);
 }
 
 /* Scanner.scan(chunk) -> (rows, columns: bytes) or None (the chunk is for the msgspec path). */
@@ -814,9 +818,10 @@ static const char *COLUMN_NAMES[N_COLUMNS] = {
     "ts", "dur", "blocks_per_sm", "warps_per_sm", "occupancy",
     "external_id", "external_id_2021", "correlation", "sequence", "python_id", "python_parent_id",
     "device", "stream", "nbytes", "addr", "mem_bytes", "total_allocated", "total_reserved",
-    "device_type", "device_id", "in_msg_nelems", "out_msg_nelems", "group_size",
+    "device_type", "device_id", "in_msg_nelems", "out_msg_nelems", "group_size", "collective_seq",
     "ph", "name", "cat", "pid", "tid", "id", "bp",
     "input_dims", "input_type", "concrete_inputs", "call_stack", "grid", "block", "collective", "dtype",
+    "process_group",
 };
 
 static const char *KIND_NAMES[] = {"text", "scalar", "float", "int", "optional int", "raw", "args", "unhandled"};

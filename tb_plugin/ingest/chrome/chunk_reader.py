@@ -206,6 +206,8 @@ class ChunkReader:
             "out_msg_nelems": (np.int64, -1, fields.ints("out_msg_nelems", at)),
             "dtype": (np.int32, NO_STRING, fields.text_ids("dtype", at)),
             "group_size": (np.int32, -1, fields.ints("group_size", at)),
+            "process_group": (np.int32, NO_STRING, fields.text_ids("process_group", at)),
+            "collective_seq": (np.int64, -1, fields.ints("collective_seq", at)),
         })
         py_rows = np.flatnonzero(kind == 2)
         at = rows[py_rows]

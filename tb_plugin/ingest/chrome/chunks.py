@@ -109,7 +109,11 @@ class EventChunks:
         except StopIteration:
             self.eof = True
             return False
-        self.buffer += block
+        try:
+            self.buffer += block
+        except BufferError:  # a view of the window that only the garbage collector frees (see _freed_views)
+            _freed_views()
+            self.buffer += block
         return True
 
     def _fill(self, size: int) -> None:
@@ -128,7 +132,11 @@ class EventChunks:
         drop = position - 1
         if drop > 0:
             self._dropped_tail = (self._dropped_tail + bytes(self.buffer[max(drop - HEAD_BYTES, 0) : drop]))[-HEAD_BYTES:]
-            del self.buffer[:drop]  # O(1) in CPython: the bytearray's start moves
+            try:
+                del self.buffer[:drop]  # O(1) in CPython: the bytearray's start moves
+            except BufferError:
+                _freed_views()
+                del self.buffer[:drop]
             self._dropped += drop
             self._searched = max(self._searched - drop, 0)
             if self._events_end is not None:
@@ -337,6 +345,15 @@ def open_events(blocks: Iterator[bytes], whole_limit: Optional[int] = None) -> E
     # Small top-level values are kept as metadata; huge unknown blobs are skipped.
     chunks._head_metadata = {key: msgspec.json.decode(raw) for key, raw in top.items() if len(raw) <= 1 << 20}
     return chunks
+
+
+def _freed_views() -> None:
+    """Collect garbage: a view of the window held by a reference cycle (a decoder's exception and its frames) keeps
+    the bytearray from growing until the collector runs, which in a process with other threads (a Dask worker)
+    may be later than the next read."""
+    import gc
+
+    gc.collect()
 
 
 # The structure scan ----------------------------------------------------------------------------

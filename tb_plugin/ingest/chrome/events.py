@@ -56,6 +56,9 @@ class Args(msgspec.Struct, frozen=True, gc=False):
     out_msg_nelems: int = msgspec.field(default=-1, name="Out msg nelems")
     dtype: str = ""
     group_size: int = msgspec.field(default=-1, name="Group size")
+    # The process group a collective runs in, and its number among that group's collectives (torch >= 2.4).
+    process_group: str = msgspec.field(default="", name="Process Group Name")
+    collective_seq: int = msgspec.field(default=-1, name="Seq")
     # PaddlePaddle's spelling (see ingest/paddle.py): memory events and sub-µs times ("12.345 us").
     paddle_addr: Union[int, str] = msgspec.field(default=-1, name="addr")
     increase_bytes: int = 0
@@ -270,10 +273,20 @@ def with_brackets(data: bytearray, a: int, b: int, decode: Callable[[memoryview]
     saved = (data[a - 1], data[b])
     data[a - 1] = 0x5B  # [
     data[b] = 0x5D  # ]
+    whole = memoryview(data)
+    view = whole[a - 1 : b + 1]
     try:
-        return decode(memoryview(data)[a - 1 : b + 1])
+        return decode(view)
     finally:
         data[a - 1], data[b] = saved
+        # Released here, not when the last reference goes: a frame of this call can outlive it in another
+        # thread's hands (a Dask worker's profiler samples the running frames), and an export of the window keeps
+        # it from growing or shrinking (BufferError).
+        for exported in (view, whole):
+            try:
+                exported.release()
+            except BufferError:  # something decoded still holds it (freed with it)
+                pass
 
 
 def decode_structs(view: memoryview, text_times: bool = False) -> tuple[list[Any], Any]:

@@ -53,7 +53,7 @@ MOVE_EVENTS = 20_000
 # Columns holding ids into the trace's string table, per table.
 STRING_COLUMNS = {
     "slices": ("name", "cat", "pid", "tid", "input_dims", "input_type", "concrete_inputs", "call_stack", "collective",
-               "dtype", "grid", "block"),
+               "dtype", "process_group", "grid", "block"),
     "instants": ("name", "cat", "pid", "tid"),
     "flows": ("cat", "pid", "tid"),
     "counters": ("name", "series", "pid"),

@@ -27,6 +27,7 @@ import numpy as np
 from ...model.trace_model import TraceModel
 from ...model.units import NS_PER_US
 from ..quantities.accounting import step_times
+from .rank_summary import RankSummary
 
 ALIGNMENTS = ("step", "time")
 _STEP_NUMBER = re.compile(r"#(\d+)$")
@@ -51,6 +52,15 @@ def rank_steps(worker: str, rank: int, span: str, model: TraceModel) -> RankStep
     return RankSteps(worker=worker, rank=rank, span=span, names=list(times.steps.names), start=times.steps.start,
                      duration=times.duration, communication=times.communication,
                      exposed_communication=times.exposed_communication)
+
+
+def steps_of_summary(summary: RankSummary, rank: int) -> RankSteps:
+    """A rank's steps from its summary (``rank_summary.py``: the same columns as ``rank_steps``)."""
+    steps = summary.steps
+    return RankSteps(worker=summary.worker, rank=rank, span=summary.span, names=list(steps.texts["name"]),
+                     start=steps.numbers["start"], duration=steps.numbers["duration"],
+                     communication=steps.numbers["communication"],
+                     exposed_communication=steps.numbers["exposed_communication"])
 
 
 def step_columns(ranks: Sequence[RankSteps]) -> list[str]:

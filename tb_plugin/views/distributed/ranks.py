@@ -26,6 +26,9 @@ from ...model.units import NS_PER_US
 from ..quantities import collective_bandwidth
 from ..quantities.accounting import step_times
 from ..quantities.efficiency import Roofs
+from .rank_summary import (
+    RankSummary, Table, codes_of, collectives_table, kernels_table, operators_table, steps_table,
+)
 
 DTYPE_BYTES = {
     "float": 4, "float32": 4, "Float": 4, "double": 8, "float64": 8, "Double": 8, "half": 2, "float16": 2,
@@ -65,6 +68,14 @@ class RankInstances:
     # record_param_comms, else nbytes) and the group size (its "Group size", else the job's world size), -1 unknown.
     message_bytes: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     group_size: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    # Where the trace records them (``record_param_comms``): the process group, the call's number within it (else
+    # its number among this rank's calls of the same group and name: ``seq_recorded`` False), the output bytes (an
+    # all-gather's whole result); the device stream of the collective kernel (-1 on the host).
+    process_group: list[str] = field(default_factory=list)
+    seq: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    seq_recorded: np.ndarray = field(default_factory=lambda: np.zeros(0, bool))
+    out_bytes: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    stream: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
 
 
 def distributed_rank(model: TraceModel) -> Optional[int]:
@@ -181,10 +192,11 @@ def _collective_instances(model: TraceModel) -> RankInstances:
 
         rows = np.flatnonzero(pick & ~has_ancestor(s, pick))
         owner_op = rows.astype(np.int64)
-    names, sizes, messages, group_sizes = [], [], [], []
+    names, sizes, messages, group_sizes, groups, out_sizes = [], [], [], [], [], []
+    seq = np.full(len(rows), -1, dtype=np.int64)
     info = model.metadata.get("distributedInfo") or {}
     world = info.get("world_size") if isinstance(info, dict) and isinstance(info.get("world_size"), int) else -1
-    for row, op in zip(rows.tolist(), owner_op.tolist()):  # one step per collective call, not per event
+    for i, (row, op) in enumerate(zip(rows.tolist(), owner_op.tolist())):  # one step per collective call
         source = op if op >= 0 and with_args[op] else (int(args_above[op]) if op >= 0 else -1)
         if source >= 0 and s.collective[source] >= 0:
             names.append(normalize_collective(text[int(s.collective[source])]))
@@ -194,13 +206,31 @@ def _collective_instances(model: TraceModel) -> RankInstances:
         out_bytes = _message_bytes(model, source, "out_msg_nelems") if source >= 0 else -1
         messages.append(max(sizes[-1], out_bytes))
         group_sizes.append(int(s.group_size[source]) if source >= 0 and s.group_size[source] > 0 else world)
+        out_sizes.append(out_bytes)
+        groups.append(text[int(s.process_group[source])] if source >= 0 and s.process_group[source] >= 0 else "")
+        if source >= 0:
+            seq[i] = s.collective_seq[source]
     order = np.argsort(s.start[rows], kind="stable")
 
     def ordered(values: list[int]) -> np.ndarray:
         return np.asarray(values, dtype=np.int64)[order] if values else np.zeros(0, np.int64)
 
-    return RankInstances(name=[names[i] for i in order], start=s.start[rows][order], end=s.end_at(rows)[order],
-                         nbytes=ordered(sizes), message_bytes=ordered(messages), group_size=ordered(group_sizes))
+    names = [names[i] for i in order]
+    groups = [groups[i] for i in order]
+    seq = seq[order]
+    recorded = seq >= 0
+    if not recorded.all():  # numbered per (group, name) in time order where the trace records no number
+        counters: dict[tuple[str, str], int] = {}
+        for i in np.flatnonzero(~recorded).tolist():
+            key = (groups[i], names[i])
+            seq[i] = counters.get(key, 0)
+            counters[key] = seq[i] + 1
+    kernel_rows = kinds.collective_kernel[rows] if len(rows) else np.zeros(0, bool)
+    stream = np.where(kernel_rows, s.stream[rows], -1).astype(np.int64)[order]
+    return RankInstances(name=names, start=s.start[rows][order], end=s.end_at(rows)[order],
+                         nbytes=ordered(sizes), message_bytes=ordered(messages), group_size=ordered(group_sizes),
+                         process_group=groups, seq=seq, seq_recorded=recorded, out_bytes=ordered(out_sizes),
+                         stream=stream)
 
 
 def rank_breakdown(model: TraceModel) -> dict[str, float]:
@@ -228,27 +258,95 @@ def _is_distributed(model: TraceModel) -> bool:
     return len(collective_instances(model).name) > 0
 
 
+def summary_of(worker: str, span: str, model: TraceModel, operators_rows: Optional[list[dict[str, Any]]] = None,
+               kernels_rows: Optional[list[dict[str, Any]]] = None) -> RankSummary:
+    """One rank's summary (``rank_summary.py``), from its model; with the operator and kernel tables when their
+    rows (the pages' answers, grouped by name) are given."""
+    tables = operators_rows is not None and kernels_rows is not None
+
+    def compute() -> RankSummary:
+        info = model.metadata.get("distributedInfo")
+        info = info if isinstance(info, dict) else {}
+        base = model.metadata.get("baseTimeNanoseconds")
+        return RankSummary(
+            worker=worker, span=span, recorded_rank=distributed_rank(model), world_size=info.get("world_size"),
+            backend=info.get("backend"), is_distributed=_is_distributed(model),
+            base_time_ns=base if isinstance(base, int) and not isinstance(base, bool) else None,
+            steps=steps_table(model), collectives=collectives_table(collective_instances(model)),
+            operators=operators_table(operators_rows) if operators_rows is not None else Table({}, {}),
+            kernels=kernels_table(kernels_rows) if kernels_rows is not None else Table({}, {}),
+        )
+
+    return model.memo(("rank_summary", worker, span, tables), compute)
+
+
+def summary_rank(summary: RankSummary, fallback: int) -> int:
+    """``rank_of`` for a summary."""
+    if summary.recorded_rank is not None:
+        return summary.recorded_rank
+    m = _RANK_IN_NAME.search(summary.worker)
+    return int(m.group(1)) if m else fallback
+
+
+def _summary_breakdown(summary: RankSummary) -> dict[str, float]:
+    """``rank_breakdown`` from a summary's steps."""
+    steps = summary.steps.numbers
+
+    def mean(values: np.ndarray) -> float:
+        return float(values.mean()) if len(values) else 0.0
+
+    return {"steps": float(len(steps["duration"])), "step_time": mean(steps["duration"]),
+            "compute": mean(steps["computation"]), "communication": mean(steps["communication"]),
+            "overlap": mean(steps["overlap"]), "other": mean(steps["other"])}
+
+
+@dataclass(frozen=True)
+class _Calls:
+    """A rank's collective calls for the tables below: names as codes of one vocabulary across ranks."""
+
+    codes: np.ndarray
+    start: np.ndarray
+    end: np.ndarray
+    nbytes: np.ndarray
+    message_bytes: np.ndarray
+    group_size: np.ndarray
+
+
 def distributed(ranks: list[tuple[str, TraceModel]],
                 roofs_of: Optional[Callable[[TraceModel], Roofs]] = None) -> dict[str, Any]:
     """``ranks``: (worker name, model) of every worker of a run, one span each. ``roofs_of``: the device peaks of a
     model (the server's setting), for the links' peak beside the collectives' bus bandwidth."""
-    if not ranks or (len(ranks) == 1 and not _is_distributed(ranks[0][1])):
+    summaries = [summary_of(worker, "", model) for worker, model in ranks]
+    return distributed_from_summaries(summaries, [model for _, model in ranks], roofs_of)
+
+
+def distributed_from_summaries(summaries: list[RankSummary], models: Optional[list[TraceModel]] = None,
+                               roofs_of: Optional[Callable[[TraceModel], Roofs]] = None) -> dict[str, Any]:
+    """The Distributed view from the ranks' summaries (from their models, or their packs); ``models``: the ranks'
+    models in the same order, for the links' peak (the first rank's device)."""
+    if not summaries or (len(summaries) == 1 and not summaries[0].is_distributed):
         return {"available": False, "ranks": [], "collectives": [], "straggler": None,
                 "hint": "This run has a single worker: there is nothing distributed to show. Profile every rank of "
                         "a distributed job into the same run (one worker per rank)."}
     entries = []
-    for i, (worker, model) in enumerate(ranks):
-        info = model.metadata.get("distributedInfo") or {}
-        entries.append({"worker": worker, "rank": rank_of(model, worker, i),
-                        "world_size": info.get("world_size") if isinstance(info, dict) else None,
-                        "backend": info.get("backend") if isinstance(info, dict) else None,
-                        "model": model})
+    for i, summary in enumerate(summaries):
+        entries.append({"worker": summary.worker, "rank": summary_rank(summary, i),
+                        "world_size": summary.world_size, "backend": summary.backend, "summary": summary,
+                        "model": models[i] if models is not None else None})
     entries.sort(key=lambda e: (e["rank"], e["worker"]))
-    instances = [collective_instances(e["model"]) for e in entries]
-    wait, method = _waits(instances)
+    vocabulary: dict[str, int] = {}
+    calls = []
+    for e in entries:
+        table = e["summary"].collectives
+        codes = codes_of(table.texts["name"], vocabulary)
+        numbers = table.numbers
+        calls.append(_Calls(codes, numbers["start"], numbers["end"], numbers["in_bytes"],
+                            np.maximum(numbers["in_bytes"], numbers["out_bytes"]), numbers["group_size"]))
+    names = sorted(vocabulary)
+    wait, method = _waits(calls, [vocabulary[n] for n in names])
     rank_rows = []
-    for e, inst, w in zip(entries, instances, wait):
-        b = rank_breakdown(e["model"])
+    for e, inst, w in zip(entries, calls, wait):
+        b = _summary_breakdown(e["summary"])
         total_comm = float((inst.end - inst.start).sum())
         total_wait = float(w.sum())
         # Per step, in the same unit as the breakdown: wait and transfer split the collective time.
@@ -261,7 +359,7 @@ def distributed(ranks: list[tuple[str, TraceModel]],
             "other": b["other"] / NS_PER_US,
             "wait": b["communication"] * share_wait / NS_PER_US,
             "transfer": b["communication"] * (1 - share_wait) / NS_PER_US,
-            "collective_calls": len(inst.name),
+            "collective_calls": len(inst.codes),
         })
     world_sizes = [e["world_size"] for e in entries if isinstance(e["world_size"], int)]
     missing = max(world_sizes) - len(entries) if world_sizes else 0
@@ -274,23 +372,23 @@ def distributed(ranks: list[tuple[str, TraceModel]],
         "notes": notes,
         "wait_method": method,
         "ranks": rank_rows,
-        "collectives": _with_bandwidth(_collective_table(entries, instances, wait), instances),
-        "link": _link_peak(entries[0]["model"], roofs_of),
+        "collectives": _with_bandwidth(_collective_table(entries, calls, wait, names, vocabulary), calls, vocabulary),
+        "link": _link_peak(entries[0]["model"], roofs_of) if entries[0]["model"] is not None else
+        {"name": None, "peak": None, "reason": "the ranks' devices are not known here"},
         "straggler": _straggler(rank_rows),
     }
 
 
-def _waits(instances: list[RankInstances]) -> tuple[list[np.ndarray], str]:
+def _waits(calls: list[_Calls], codes: list[int]) -> tuple[list[np.ndarray], str]:
     """Per rank and instance: time spent waiting for the last participant."""
-    waits = [np.zeros(len(inst.name), dtype=np.int64) for inst in instances]
-    names = sorted({n for inst in instances for n in inst.name})
-    for name in names:
-        per_rank = [np.flatnonzero(np.array(inst.name) == name) for inst in instances]
+    waits = [np.zeros(len(inst.codes), dtype=np.int64) for inst in calls]
+    for code in codes:
+        per_rank = [np.flatnonzero(inst.codes == code) for inst in calls]
         count = min(len(p) for p in per_rank)
         if count == 0:
             continue
-        starts = np.stack([inst.start[p[:count]] for inst, p in zip(instances, per_rank)])
-        ends = np.stack([inst.end[p[:count]] for inst, p in zip(instances, per_rank)])
+        starts = np.stack([inst.start[p[:count]] for inst, p in zip(calls, per_rank)])
+        ends = np.stack([inst.end[p[:count]] for inst, p in zip(calls, per_rank)])
         last_arrival = starts.max(axis=0)
         durations = ends - starts
         wait = np.clip(last_arrival[None, :] - starts, 0, durations)
@@ -299,12 +397,15 @@ def _waits(instances: list[RankInstances]) -> tuple[list[np.ndarray], str]:
     return waits, "aligned by collective order across ranks (the i-th call of a collective on every rank)"
 
 
-def _collective_table(entries: list[dict[str, Any]], instances: list[RankInstances],
-                      waits: list[np.ndarray]) -> list[dict[str, Any]]:
+def _collective_table(entries: list[dict[str, Any]], calls: list[_Calls], waits: list[np.ndarray],
+                      names: list[str], vocabulary: dict[str, int]) -> list[dict[str, Any]]:
     rows: dict[str, dict[str, Any]] = {}
-    for e, inst, wait in zip(entries, instances, waits):
-        for name in sorted(set(inst.name)):
-            sel = np.array([n == name for n in inst.name], dtype=bool)
+    for e, inst, wait in zip(entries, calls, waits):
+        present = set(np.unique(inst.codes).tolist())
+        for name in names:
+            if vocabulary[name] not in present:
+                continue
+            sel = inst.codes == vocabulary[name]
             dur = (inst.end - inst.start)[sel].astype(np.float64)
             sizes = inst.nbytes[sel]
             known = sizes >= 0
@@ -323,9 +424,9 @@ def _collective_table(entries: list[dict[str, Any]], instances: list[RankInstanc
             })
     out = []
     for row in rows.values():
-        calls = max(row["calls"], 1)
+        calls_count = max(row["calls"], 1)
         transfer_us = row["total"] - row["wait"]
-        row["mean"] = row["total"] / calls
+        row["mean"] = row["total"] / calls_count
         row["transfer"] = transfer_us
         if not row["bytes_known"] or row["bytes"] == 0:
             row["bytes"] = None  # unknown for some calls: a partial sum would mislead
@@ -337,7 +438,8 @@ def _collective_table(entries: list[dict[str, Any]], instances: list[RankInstanc
     return out
 
 
-def _with_bandwidth(rows: list[dict[str, Any]], instances: list[RankInstances]) -> list[dict[str, Any]]:
+def _with_bandwidth(rows: list[dict[str, Any]], instances: list[_Calls],
+                    vocabulary: dict[str, int]) -> list[dict[str, Any]]:
     """Per collective: algorithm and bus bandwidth (``quantities/collective_bandwidth.py``), as rank bandwidth (each
     call over its own duration on its rank; the sums of all ranks' calls: bytes over time) with the median over the
     calls, and as transfer bandwidth (the i-th call of every rank is one collective, over its shortest duration)."""
@@ -345,7 +447,7 @@ def _with_bandwidth(rows: list[dict[str, Any]], instances: list[RankInstances]) 
         name = row["name"]
         sizes, durations, groups, matched = [], [], [], []
         for inst in instances:
-            sel = np.flatnonzero(np.array([n == name for n in inst.name], dtype=bool))
+            sel = np.flatnonzero(inst.codes == vocabulary[name])
             sizes.append(inst.message_bytes[sel])
             durations.append((inst.end - inst.start)[sel])
             groups.append(inst.group_size[sel])

@@ -53,7 +53,7 @@ def span_facts(model: Optional[TraceModel], manifest: Optional[dict[str, Any]] =
         wall = _manifest_number(manifest, "wall_time")
         return {"start_time": wall if wall is not None and _YEAR_2000_S <= wall < _YEAR_2100_S else None,
                 "duration": None, "steps": _manifest_steps(manifest), "device": None}
-    return model.memo("span_facts", lambda: _model_facts(model))
+    return model_facts(model)
 
 
 def device_text(model: TraceModel) -> str:
@@ -69,7 +69,8 @@ def device_text(model: TraceModel) -> str:
     return " + ".join(names) if names else "device"
 
 
-def _model_facts(model: TraceModel) -> dict[str, Any]:
+def model_facts(model: TraceModel) -> dict[str, Any]:
+    """``span_facts`` of a loaded span (``views/answers.span_facts`` keeps it with the first answers)."""
     steps = model.steps
     step_facts = None
     if len(steps):

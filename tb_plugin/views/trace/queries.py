@@ -283,7 +283,8 @@ def event(model: TraceModel, event_id: int, full_text: bool = False) -> dict[str
         "est. achieved occupancy %": opt_float(s.occupancy[row]), "bytes": opt_int(s.nbytes[row]),
         "Collective name": opt_string(s.collective[row]), "In msg nelems": opt_int(s.in_msg_nelems[row]),
         "Out msg nelems": opt_int(s.out_msg_nelems[row]), "dtype": opt_string(s.dtype[row]),
-        "Group size": opt_int(s.group_size[row]),
+        "Group size": opt_int(s.group_size[row]), "Process Group Name": opt_string(s.process_group[row]),
+        "Seq": opt_int(s.collective_seq[row]),
     }
     stack = opt_string(s.call_stack[row])
     ancestors = []

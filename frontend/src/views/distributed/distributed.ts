@@ -11,7 +11,9 @@ import { singleWorkerState } from "../../lib/empty_states";
 import { injectViewStyles } from "../../components/view_styles";
 import { createVirtualTable } from "../../components/virtual_table";
 import { DISTRIBUTED_DEFINITIONS as DEF } from "../../lib/analysis_definitions";
-import { parseSpanIndex, spanIndexCount, stragglerSentence } from "../../lib/distributed_model";
+import { barRanks, parseSpanIndex, spanIndexCount, stragglerSentence } from "../../lib/distributed_model";
+import { fetchCrossRank } from "../../api/cross_rank";
+import { crossRankSection } from "./cross_rank";
 import { formatCount } from "../../lib/format";
 import { spanFactsText } from "../../lib/span_names";
 import { formatSortParam, parseSortParam, type SortState } from "../../lib/table_model";
@@ -103,12 +105,26 @@ function mountDistributed(host: HTMLElement, ctx: ViewContext): void {
     if (stragglerWorker !== null) table.setSelected(stragglerWorker);
     const heatmapHost = el("div", { testId: "distributed-heatmap-host" });
     void loadHeatmap(heatmapHost, signal);
+    const crossHost = el("div", { testId: "distributed-cross-host" });
+    void loadCrossRank(crossHost, signal);
+    // A thousand bars are no chart: beyond a few dozen ranks, the slowest (and the most waiting) are drawn.
+    const slowest = barRanks(data.ranks, (rank) => rank.step_time);
+    const waiting = barRanks(data.ranks, (rank) => rank.wait);
+    const barsNote =
+      slowest.hidden > 0
+        ? el(
+            "p",
+            { className: "ps-note", testId: "distributed-bars-note" },
+            `${formatCount(data.ranks.length)} ranks: the charts show the ${formatCount(slowest.shown.length)} with the longest step and the ${formatCount(waiting.shown.length)} that waited most; the heat map and the table below have every rank.`,
+          )
+        : null;
     replaceChildren(
       body,
       failedNote(data),
       ...(data.notes ?? []).map((note) => el("p", { className: "ps-note", testId: "distributed-note" }, note)),
       stragglerCallout(data),
-      el("div", { className: "ps-row" }, stepBars(data.ranks, stragglerWorker), waitBars(data.ranks, stragglerWorker)),
+      barsNote,
+      el("div", { className: "ps-row" }, stepBars(slowest.shown, stragglerWorker), waitBars(waiting.shown, stragglerWorker)),
       data.wait_method !== undefined ? el("p", { className: "ps-note" }, `Wait: collectives ${data.wait_method}.`) : null,
       heatmapHost,
       el("section", {}, sectionHead("Ranks (mean per step)", csv("ranks", () => table.sortState())), table.root),
@@ -118,6 +134,23 @@ function mountDistributed(host: HTMLElement, ctx: ViewContext): void {
         sectionHead("Collectives (over the span, every rank)", csv("collectives", () => null)),
         collectivesTable(data.collectives),
       ),
+      crossHost,
+    );
+  }
+
+  /** Collectives matched across ranks, bandwidth per kind and the straggler table (their own route). */
+  function loadCrossRank(host: HTMLElement, signal: AbortSignal): Promise<void> {
+    return loadInto(
+      {
+        host,
+        fetch: (fetchSignal) => fetchCrossRank(ctx.api, run!.name, spanIndex, fetchSignal),
+        what: "the collectives across ranks",
+        testIdPrefix: "cross",
+        errorTitle: "The collectives across ranks could not be computed",
+        render: (data, renderSignal) =>
+          replaceChildren(host, crossRankSection(data, { api: ctx.api, run: run!.name, spanIndex, signal: renderSignal })),
+      },
+      signal,
     );
   }
 
