@@ -36,6 +36,7 @@ CASES: list[tuple[str, str, dict[str, Any]]] = [
     ("memory", "resnet", SPAN),
     ("distributed", "gloo", {}),
     ("distributed/matrix", "gloo", {}),
+    ("distributed/collectives", "gloo", {}),
     ("datapipeline", "resnet", SPAN),
     ("steptrace", "resnet", SPAN),
     ("critical_path", "resnet", SPAN),
