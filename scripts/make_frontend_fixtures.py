@@ -80,6 +80,8 @@ FIXTURE_LIST: list[Fixture] = [
             {"base_run": "w0", "base_worker": "worker0", "exp_run": "w2", "exp_worker": "worker0", "group_by": "input_shape"},
             {"operators": Keep(8, lambda row: row["side"] != "both")}),
     Fixture("runs_table.json", "runs/table", {}, {"rows": Keep(0, lambda row: row["run"] in ("resnet", "w0", "w2"))}),
+    # Five streams of one GPU of an NCCL rank (HTA's ws128 trace): the busiest is not the most idle.
+    Fixture("idle_ws128.json", "analyses/idle", span("ws128", worker="rank0"), {"longest_gaps": 3}),
 ]
 # The Analyses page's routes on the hand-made trace, with their parameters (its ops launch 2 kernels at most).
 ANALYSES: dict[str, dict[str, Any]] = {"idle": {}, "launches": {}, "queues": {}, "sequences": {"min_length": 2},
@@ -113,6 +115,7 @@ def _logdir(root: Path) -> Path:
     for path in sorted(real_traces.path("torch213/ddp_gloo_2ranks").glob("rank*.pt.trace.json.gz")):
         copy(str(path.relative_to(real_traces.root())), "gloo")
     shutil.copytree(real_traces.path("mindspore/ascend_run_2_profiler"), logdir / "ascend")
+    copy("hta/sampled_ws128_trace_filter/sampled_rank-0.json.gz", "ws128")
     # A writer span with a fixed host CPU record, as a writer with CPU sampling leaves it.
     writer_dir = logdir / "mlp_writer" / "plugins" / "profscope"
     trace_name = "worker0.1.pytorch.trace.json.gz"

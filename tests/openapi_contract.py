@@ -19,10 +19,33 @@ import yaml
 CONTRACT_PATH = Path(__file__).resolve().parents[1] / "tb_plugin" / "api" / "openapi.yaml"
 
 
+class _StrictLoader(yaml.SafeLoader):
+    """A YAML loader that refuses a key given twice in one mapping: PyYAML keeps the last silently, while the
+    frontend's type generator refuses the document, so a duplicated route or schema would pass here and break there."""
+
+
+def _mapping_without_duplicates(loader: _StrictLoader, node: yaml.MappingNode) -> dict[Any, Any]:
+    seen: set[Any] = set()
+    for key_node, _value in node.value:
+        key = loader.construct_object(key_node)
+        if key in seen:
+            raise yaml.constructor.ConstructorError(None, None, f"key {key!r} given twice", key_node.start_mark)
+        seen.add(key)
+    return yaml.SafeLoader.construct_mapping(loader, node)
+
+
+_StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _mapping_without_duplicates)
+
+
+def load_strict(text: str) -> Any:
+    """YAML text parsed with every mapping's keys distinct."""
+    return yaml.load(text, Loader=_StrictLoader)  # noqa: S506 - a SafeLoader subclass
+
+
 @functools.lru_cache(maxsize=1)
 def contract() -> dict[str, Any]:
     """The parsed OpenAPI document."""
-    return yaml.safe_load(CONTRACT_PATH.read_text(encoding="utf-8"))
+    return load_strict(CONTRACT_PATH.read_text(encoding="utf-8"))
 
 
 @functools.lru_cache(maxsize=None)

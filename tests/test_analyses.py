@@ -77,9 +77,30 @@ def test_idle_time_split_by_cause(model: Any) -> None:
     assert [(g["start"], g["dur"], g["category"], g["before"], g["after"]) for g in answer["longest_gaps"]] == [
         (450, 150, "host_wait", "K4", "K5"), (300, 100, "other", "K3", "K4"), (150, 70, "host_wait", "K1", "K2"),
         (260, 10, "kernel_wait", "K2", "K3"), (620, 10, "kernel_wait", "K5", "K6")]
+    assert stream["host_wait_share"] == pytest.approx(220 / 750)
     # A lower threshold turns the short gaps into "other".
     lower = idle_time.idle_time(model, kernel_wait_us=5)["streams"][0]
     assert (lower["host_wait"], lower["kernel_wait"], lower["other"]) == (220, 0, 120)
+
+
+def test_idle_time_per_stream_busiest_first() -> None:
+    """A real NCCL rank (HTA's ws128 trace, rank 0): five streams of one GPU, the busiest first, each with its own
+    host-wait share. Over all streams together the share is another figure (63.6% against the busiest stream's
+    84.5%): nearly idle side streams must not speak for the busy one."""
+    import real_traces
+
+    answer = idle_time.idle_time(load_trace(str(real_traces.path("hta/sampled_ws128_trace_filter/sampled_rank-0.json.gz"))))
+    streams = answer["streams"]
+    assert len(streams) == 5
+    assert [s["busy"] for s in streams] == sorted((s["busy"] for s in streams), reverse=True)
+    busiest = streams[0]
+    assert busiest["stream"] == "GPU 0 · stream 84" and busiest["busy"] == 290059
+    for s in streams:
+        assert s["host_wait_share"] == pytest.approx(s["host_wait"] / s["idle"])
+        assert s["host_wait"] + s["kernel_wait"] + s["other"] + s["no_work"] == pytest.approx(s["idle"])
+    assert busiest["host_wait_share"] == pytest.approx(794852 / 940181)
+    overall = sum(s["host_wait"] for s in streams) / sum(s["idle"] for s in streams)
+    assert round(overall, 3) == 0.636 and round(busiest["host_wait_share"], 3) == 0.845
 
 
 def test_launches_count_a_graph_launch_once(model: Any) -> None:

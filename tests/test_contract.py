@@ -129,3 +129,13 @@ def test_a_wrong_answer_fails_the_check() -> None:
 
         check_answer("no/such/route", 200, {})
     assert "/runs" in contract()["paths"]
+
+
+def test_a_key_given_twice_in_the_contract_is_refused() -> None:
+    import yaml
+
+    from openapi_contract import load_strict
+
+    assert load_strict("a: {b: 1}\nc: 2\n") == {"a": {"b": 1}, "c": 2}
+    with pytest.raises(yaml.constructor.ConstructorError, match="given twice"):
+        load_strict("paths:\n  /x: 1\n  /x: 2\n")

@@ -2,9 +2,9 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { fetchAnalysis, isAvailable, type LaunchesData } from "../src/api/analyses";
 import { ApiClient, type FetchLike } from "../src/api/client";
-import { binLabels, hostWaitShare, sequenceText, trimmedCounts } from "../src/views/analyses/model";
+import { binLabels, busiestStream, idleSplitText, sequenceText, streamHostWaitShare, trimmedCounts } from "../src/views/analyses/model";
 import type { Answer } from "../src/api/schema";
-import { readFixture } from "./fixtures";
+import { readAnswer, readFixture } from "./fixtures";
 
 // The backend's answers for tests/test_analyses.py's hand-made trace (one step, one stream, a CUDA graph launch).
 const answers = readFixture("analyses_handmade.json") as {
@@ -27,7 +27,27 @@ describe("analyses answers", () => {
     );
     assert.equal(data.longest_gaps[0]?.category, "host_wait");
     assert.equal(data.longest_gaps[0]?.dur, 150);
-    assert.equal(hostWaitShare(data), 220 / 750);
+    assert.equal(busiestStream(data), stream);
+    assert.equal(streamHostWaitShare(stream!), 220 / 750);
+  });
+
+  test("the headline is the busiest stream's, not all streams' together", () => {
+    // HTA's ws128 trace, rank 0: five streams of one GPU; the most idle ones wait on the host almost all the time.
+    const data = readAnswer("analyses/idle", "idle_ws128.json");
+    assert.equal(data.streams.length, 5);
+    const busiest = busiestStream(data);
+    assert.equal(busiest?.stream, "GPU 0 · stream 84");
+    assert.ok(data.streams.every((s) => s.busy <= busiest!.busy));
+    assert.equal(streamHostWaitShare(busiest!), busiest!.host_wait / busiest!.idle);
+    assert.equal(streamHostWaitShare(busiest!).toFixed(3), "0.845");
+    const allStreams = data.streams.reduce((sum, s) => sum + s.host_wait, 0) / data.streams.reduce((sum, s) => sum + s.idle, 0);
+    assert.equal(allStreams.toFixed(3), "0.636"); // what the page used to lead with
+    assert.equal(idleSplitText(busiest!), "host wait 84.5% · kernel wait 0.0% · other 0.3% · before first / after last work 15.1%");
+    // Order does not decide: the busiest is found wherever it is.
+    assert.equal(busiestStream({ ...data, streams: [...data.streams].reverse() })?.stream, "GPU 0 · stream 84");
+    assert.equal(busiestStream({ ...data, streams: [] }), null);
+    // A stream that is never idle has no share.
+    assert.ok(Number.isNaN(streamHostWaitShare({ ...busiest!, idle: 0, host_wait_share: null })));
   });
 
   test("launches with a CUDA graph launch counted once", () => {

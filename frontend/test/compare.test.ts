@@ -9,13 +9,17 @@ import { fetchCompare, fetchRunTable, pairedCategory, type CompareOperatorRow, t
 import type { RunInfo, SpanRef } from "../src/api/types";
 import { compareKernelColumns, compareOperatorColumns } from "../src/views/compare/columns";
 import {
+  chooseExperiment,
   defaultExperiment,
+  differenceCost,
+  differencesText,
   formatChange,
   formatRatio,
   formatSignedMicros,
   formatSignedTime,
   pairParams,
   pickRole,
+  profileDifferences,
   resolvePair,
   spanChoices,
   stepTimeSentence,
@@ -149,12 +153,102 @@ describe("the pair", () => {
     );
   });
 
-  test("defaults: the next span of the worker, else the next run's first span", () => {
+  test("defaults: the next span of the worker, else the next run's first span with as many workers", () => {
     assert.deepEqual(defaultExperiment(choices, { run: "resnet", worker: "worker0", span: "100" }), { run: "resnet", worker: "worker0", span: "200" });
     assert.deepEqual(defaultExperiment(choices, { run: "resnet", worker: "worker0", span: "200" }), { run: "w0", worker: "worker0", span: "5" });
-    assert.deepEqual(defaultExperiment(choices, { run: "w2", worker: "worker1", span: "8" }), { run: "resnet", worker: "worker0", span: "100" });
+    // w2 has two workers, the other runs one: its other worker is the span like it.
+    assert.deepEqual(chooseExperiment(choices, { run: "w2", worker: "worker1", span: "8" }), {
+      ref: { run: "w2", worker: "worker0", span: "7" }, reason: "similar", differences: [],
+    });
     const single = spanChoices([RUNS[1]!]);
-    assert.deepEqual(defaultExperiment(single, { run: "w0", worker: "worker0", span: "5" }), { run: "w0", worker: "worker0", span: "5" });
+    assert.deepEqual(chooseExperiment(single, { run: "w0", worker: "worker0", span: "5" }), {
+      ref: { run: "w0", worker: "worker0", span: "5" }, reason: "only_span", differences: [],
+    });
+  });
+
+  // A logdir as a person has it: GPU jobs beside a CPU toy run, another profiler, a two-rank job.
+  const facts = (device: string) => ({ startTime: null, duration: null, steps: null, device });
+  const LOGDIR: RunInfo[] = [
+    { name: "a_cpu_toy", status: "ready", framework: "pytorch", workers: [{ name: "worker0", spans: ["1"], spanFacts: [facts("CPU")] }] },
+    { name: "b_gpu", status: "ready", framework: "pytorch", workers: [{ name: "worker0", spans: ["10"], spanFacts: [facts("NVIDIA H100")] }] },
+    { name: "c_paddle", status: "ready", framework: "paddle", workers: [{ name: "worker0", spans: ["15"], spanFacts: [facts("NVIDIA H100")] }] },
+    { name: "d_gpu", status: "ready", framework: "pytorch", workers: [{ name: "worker0", spans: ["20", "21"], spanFacts: [facts("NVIDIA H100"), facts("NVIDIA H100")] }] },
+    { name: "e_ddp", status: "ready", framework: "pytorch", workers: [
+      { name: "rank0", spans: ["30"], spanFacts: [facts("NVIDIA H100")] },
+      { name: "rank1", spans: ["31"], spanFacts: [facts("NVIDIA H100")] },
+    ] },
+    { name: "f_ascend", status: "ready", framework: "mindspore", workers: [{ name: "rank0", spans: ["40"], spanFacts: [facts("Ascend")] }] },
+    { name: "g_loading", status: "loading", framework: "pytorch", workers: [{ name: "worker0", spans: ["50"] }] },
+  ];
+  const logdir = spanChoices(LOGDIR);
+
+  test("a GPU span is compared with the next span like it: same profiler, device and worker count", () => {
+    // Not the CPU toy run after it in the run list (wrapping round), nor Paddle's trace on the same GPU, nor a run
+    // whose device is not known yet (still loading), nor a run that failed to load.
+    const broken: RunInfo = { name: "e_broken", status: "error", workers: [{ name: "worker0", spans: ["99"] }] };
+    assert.deepEqual(chooseExperiment(spanChoices([...LOGDIR.slice(0, 4), broken, ...LOGDIR.slice(4)]), { run: "d_gpu", worker: "worker0", span: "21" }), {
+      ref: { run: "b_gpu", worker: "worker0", span: "10" }, reason: "similar", differences: [],
+    });
+    const loaded = spanChoices(LOGDIR.filter((run) => run.name !== "g_loading"));
+    assert.deepEqual(chooseExperiment(loaded, { run: "d_gpu", worker: "worker0", span: "21" }).ref, { run: "b_gpu", worker: "worker0", span: "10" });
+    assert.deepEqual(chooseExperiment(loaded, { run: "b_gpu", worker: "worker0", span: "10" }).ref, { run: "d_gpu", worker: "worker0", span: "20" });
+    assert.equal(chooseExperiment(loaded, { run: "d_gpu", worker: "worker0", span: "20" }).reason, "next_span");
+    // A rank of a two-rank job: the other rank.
+    assert.deepEqual(chooseExperiment(loaded, { run: "e_ddp", worker: "rank0", span: "30" }).ref, { run: "e_ddp", worker: "rank1", span: "31" });
+  });
+
+  test("when no span is like the baseline, the closest is chosen and the differences said", () => {
+    const toy = chooseExperiment(logdir, { run: "a_cpu_toy", worker: "worker0", span: "1" });
+    // Every other span ran on a device, except g_loading, not loaded yet: it may be like the toy run.
+    assert.deepEqual(toy, { ref: { run: "g_loading", worker: "worker0", span: "50" }, reason: "similar", differences: [] });
+    // A failed run is never chosen, even when it is the only other span.
+    const onlyBroken = spanChoices([LOGDIR[0]!, { name: "broken", status: "error", workers: [{ name: "worker0", spans: ["9"] }] }]);
+    assert.equal(chooseExperiment(onlyBroken, { run: "a_cpu_toy", worker: "worker0", span: "1" }).reason, "only_span");
+    const loaded = spanChoices(LOGDIR.filter((run) => run.name !== "g_loading"));
+    const alone = chooseExperiment(loaded, { run: "a_cpu_toy", worker: "worker0", span: "1" });
+    assert.equal(alone.reason, "closest");
+    assert.deepEqual(alone.ref, { run: "b_gpu", worker: "worker0", span: "10" });
+    assert.deepEqual(alone.differences, [{ what: "device", base: "CPU", exp: "NVIDIA H100" }]);
+    const ascend = chooseExperiment(loaded, { run: "f_ascend", worker: "rank0", span: "40" });
+    assert.equal(ascend.reason, "closest");
+    // Another device is closer than the CPU run before it in the list.
+    assert.deepEqual(ascend.ref, { run: "b_gpu", worker: "worker0", span: "10" });
+    assert.equal(differencesText(ascend.differences), "profiler (mindspore against pytorch), device (Ascend against NVIDIA H100)");
+    // An H100 span with a CPU run and a V100 run beside it: the V100 is the closer.
+    const h100: RunInfo[] = [
+      { name: "bert_h100", status: "ready", framework: "pytorch", workers: [{ name: "w", spans: ["1"], spanFacts: [facts("NVIDIA H100")] }] },
+      { name: "conv_cpu", status: "ready", framework: "pytorch", workers: [{ name: "worker0", spans: ["2"], spanFacts: [facts("CPU")] }] },
+      { name: "resnet", status: "ready", framework: "pytorch", workers: [{ name: "worker0", spans: ["3"], spanFacts: [facts("Tesla V100")] }] },
+    ];
+    const v100 = chooseExperiment(spanChoices(h100), { run: "bert_h100", worker: "w", span: "1" });
+    assert.deepEqual([v100.ref.run, v100.reason, differenceCost(v100.differences)], ["resnet", "closest", 1]);
+    assert.equal(differenceCost([{ what: "device", base: "NVIDIA H100", exp: "CPU" }, { what: "workers", base: "2", exp: "1" }]), 3);
+    assert.deepEqual(profileDifferences({ framework: "pytorch", device: null, workers: 2 }, { framework: null, device: "CPU", workers: 1 }), [
+      { what: "workers", base: "2", exp: "1" },
+    ]);
+  });
+
+  test("a link that names the runs only: the worker of the same name in both, else the first, and the first spans", () => {
+    const runsOnly = (base: string, exp: string) => (name: string): string | null => (name === "base_run" ? base : name === "exp_run" ? exp : null);
+    const same = resolvePair(runsOnly("b_gpu", "d_gpu"), { run: "e_ddp", worker: "rank1", span: "31" }, logdir);
+    assert.deepEqual([same?.base, same?.exp], [{ run: "b_gpu", worker: "worker0", span: "10" }, { run: "d_gpu", worker: "worker0", span: "20" }]);
+    assert.deepEqual(same?.auto, { ref: { run: "d_gpu", worker: "worker0", span: "20" }, reason: "link_runs", differences: [] });
+    const across = resolvePair(runsOnly("e_ddp", "f_ascend"), null, logdir);
+    // Both have a rank0 (e_ddp's first worker anyway); the differences are said.
+    assert.deepEqual([across?.base.worker, across?.exp], ["rank0", { run: "f_ascend", worker: "rank0", span: "40" }]);
+    assert.deepEqual(across?.auto?.differences.map((d) => d.what), ["framework", "device", "workers"]);
+    const firsts = resolvePair(runsOnly("a_cpu_toy", "e_ddp"), null, logdir);
+    assert.deepEqual([firsts?.base, firsts?.exp], [{ run: "a_cpu_toy", worker: "worker0", span: "1" }, { run: "e_ddp", worker: "rank0", span: "30" }]);
+    // The shared name wins over the first worker: rank1 is the only name both runs have.
+    const shared: RunInfo[] = [
+      { name: "x", status: "ready", workers: [{ name: "rank0", spans: ["1"] }, { name: "rank1", spans: ["2", "3"] }] },
+      { name: "y", status: "ready", workers: [{ name: "rank1", spans: ["4"] }, { name: "rank2", spans: ["5"] }] },
+    ];
+    const byName = resolvePair(runsOnly("x", "y"), null, spanChoices(shared));
+    assert.deepEqual([byName?.base, byName?.exp], [{ run: "x", worker: "rank1", span: "2" }, { run: "y", worker: "rank1", span: "4" }]);
+    // A run the list does not have: the selection, and the span like it.
+    const unknown = resolvePair(runsOnly("nope", "nope"), { run: "b_gpu", worker: "worker0", span: "10" }, logdir);
+    assert.deepEqual([unknown?.base.run, unknown?.exp.run, unknown?.auto?.reason], ["b_gpu", "d_gpu", "similar"]);
   });
 
   test("the URL names the pair; missing sides fall back to the selection and the span after it", () => {
@@ -167,12 +261,15 @@ describe("the pair", () => {
       base_run: "w2", base_worker: "worker1", base_span: "8", exp_run: "resnet", exp_worker: "worker0", exp_span: "100",
     });
     const fromUrl = resolvePair(read, { run: "w0", worker: "worker0", span: "5" }, choices);
-    assert.deepEqual(fromUrl, { base: { run: "w2", worker: "worker1", span: "8" }, exp: { run: "resnet", worker: "worker0", span: "100" } });
+    assert.deepEqual(fromUrl, { base: { run: "w2", worker: "worker1", span: "8" }, exp: { run: "resnet", worker: "worker0", span: "100" }, auto: null });
     const defaults = resolvePair(() => null, { run: "resnet", worker: "worker0", span: "100" }, choices);
     assert.deepEqual(defaults?.exp, { run: "resnet", worker: "worker0", span: "200" });
-    // A half-named side (no span) is not a side: the selection is used instead.
+    assert.equal(defaults?.auto?.reason, "next_span");
+    // A side named by its run alone: the selection's worker when the run has one of that name, its first span.
     const partial = resolvePair((name) => (name === "base_run" ? "w2" : null), { run: "w0", worker: "worker0", span: "5" }, choices);
-    assert.deepEqual(partial?.base, { run: "w0", worker: "worker0", span: "5" });
+    assert.deepEqual(partial?.base, { run: "w2", worker: "worker0", span: "7" });
+    const named = resolvePair((name) => ({ base_run: "w2", base_worker: "worker1" })[name] ?? null, null, choices);
+    assert.deepEqual(named?.base, { run: "w2", worker: "worker1", span: "8" });
     assert.equal(resolvePair(() => null, null, []), null);
   });
 

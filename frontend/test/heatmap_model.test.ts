@@ -32,7 +32,9 @@ const matrix: StepMatrix = {
 
 describe("rows of the heat map", () => {
   test("one row per rank while they fit, at most 22 px", () => {
-    assert.deepEqual(rowLayout(3), { rows: 3, rowHeight: 22, first: [0, 1, 2, 3] });
+    assert.deepEqual(rowLayout(2), { rows: 2, rowHeight: 28, first: [0, 1, 2] }); // two ranks read as two table rows
+    assert.deepEqual(rowLayout(3), { rows: 3, rowHeight: 28, first: [0, 1, 2, 3] });
+    assert.equal(rowLayout(20).rowHeight, 28);
     assert.equal(rowLayout(64).rowHeight, 8);
   });
 
@@ -76,9 +78,14 @@ describe("rows of the heat map", () => {
   });
 
   test("column width stays between 3 and 72 px", () => {
-    assert.equal(columnWidth(2, 800), 72);
+    // The steps share the page's width: 3 steps on the 1,100 px a 1,400 px window leaves are 366 px each (they
+    // were 72 px at most: a 218 px map on a 1,150 px page).
+    assert.equal(columnWidth(3, 1100), 366);
+    assert.equal(columnWidth(2, 800), 400);
     assert.equal(columnWidth(100, 800), 8);
-    assert.equal(columnWidth(1000, 800), 3);
+    assert.equal(columnWidth(1000, 800), 3); // then the map scrolls sideways
+    assert.equal(columnWidth(0, 800), 0);
+    for (const steps of [1, 2, 3, 12, 64, 200]) assert.ok(columnWidth(steps, 1100) * steps >= 1100 - steps, String(steps));
   });
 });
 
@@ -101,7 +108,7 @@ describe("colours", () => {
 describe("pointer and tooltip", () => {
   const layout = rowLayout(3);
   test("the cell under the pointer", () => {
-    assert.deepEqual(cellAt(matrix, "step_time", layout, 50, 60, 50), { rank: 2, step: 1, ranksInRow: 1 });
+    assert.deepEqual(cellAt(matrix, "step_time", layout, 50, 60, 60), { rank: 2, step: 1, ranksInRow: 1 }); // rows of 28 px
     assert.equal(cellAt(matrix, "step_time", layout, 50, 10, 30), null); // rank 1 has no step 0
     assert.equal(cellAt(matrix, "step_time", layout, 50, 120, 10), null); // right of the last step
   });

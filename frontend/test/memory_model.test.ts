@@ -10,6 +10,7 @@ import {
   parseMinBytes,
   parseRangeParams,
   seriesMax,
+  timeOrigin,
 } from "../src/lib/memory_model";
 import { readAnswer, readFixture } from "./fixtures";
 
@@ -72,6 +73,12 @@ describe("memory answer", () => {
     assert.equal(peak.allocated, 5716904);
     assert.equal(curve.time[curve.allocated.indexOf(peak.allocated)], peak.time);
     assert.equal(earliestTime(data.curves.values()), curve.time[0]);
+    // Times count from the span's start the answer states (as the CSV's do), not from the first memory event.
+    assert.equal(data.spanStart, 4446427446759.586);
+    assert.equal(timeOrigin(data), data.spanStart);
+    assert.ok(curve.time[0]! > data.spanStart!);
+    assert.equal(timeOrigin({ spanStart: null, curves: data.curves }), curve.time[0]);
+    assert.equal(timeOrigin({ spanStart: null, curves: new Map() }), 0);
     assert.equal(data.allocations.length, 12, "asked with limit=12");
     const first = data.allocations[0]!;
     assert.equal(first.bytes, 1048576);

@@ -3,6 +3,8 @@ import { describe, test } from "node:test";
 import { ApiClient, type FetchLike } from "../src/api/client";
 import {
   argText,
+  charactersCut,
+  fetchEventDetail,
   fetchSlices,
   countersData,
   eventDetail,
@@ -89,6 +91,35 @@ describe("trace API answers", () => {
   });
 });
 
+describe("texts the backend cut", () => {
+  test("a cut name says how many characters are missing; a whole one does not", () => {
+    const cut = `aten::${"n".repeat(65_530)}… (199,934,470 more characters)`;
+    assert.equal(charactersCut(cut), 199_934_470);
+    assert.equal(charactersCut("x… (5 more characters)"), 5);
+    assert.equal(charactersCut("aten::mm"), null);
+    assert.equal(charactersCut("a name … (about 3 more characters)"), null);
+    assert.equal(charactersCut("… (0 more characters)"), null);
+  });
+
+  test("the whole texts are asked with full_text=1, the cut ones without", async () => {
+    const seen: string[] = [];
+    const fetchImpl: FetchLike = async (url) => {
+      seen.push(url);
+      const answer = {
+        id: 7, name: "n", track: "s1", start: 1, dur: 2, depth: 0, cat: "cpu_op", end: 3, thread: "t", process: "p", kind: "cpu",
+        args: {}, stack: [], ancestors: [], flows: [], launched_by: null, operator: null, launches: [],
+      };
+      return new Response(JSON.stringify(answer), { status: 200 });
+    };
+    const api = new ApiClient("http://h/data/plugin/profscope/", fetchImpl);
+    const whole = await fetchEventDetail(api, REF, 7, undefined, true);
+    await fetchEventDetail(api, REF, 7);
+    assert.equal(whole.kind, "ok");
+    assert.equal(new URL(seen[0] ?? "").searchParams.get("full_text"), "1");
+    assert.equal(new URL(seen[1] ?? "").searchParams.has("full_text"), false);
+  });
+});
+
 describe("URL parameters", () => {
   test("trace times round-trip through the URL", () => {
     assert.equal(formatTraceTime(1623142623460016.2), "1623142623460016.2");
@@ -157,6 +188,35 @@ describe("search", () => {
     await search.search("");
     assert.equal(searchCounter(search.state), "");
     assert.ok(states.some((state) => state.status === "searching"));
+  });
+
+  test("a cleared or changed search box ends the search: no count, no highlight, the match to unselect", async () => {
+    const states: SearchState[] = [];
+    const search = new TraceSearch(
+      async (query, offset): Promise<ApiResult<SearchPage>> => ({ kind: "ok", data: { query, total: 2724, offset, matches: [brief(offset), brief(offset + 1)] } }),
+      (state) => states.push(state),
+    );
+    await search.search("nccl");
+    await search.step(1, "nccl");
+    assert.equal(searchCounter(search.state), "2 / 2724");
+    // The same text (a space typed after it) changes nothing.
+    assert.equal(search.edited("nccl "), null);
+    assert.equal(searchCounter(search.state), "2 / 2724");
+    // Emptied: back to idle, and the current match is handed back to be unselected.
+    assert.equal(search.edited("")?.id, 1);
+    assert.equal(searchCounter(search.state), "");
+    assert.equal(search.state.current, null); // the viewer's highlight follows state.current
+    assert.equal(states.at(-1)?.status, "idle");
+    // Another text: the old count goes, nothing is unselected, Enter searches the new text.
+    await search.search("nccl");
+    assert.equal(search.edited("ncclKernel"), null);
+    assert.equal(searchCounter(search.state), "");
+    await search.step(1, "ncclKernel");
+    assert.equal(search.state.query, "ncclKernel"); // a new search
+    assert.equal(searchCounter(search.state), "1 / 2724");
+    // Nothing searched yet: nothing to end.
+    const idle = new TraceSearch(async () => ({ kind: "error", status: 500, message: "never asked" }), () => undefined);
+    assert.equal(idle.edited(""), null);
   });
 
   test("no matches and errors are said, not thrown", async () => {

@@ -32,6 +32,8 @@ export interface AllocationRow {
 export interface MemoryData {
   readonly available: boolean;
   readonly hint: string | null;
+  /** The span's start (µs, the trace's time base): the page and the CSV show times from it; null when not given. */
+  readonly spanStart: number | null;
   readonly devices: readonly MemoryDevice[];
   readonly curves: ReadonlyMap<string, MemoryCurve>;
   readonly peaks: ReadonlyMap<string, MemoryPeak>;
@@ -71,6 +73,7 @@ export function memoryData(answer: MemoryAnswer): MemoryData {
   return {
     available: answer.available,
     hint: answer.hint ?? null,
+    spanStart: answer.span_start ?? null,
     devices: answer.devices,
     curves: new Map(Object.entries(answer.curves)),
     peaks: new Map(Object.entries(answer.peak)),

@@ -14,9 +14,15 @@ export function isFlameWeight(value: string | null): value is FlameWeight {
 
 export type FlameGraphAnswer = Answer<"flamegraph">;
 
+/** Where the tree's Python frames come from (python_frames, call_stacks, none); null when the answer does not say. */
+export type StacksFrom = NonNullable<FlameGraphAnswer["stacks_from"]>;
+
 /** The answer's node columns as typed arrays (what the layout walks). */
 export interface FlameGraphData {
   readonly weight: FlameWeight;
+  readonly stacksFrom: StacksFrom | null;
+  /** Why the tree has no Python frames and how to record them (with stacksFrom "none"). */
+  readonly note: string | null;
   readonly total: number;
   readonly names: readonly string[];
   readonly parent: Int32Array;
@@ -30,6 +36,8 @@ export function flameGraphData(answer: FlameGraphAnswer): FlameGraphData {
   const nodes = answer.nodes;
   return {
     weight: answer.weight,
+    stacksFrom: answer.stacks_from ?? null,
+    note: answer.note ?? null,
     total: answer.total,
     names: answer.names,
     parent: Int32Array.from(nodes.parent),

@@ -244,8 +244,26 @@ export function fetchCounters(api: ApiClient, ref: SpanRef, request: WindowReque
   return api.spanRoute("trace/counters", ref, params, signal).then((result) => converted(result, countersData));
 }
 
-export function fetchEventDetail(api: ApiClient, ref: SpanRef, id: number, signal?: AbortSignal): Promise<ApiResult<EventDetail>> {
-  return api.spanRoute("trace/event", ref, { id }, signal).then((result) => converted(result, eventDetail));
+/** `fullText`: the slice's own texts whole (`full_text=1`), however long, instead of cut as in every answer. */
+export function fetchEventDetail(
+  api: ApiClient,
+  ref: SpanRef,
+  id: number,
+  signal?: AbortSignal,
+  fullText = false,
+): Promise<ApiResult<EventDetail>> {
+  return api.spanRoute("trace/event", ref, fullText ? { id, full_text: 1 } : { id }, signal).then((result) => converted(result, eventDetail));
+}
+
+/**
+ * How many characters the backend cut off a text: every answer cuts a text longer than 65,536 characters and
+ * ends it with "… (N more characters)" (N with thousands separators); null for a whole text.
+ */
+export function charactersCut(text: string): number | null {
+  const match = /… \(([\d,]+) more characters\)$/.exec(text);
+  if (match === null) return null;
+  const count = Number((match[1] ?? "").replaceAll(",", ""));
+  return Number.isSafeInteger(count) && count > 0 ? count : null;
 }
 
 export function fetchSearch(

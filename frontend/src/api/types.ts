@@ -27,6 +27,8 @@ export interface SpanFacts {
     readonly last: number | null;
     readonly leftOut?: number;
   } | null;
+  /** What its work ran on: the device's name, its kind, or "CPU"; absent until the trace is loaded. */
+  readonly device?: string;
 }
 
 export interface RunInfo {

@@ -84,6 +84,22 @@ export const STACKS_DEFINITIONS = {
   calls: "Calls: how many ranges were merged into this frame.",
 } as const;
 
+/** Where the flame graph's Python frames come from (the flame graph answer's stacks_from). */
+export const STACKS_SOURCES = {
+  python_frames: "Python frames: the trace's Python function events (recorded with with_stack=True).",
+  call_stacks:
+    "Python frames: the operators' recorded call stacks (their “Call stack” argument, as older profilers write it). " +
+    "The trace has no Python function events: each stack is put above the outermost operator that carries it, " +
+    "with no self time of its own.",
+  none: "The trace records no Python stacks: only operators and annotations are shown.",
+} as const;
+
+/** The sentence that says where the Python frames come from; with none, the answer's note (how to record them). */
+export function stacksSourceText(stacksFrom: keyof typeof STACKS_SOURCES | null, note: string | null): string | null {
+  if (stacksFrom === null) return null;
+  return stacksFrom === "none" && note !== null && note !== "" ? note : STACKS_SOURCES[stacksFrom];
+}
+
 export const MODULES_DEFINITIONS = {
   calls: "Calls of the module's forward in the span.",
   forwardHost: "Forward host: host duration of the module's forward calls (nested modules included).",

@@ -35,9 +35,12 @@ export function cellsOf(matrix: StepMatrix, metric: HeatMetric): Cells {
   return metric === "step_time" ? matrix.step_time : metric === "communication" ? matrix.communication : matrix.exposed_communication;
 }
 
-/** Tallest and shortest row of pixels a rank gets (CSS px). */
-export const MAX_ROW_PX = 22;
+/** The tallest row a rank gets (CSS px: a table row's height, so two ranks read as two rows, not two lines). */
+export const MAX_ROW_PX = 28;
+/** The map's height at most (CSS px): beyond, a row of pixels stands for several ranks. */
 export const MAX_MAP_PX = 560;
+/** The narrowest step column (CSS px): more steps than fit at this width scroll sideways. */
+export const MIN_COLUMN_PX = 3;
 
 export interface RowLayout {
   /** Rows of pixels drawn (CSS px each: `rowHeight`). */
@@ -62,10 +65,14 @@ export function rowLayout(rankCount: number, maxPx = MAX_MAP_PX): RowLayout {
   return { rows, rowHeight: 1, first };
 }
 
-/** Width of a step's column (CSS px), for `steps` columns in `width` px. */
+/**
+ * Width of a step's column (CSS px): the steps share the `width` px the page gives the map, so the map is as
+ * wide as the page whatever the number of steps (3 steps on a 1,100 px page: 366 px each), but never narrower
+ * than MIN_COLUMN_PX (then the map scrolls sideways).
+ */
 export function columnWidth(steps: number, width: number): number {
   if (steps <= 0) return 0;
-  return Math.max(3, Math.min(72, Math.floor(width / steps)));
+  return Math.max(MIN_COLUMN_PX, Math.floor(width / steps));
 }
 
 /**

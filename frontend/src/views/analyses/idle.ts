@@ -15,7 +15,7 @@ import {
   type SectionContext,
 } from "./section_frame";
 import { el } from "../../components/dom";
-import { hostWaitShare } from "./model";
+import { busiestStream, idleSplitText, streamHostWaitShare } from "./model";
 
 export const IDLE_DEFINITIONS = {
   hostWait:
@@ -32,7 +32,10 @@ const HOW =
   "Each gap takes the cause of the work that ends it. " +
   `${IDLE_DEFINITIONS.hostWait} ${IDLE_DEFINITIONS.kernelWait} ${IDLE_DEFINITIONS.other} ` +
   "As HTA's idle time breakdown, measured inside the steps only and per stream of each device; the time before the " +
-  "first and after the last work is shown apart, so that the parts add up to the stream's idle time.";
+  "first and after the last work is shown apart, so that the parts add up to the stream's idle time. " +
+  "The headline is the busiest stream's: nearly idle side streams say little about the stream that does the work.";
+
+const HOST_WAIT_SHARE = "Host wait / the stream's idle time: how much of its idle time the stream waited for the CPU.";
 
 const LAYERS = [
   { key: "host_wait", label: "Host wait", color: "#e15759", definition: IDLE_DEFINITIONS.hostWait },
@@ -79,11 +82,13 @@ function render(data: IdleTimeData, ctx: SectionContext, signal: AbortSignal): H
         microsColumn("no_work", "Edges", IDLE_DEFINITIONS.noWork, (r) => r.no_work),
         { id: "idle_share", label: "Idle share", tip: "Idle time / the steps' time.", width: 86, align: "right",
           sortValue: (r) => r.idle_share, text: (r) => formatPercent(r.idle_share) },
+        { id: "host_wait_share", label: "Host wait share", tip: HOST_WAIT_SHARE, width: 96, align: "right",
+          sortValue: (r) => r.host_wait_share, text: (r) => formatPercent(streamHostWaitShare(r)) },
       ],
       rows: data.streams,
       rowKey: (r) => r.track,
       filterText: (r) => r.stream,
-      sort: { column: "idle", direction: "desc" },
+      sort: { column: "busy", direction: "desc" },
       route: ANALYSIS_ROUTES.idle,
       table: "streams",
       testId: "analysis-idle-streams",
@@ -116,13 +121,30 @@ function render(data: IdleTimeData, ctx: SectionContext, signal: AbortSignal): H
     },
     signal,
   );
-  const idle = data.streams.reduce((sum, s) => sum + s.idle, 0);
+  const busiest = busiestStream(data);
+  const stepShare = (us: number): string => formatPercent(data.step_time > 0 ? us / data.step_time : Number.NaN);
   const summary = keyValueList([
     { label: "Steps", value: formatCount(data.steps) },
     { label: "Step time", value: formatTime(data.step_time) },
     { label: "Streams", value: formatCount(data.streams.length) },
-    { label: "Idle time, all streams", value: formatTime(idle) },
-    { label: "Waiting on the host", tip: IDLE_DEFINITIONS.hostWait, value: formatPercent(hostWaitShare(data)), testId: "analysis-idle-host-share" },
+    ...(busiest === null
+      ? []
+      : [
+          {
+            label: "Busiest stream",
+            tip: "The stream that runs the most work in the steps; the figures below are its own.",
+            value: `${busiest.stream} · busy ${formatTime(busiest.busy)} (${stepShare(busiest.busy)} of the steps)`,
+            testId: "analysis-idle-busiest",
+          },
+          { label: "Its idle time", value: `${formatTime(busiest.idle)} (${stepShare(busiest.idle)} of the steps)` },
+          {
+            label: "Waiting on the host",
+            tip: `${HOST_WAIT_SHARE} ${IDLE_DEFINITIONS.hostWait}`,
+            value: formatPercent(streamHostWaitShare(busiest)),
+            testId: "analysis-idle-host-share",
+          },
+          { label: "Its idle time split", value: idleSplitText(busiest), testId: "analysis-idle-busiest-split" },
+        ]),
   ]);
   return [summary, chart, legend, streams, gaps];
 }

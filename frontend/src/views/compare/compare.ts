@@ -2,7 +2,8 @@
 // operators and kernels that changed most per step. The pair lives in the URL
 // (compare.base_run / base_worker / base_span and compare.exp_*), so a copied link reopens
 // it; without one, the baseline is the current selection and the experiment the span after
-// it (or the next run's first span). The page also holds the run table of every span, whose
+// it, or the span most like it (same profiler, device and worker count; a note says when the page chose,
+// and how the spans differ); a link may name the runs only. The page also holds the run table of every span, whose
 // rows pick a new pair. Other URL parameters: compare.group_by, compare.op_sort,
 // compare.op_filter, compare.kernel_sort, compare.kernel_filter, compare.table_sort, and
 // compare.base_batch / compare.exp_batch (batch sizes entered in the page, for per-sample figures).
@@ -161,7 +162,9 @@ function mountCompare(host: HTMLElement, ctx: ViewContext): void {
     page.appendChild(emptyNote("compare-empty", "Nothing to compare yet", "No run lists a span yet: Compare needs two spans."));
     return;
   }
-  let pair: ComparePair = initial;
+  let pair: ComparePair = { base: initial.base, exp: initial.exp };
+  /** How the page chose what the link left open; null once the person picks a pair. */
+  let auto = initial.auto;
   const groupParam = ctx.param("group_by");
   let groupBy: CompareGrouping = isCompareGrouping(groupParam) ? groupParam : "name";
   let batch = { base: parseBatchSize(ctx.param("base_batch")), exp: parseBatchSize(ctx.param("exp_batch")) };
@@ -187,6 +190,7 @@ function mountCompare(host: HTMLElement, ctx: ViewContext): void {
 
   function setPair(next: ComparePair): void {
     pair = next;
+    auto = null;
     ctx.setParams(pairParams(next));
     runTable.setPair(next);
     renderPickers();
@@ -214,6 +218,7 @@ function mountCompare(host: HTMLElement, ctx: ViewContext): void {
           ctx.setParams({ base_batch: next.base === null ? null : String(next.base), exp_batch: next.exp === null ? null : String(next.exp) });
           load();
         },
+        auto,
       }),
     );
   }

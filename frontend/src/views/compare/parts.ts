@@ -7,19 +7,21 @@ import { el } from "../../components/dom";
 import { passiveTip } from "../../components/tooltip";
 import { keyValueList, metricLabel } from "../../components/view_parts";
 import { formatCount, formatPercent } from "../../lib/format";
-import { formatMicros, formatTime } from "../../lib/metric_format";
+import { formatMicros } from "../../lib/metric_format";
 import { EFFICIENCY_DEFINITIONS } from "../../lib/efficiency";
 import { CATEGORY_INFO, METRIC_DEFINITIONS as DEF, STEP_SOURCE_TEXT } from "../../lib/metrics";
 import {
+  autoChoiceText,
   formatChange,
   formatRatio,
-  formatSignedTime,
+  formatSignedMicrosUnit,
   parseBatchSize,
   sameSpan,
   sampleTimeSentence,
   spanKey,
   stepTimeSentence,
   timeDirection,
+  type AutoChoice,
   type ComparePair,
   type SpanChoice,
 } from "./model";
@@ -58,6 +60,23 @@ export interface PairPickerOptions {
   /** From the manifests (shown as the inputs' placeholders). */
   readonly manifestBatch: BatchSizes;
   readonly onBatch: (batch: BatchSizes) => void;
+  /** How the page chose a span the link did not name; null once the pair is the person's. */
+  readonly auto: AutoChoice | null;
+}
+
+/** The note under the pickers that says a span was chosen automatically, and how it differs from the baseline. */
+function autoNote(auto: AutoChoice | null): HTMLElement | null {
+  if (auto === null) return null;
+  const warn = auto.differences.length > 0 || auto.reason === "only_span";
+  return el(
+    "p",
+    {
+      className: `ps-cmp-auto${warn ? " ps-cmp-auto-warn" : ""}`,
+      testId: "compare-auto-note",
+      attrs: { "data-reason": auto.reason, "data-differs": auto.differences.map((d) => d.what).join(" ") },
+    },
+    autoChoiceText(auto),
+  );
 }
 
 function batchInput(which: "base" | "exp", options: PairPickerOptions, changed: () => void): HTMLInputElement {
@@ -135,6 +154,7 @@ export function pairPickers(options: PairPickerOptions): HTMLElement {
       el("label", {}, el("span", { className: "ps-cmp-role ps-cmp-role-exp" }, "Experiment"), exp),
       el("label", {}, "Join operators by", grouping),
     ),
+    autoNote(options.auto),
     el(
       "div",
       { className: "ps-cmp-batches" },
@@ -150,7 +170,7 @@ function deltaCell(paired: Paired, testId?: string): HTMLElement {
   return el(
     "td",
     { className: `ps-num${direction === "same" ? "" : ` ps-cmp-${direction}`}`, ...(testId !== undefined ? { testId } : {}) },
-    formatSignedTime(paired.delta),
+    formatSignedMicrosUnit(paired.delta),
   );
 }
 
@@ -165,11 +185,11 @@ function stackedBar(data: CompareData, which: "base" | "exp", scale: number): HT
     segment.style.width = `${scale > 0 && Number.isFinite(value) ? (value / scale) * 100 : 0}%`;
     segment.style.background = CATEGORY_INFO[category].color;
     const total = data.step_time[which];
-    return passiveTip(segment, `${CATEGORY_INFO[category].label}: ${formatTime(value)} (${formatPercent(total > 0 ? value / total : Number.NaN)})`);
+    return passiveTip(segment, `${CATEGORY_INFO[category].label}: ${formatMicros(value)} (${formatPercent(total > 0 ? value / total : Number.NaN)})`);
   });
   return el(
     "div",
-    { className: "ps-cmp-track", testId: `compare-bar-${which}`, attrs: { role: "img", "aria-label": `${which === "base" ? "Baseline" : "Experiment"}: ${formatTime(data.step_time[which])} per step` } },
+    { className: "ps-cmp-track", testId: `compare-bar-${which}`, attrs: { role: "img", "aria-label": `${which === "base" ? "Baseline" : "Experiment"}: ${formatMicros(data.step_time[which])} per step` } },
     el("div", { className: "ps-cmp-stack" }, ...segments),
   );
 }
@@ -229,10 +249,11 @@ export function stepTimeSection(data: CompareData): HTMLElement {
     { className: "ps-cmp-bars", testId: "compare-bars" },
     sideLabel(data, "base"),
     stackedBar(data, "base", scale),
-    el("span", { className: "ps-cmp-bar-value" }, formatTime(data.step_time.base)),
+    // In the table's unit: the bars and the table below them read the same figures.
+    el("span", { className: "ps-cmp-bar-value", testId: "compare-bar-value-base" }, formatMicros(data.step_time.base)),
     sideLabel(data, "exp"),
     stackedBar(data, "exp", scale),
-    el("span", { className: "ps-cmp-bar-value" }, formatTime(data.step_time.exp)),
+    el("span", { className: "ps-cmp-bar-value", testId: "compare-bar-value-exp" }, formatMicros(data.step_time.exp)),
   );
   const legend = el(
     "ul",

@@ -15,6 +15,7 @@ import {
   evidenceLabel,
   formatAxisDuration,
   formatEvidenceValue,
+  formatLegendMicros,
   formatMicros,
   formatQuantity,
   formatTime,
@@ -104,12 +105,13 @@ export function breakdownChartSection(data: OverviewData, signal: AbortSignal, d
   function showStep(index: number | null): void {
     const step = index !== null ? data.steps[index] : undefined;
     const total = step !== undefined ? step.dur : data.mean_step_time;
+    // In µs, as the averages table beside the chart: the legend and the table read the same figures.
     legendTitle.textContent =
-      step !== undefined ? `${step.name}: ${formatTime(step.dur)}` : `Mean per step: ${formatTime(data.mean_step_time)}`;
+      step !== undefined ? `${step.name}: ${formatMicros(step.dur)}` : `Mean per step: ${formatMicros(data.mean_step_time)}`;
     for (const category of data.categories) {
       const value = (step !== undefined ? step.breakdown[category] : data.breakdown[category]) ?? Number.NaN;
       const cell = valueCells.get(category);
-      if (cell !== undefined) cell.textContent = `${formatTime(value)} (${formatPercent(total > 0 ? value / total : Number.NaN)})`;
+      if (cell !== undefined) cell.textContent = formatLegendMicros(value, total);
     }
   }
   showStep(null);

@@ -15,7 +15,7 @@ import { injectViewStyles } from "../../components/view_styles";
 import { createVirtualTable, type TableColumn } from "../../components/virtual_table";
 import { stepAxisLabels, stepAxisTitle } from "../../lib/chart_data";
 import { formatPercent } from "../../lib/format";
-import { formatAxisDuration, formatMicrosNumber, formatTime } from "../../lib/metric_format";
+import { formatAxisDuration, formatLegendMicros, formatMicros, formatMicrosNumber, formatTime } from "../../lib/metric_format";
 import {
   PHASE_INFO,
   averageOf,
@@ -117,12 +117,13 @@ function chartSection(data: StepTraceData, layers: readonly StepLayer[], signal:
   function show(index: number | null): void {
     const step = index !== null ? data.steps[index] : undefined;
     const total = step !== undefined ? step.dur : (data.average.dur ?? Number.NaN);
-    title.textContent = step !== undefined ? `${step.name}: ${formatTime(step.dur)}` : `Mean per step: ${formatTime(total)}`;
+    // In µs, as the steps table under the chart: the legend and the table read the same figures.
+    title.textContent = step !== undefined ? `${step.name}: ${formatMicros(step.dur)}` : `Mean per step: ${formatMicros(total)}`;
     for (const layer of layers) {
       const value = step !== undefined ? layerValue(step.phases, step.fp_and_bp, layer) : averageOf(data, layer);
       const cell = cells.get(layer);
       if (cell === undefined) continue;
-      cell.textContent = value === null ? "not derived" : `${formatTime(value)} (${formatPercent(total > 0 ? value / total : Number.NaN)})`;
+      cell.textContent = value === null ? "not derived" : formatLegendMicros(value, total);
     }
   }
   show(null);
