@@ -516,3 +516,26 @@ def test_text_table_aligns_and_cuts() -> None:
         "aten::c…      3",
         "mm x      1,024",
     ]
+
+
+def test_device_peaks_file_in_the_commands(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``--device-peaks``: a usable file gives the V100 trace the file's peaks (MFU from them); an unusable one is the
+    command's error, in summary and in serve (before anything is served)."""
+    trace = str(resnet_file(SPAN_1))
+    status, out, _ = run_cli(capsys, "summary", trace)
+    assert status == 0 and "Efficiency: MFU" in out
+    builtin = [line for line in out.splitlines() if line.startswith("Efficiency:")][0]
+    peaks = tmp_path / "peaks.json"
+    # A tenth of any V100's throughput (measured "achievable" peaks): MFU grows tenfold.
+    peaks.write_text(json.dumps({"devices": [{"match": "V100", "tflops": {"fp32": 1.57, "fp16": 12.5, "tf32": 1.57,
+                                                                        "fp64": 0.78},
+                                              "memory_bandwidth_gbps": 90, "source": "test"}]}))
+    status, out, _ = run_cli(capsys, "summary", trace, "--device-peaks", str(peaks))
+    assert status == 0
+    given = [line for line in out.splitlines() if line.startswith("Efficiency:")][0]
+    assert given != builtin
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    for argv in (("summary", trace, "--device-peaks", str(bad)), ("serve", "--logdir", str(tmp_path), "--device-peaks", str(bad))):
+        status, _, err = run_cli(capsys, *argv)
+        assert status != 0 and "not JSON" in err
