@@ -12,8 +12,8 @@ Over the same steps, within 1%:
 * memory time — the overview's Memcpy + Memset (copies while no kernel computes) are HTA's memory time outside
   computation;
 * communication — ``accounting``'s communication is HTA's union of communication kernels plus the host-side
-  collectives that launched no kernel (Gloo, a world of one), which HTA does not count; on a rank with
-  communication kernels, exactly HTA's (the host ranges around NCCL launches and waits are not communication);
+  collectives that launched no kernel (Gloo), which HTA does not count; on a rank with
+  communication kernels or an NCCL backend (an NCCL world of one launches none), exactly HTA's (the host ranges around NCCL launches and waits are not communication);
 * device busy time — HTA's kernel time less its idle time; Profscope's device idle time is the step less it
   (HTA measures idle from the first to the last GPU event instead of over the whole step);
 * overlap — communication while computation runs: HTA's ``get_comm_comp_overlap`` counts computation kernels only,
@@ -202,8 +202,10 @@ def test_device_time_agrees_with_hta(name: str, workdir: Path, monkeypatch: pyte
         hta_communication = _sum(classes, having=("COMMUNICATION",))
         _close(device_only, hta_communication, "communication kernel time", max(communication, 0.1 * step_time))
         assert host_only >= -1e-6
-        if SliceKinds(model).collective_kernel.any():
-            # Collectives that run on the device: their host ranges (launches, waits) are not communication.
+        backend = (model.metadata.get("distributedInfo") or {}).get("backend")
+        if SliceKinds(model).collective_kernel.any() or backend == "nccl":
+            # Collectives that run on the device (kernels, or an NCCL rank in a world of one, which launches none):
+            # their host ranges (launches, waits) are not communication.
             assert host_only == pytest.approx(0, abs=1e-6)
 
         # Exposed communication (the overview's Communication category): HTA's communication outside

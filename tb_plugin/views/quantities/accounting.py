@@ -14,7 +14,8 @@ Definitions (per step window of ``find_steps``; a span's figure is the mean over
   collective kernel, over their own time: the time of a collective range less that of the other
   ranges nested in it (an operator, an annotation: a ``## forward ##`` that a long-lived
   collective annotation happens to enclose is not communication), its runtime calls included.
-  On a rank whose collectives run on the device (it has collective kernels), only the ranges of
+  On a rank whose collectives run on the device (it has collective kernels, or its ``distributedInfo``
+  names a device backend such as NCCL), only the ranges of
   a host backend (``gloo:``, with the collective ranges around and inside them) count: the
   others enqueue kernels or wait for them, such as the short ``record_param_comms`` that torch
   records around an NCCL collective's wait, with no launch inside. Gloo (and any collective
@@ -70,6 +71,17 @@ _BOOKKEEPING = re.compile(r"^torch\.distributed\.ddp\.reducer::")
 _HOST_BACKEND = re.compile(r"^gloo:")
 
 
+# Backends (``distributedInfo.backend``) whose collectives run on the device.
+_DEVICE_BACKENDS = frozenset({"nccl", "rccl", "hccl", "xccl", "mccl"})
+
+
+def _device_backend(model: TraceModel) -> bool:
+    """Whether the trace's ``distributedInfo`` names a backend whose collectives run on the device."""
+    info = model.metadata.get("distributedInfo")
+    backend = info.get("backend") if isinstance(info, dict) else None
+    return isinstance(backend, str) and backend.lower() in _DEVICE_BACKENDS
+
+
 def _merge_rows(model: TraceModel, mask: np.ndarray) -> intervals.Intervals:
     return intervals.merge(model.slices.start[mask], model.slices.end_at(mask))
 
@@ -86,10 +98,11 @@ def host_communication(model: TraceModel) -> np.ndarray:
             return host
         bookkeeping = model.string_ids_where(lambda name: bool(_BOOKKEEPING.match(name)))[s.name] & host
         host &= ~(bookkeeping | tree.has_ancestor(s, bookkeeping))
-        if kinds.collective_kernel.any():
+        if kinds.collective_kernel.any() or _device_backend(model):
             # The rank's collectives run on the device: a host range of one enqueues its kernels or waits for them
             # (torch records a second, short record_param_comms around an NCCL collective's wait, with no launch
             # in it). Only a host backend's ranges, and the collective ranges around or inside them, run on the host.
+            # The rank's own backend says so too where no kernel does (NCCL in a world of one launches none).
             runs_on_host = model.string_ids_where(lambda name: bool(_HOST_BACKEND.match(name)))[s.name] & host
             host &= (runs_on_host | tree.has_ancestor(s, runs_on_host)
                      | (tree.subtree_sum(s, runs_on_host.astype(np.int64)) > 0))
