@@ -539,3 +539,18 @@ def test_device_peaks_file_in_the_commands(tmp_path: Path, capsys: pytest.Captur
     for argv in (("summary", trace, "--device-peaks", str(bad)), ("serve", "--logdir", str(tmp_path), "--device-peaks", str(bad))):
         status, _, err = run_cli(capsys, *argv)
         assert status != 0 and "not JSON" in err
+
+
+def test_report_device_table_has_gpu_columns_only_for_gpus() -> None:
+    """A GPU's card has SMs, occupancy and Tensor Cores; an Ascend device's has none of them, so its table leaves
+    the columns out (the text summary drops the same figures), and shows the collectives' own time."""
+    gpu = report.collect_span(load_trace(str(resnet_file(SPAN_1))), "gpu")
+    ascend = report.collect_span(load_trace(str(real_trace("mindspore/ascend_run_2_profiler/ascend_timeline_display_1.json"))),
+                                 "ascend")
+    gpu_table = report_html._devices_html(gpu.overview["devices"])
+    ascend_table = report_html._devices_html(ascend.overview["devices"])
+    for header in ("SMs", "Est. achieved occupancy", "Tensor Core share", "Compute capability"):
+        assert f">{header}</th>" in gpu_table and f">{header}</th>" not in ascend_table
+    assert ">Utilization</th>" in ascend_table and ">Kernel time</th>" in ascend_table
+    assert [d.get("kind") for d in ascend.overview["devices"]] == ["Ascend"]
+    assert ">Collectives</th>" not in ascend_table  # this old-format timeline's device runs no collective

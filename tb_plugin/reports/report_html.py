@@ -196,15 +196,28 @@ def _recommendations_html(recommendations: list[dict[str, Any]]) -> str:
 
 
 def _devices_html(devices: list[dict[str, Any]]) -> str:
-    columns = [HtmlColumn(devices_noun(devices), "text"), HtmlColumn("Name", "text"), HtmlColumn("Memory"),
-               HtmlColumn("Compute capability"), HtmlColumn("SMs"), HtmlColumn("Utilization"),
-               HtmlColumn("Est. SM efficiency"), HtmlColumn("Est. achieved occupancy"),
-               HtmlColumn("Tensor Core share"), HtmlColumn("Kernel time")]
-    rows = [[esc(d.get("label") or d["id"]), esc(d["name"]), esc(format_bytes(d.get("memory")) if d.get("memory") else DASH),
-             esc(d.get("compute_capability") or DASH), esc(format_count(d.get("num_sms"))),
-             esc(format_percent(d.get("utilization"))), esc(format_percent(d.get("sm_efficiency"))),
-             esc(format_percent(d.get("achieved_occupancy"))), esc(format_percent(d.get("tensor_core_share"))),
-             esc(format_duration(d.get("kernel_time")))] for d in devices]
+    """The device summary; the SM, occupancy and Tensor Core columns only where a device is a GPU (other devices'
+    answers have none of these figures), and the collectives' time where a device's card states it."""
+    gpu = any(d.get("kind", "GPU") == "GPU" for d in devices)
+    collectives = any(d.get("communication_time") for d in devices)
+    columns = [HtmlColumn(devices_noun(devices), "text"), HtmlColumn("Name", "text"), HtmlColumn("Memory")]
+    columns += [HtmlColumn("Compute capability"), HtmlColumn("SMs")] if gpu else []
+    columns += [HtmlColumn("Utilization")]
+    columns += [HtmlColumn("Est. SM efficiency"), HtmlColumn("Est. achieved occupancy"),
+                HtmlColumn("Tensor Core share")] if gpu else []
+    columns += [HtmlColumn("Kernel time")] + ([HtmlColumn("Collectives")] if collectives else [])
+    rows = []
+    for d in devices:
+        row = [esc(d.get("label") or d["id"]), esc(d["name"]),
+               esc(format_bytes(d.get("memory")) if d.get("memory") else DASH)]
+        row += [esc(d.get("compute_capability") or DASH), esc(format_count(d.get("num_sms")))] if gpu else []
+        row += [esc(format_percent(d.get("utilization")))]
+        row += [esc(format_percent(d.get("sm_efficiency"))), esc(format_percent(d.get("achieved_occupancy"))),
+                esc(format_percent(d.get("tensor_core_share")))] if gpu else []
+        row += [esc(format_duration(d.get("kernel_time")))]
+        row += [esc(format_duration(d.get("communication_time")) if d.get("communication_time") else DASH)] \
+            if collectives else []
+        rows.append(row)
     return html_table(columns, rows, test_id="gpu-summary")
 
 
