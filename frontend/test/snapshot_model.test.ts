@@ -1,7 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { parseAt, parseOverview, parseTimeline } from "../src/api/snapshot";
-import { parseRunsResponse } from "../src/api/parse";
 import {
   axisText,
   bandAt,
@@ -79,13 +78,6 @@ describe("the trace's memory counter on the snapshot's pixels", () => {
 });
 
 describe("answers", () => {
-  test("the runs answer keeps a run's memory snapshots, also a run without workers", () => {
-    const runs = parseRunsResponse({
-      runs: [{ name: "only", status: "ready", workers: [], memory_snapshots: [{ name: "snapshot.pickle", worker: null, span: null, status: "ready" }, { bad: 1 }] }],
-    });
-    assert.deepEqual(runs.runs[0]?.memorySnapshots, [{ name: "snapshot.pickle", worker: null, span: null, status: "ready" }]);
-  });
-
   test("an overview, a timeline and a moment are read field by field; strings stay text", () => {
     const overview = parseOverview({
       axis: "entry", reserved_known: false, run: "r", snapshot: "<b>s</b>.pickle", file: "r/s.pickle", default_device: 0,

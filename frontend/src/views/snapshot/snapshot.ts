@@ -64,7 +64,7 @@ const STYLES = `
 /** The run's snapshots from the run list (the picker), by name. */
 function snapshotsOf(ctx: ViewContext): { name: string; run: string }[] {
   const run = ctx.selection.run;
-  return run === null ? [] : (run.memorySnapshots ?? []).map((info) => ({ name: info.name, run: run.name }));
+  return run === null ? [] : (run.memory_snapshots ?? []).map((info) => ({ name: info.name, run: run.name }));
 }
 
 function frameList(frames: readonly SnapshotFrame[], testId: string): HTMLElement {
@@ -442,7 +442,7 @@ function mountSnapshot(host: HTMLElement, ctx: ViewContext): void {
       : null;
 
     // --- compare ------------------------------------------------------------------------------------------
-    const others = ctx.runs.flatMap((candidate) => (candidate.memorySnapshots ?? []).map((info) => ({ run: candidate.name, name: info.name })))
+    const others = ctx.runs.flatMap((candidate) => (candidate.memory_snapshots ?? []).map((info) => ({ run: candidate.name, name: info.name })))
       .filter((other) => !(other.run === ref.run && other.name === ref.snapshot));
     const compareHost = el("div", { className: "ps-page", testId: "snapshot-compare" });
     const compareLoader = createHostLoader(ctx.signal);
