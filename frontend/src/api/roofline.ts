@@ -7,11 +7,8 @@ import type { ApiResult, SpanRef } from "./types";
 
 export type RooflineData = Answer<"roofline">;
 export type RooflinePoint = Schema<"RooflinePoint">;
-export type RooflineGap = Item<RooflineData["gaps"]>;
 export type DeviceRoofs = Item<RooflineData["devices"]>;
 export type Roof = Item<DeviceRoofs["roofs"]>;
-export type CopyDirection = Item<RooflineData["copies"]["directions"]>;
-export type UncountedCalls = Item<RooflineData["uncounted"]>;
 
 export function fetchRoofline(api: ApiClient, ref: SpanRef, signal?: AbortSignal): Promise<ApiResult<RooflineData>> {
   return api.spanRoute("roofline", ref, {}, signal);

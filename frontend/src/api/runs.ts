@@ -4,14 +4,11 @@ import type { Answer, Item, Schema } from "./schema";
 
 export type RunsResponse = Answer<"runs">;
 export type RunInfo = Schema<"Run">;
-export type RunStatus = RunInfo["status"];
 export type WorkerInfo = Item<RunInfo["workers"]>;
 /** A span as the run list describes it (`span_info`: one entry per span, in the order of `spans`). */
 export type SpanInfo = Item<WorkerInfo["span_info"]>;
 /** What tells spans apart for people: start (wall clock), length, steps and device. */
 export type SpanFacts = Pick<SpanInfo, "start_time" | "duration" | "steps" | "device">;
-/** A memory snapshot as the run list names it. */
-export type MemorySnapshotInfo = Schema<"SnapshotInfo">;
 /** The files of the last scan that are no span, counted by reason (e.g. "tensorboard_event_file"). */
 export type SkippedFiles = RunsResponse["skipped"];
 /** One file layout the logdir is searched for. */

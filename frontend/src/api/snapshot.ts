@@ -3,7 +3,7 @@
 // Every string here comes from the snapshot file (untrusted): render with textContent only. The answers' types are
 // the contract's (schema.ts).
 import type { ApiClient, QueryParams } from "./client";
-import type { Answer, Item, Schema } from "./schema";
+import type { Answer, Schema } from "./schema";
 import { flameColumns, type FlameColumns } from "./stacks";
 import type { ApiResult } from "./types";
 
@@ -25,8 +25,6 @@ export type SnapshotGroup = Schema<"SnapshotGroup">;
 export type AllocationRow = Schema<"SnapshotAllocationRow">;
 
 export type SnapshotOverview = Answer<"memory_snapshot">;
-export type SnapshotDevice = Item<SnapshotOverview["devices"]>;
-export type OomEvent = Item<SnapshotOverview["oom"]>;
 export type SnapshotTimeline = Answer<"memory_snapshot/timeline">;
 export type SnapshotAt = Answer<"memory_snapshot/at">;
 export type AllocationDetail = Answer<"memory_snapshot/allocation">;

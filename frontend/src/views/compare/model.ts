@@ -330,13 +330,6 @@ export function formatSignedMicrosUnit(us: number): string {
   return Number.isFinite(us) ? `${formatSignedMicros(us)} µs` : "—";
 }
 
-/** A signed count: "+2", "-1", "0". */
-export function formatSignedCount(value: number): string {
-  if (!Number.isFinite(value)) return "—";
-  const text = formatFixed(value, 0);
-  return value > 0 ? `+${text}` : text;
-}
-
 /** experiment / baseline as a factor with three significant digits: "0.872×", "1.00×", "12.5×"; "—" without a baseline. */
 export function formatRatio(ratio: number | null): string {
   if (ratio === null || !Number.isFinite(ratio)) return "—";
