@@ -7,17 +7,18 @@ import { fetchEventDetail, fetchSearch, traceDownloadUrl, type EventBrief, type 
 import { fetchRangeSummary, rangeParams } from "../api/trace_range";
 import { fetchCriticalPath, type CriticalPathData, type PathEntry } from "../api/critical_path";
 import type { SpanRef } from "../api/types";
-import { el, replaceChildren } from "../components/dom";
-import { formatDuration } from "../lib/format";
+import { el } from "../components/dom";
 import { pathMarks, stepAt } from "./critical_path";
 import { TileStore } from "./data/tile_store";
 import { counterTileFetcher, sliceTileFetcher, type CounterTileData, type SliceTileData } from "./data/tiles";
 import { InteractionController, type InteractionHost } from "./interaction/controller";
 import { hitTest, type Hit } from "./interaction/hit_test";
+import { flowArrows, placeOf } from "./flows";
+import { recordFrameDebug } from "./frame_debug";
+import { clampHeaderWidth, storedHeaderWidth, storeHeaderWidth } from "./header_width";
 import {
   DEFAULT_METRICS,
   depthTop,
-  formatPinned,
   layoutTracks,
   parsePinned,
   rowAt,
@@ -31,29 +32,19 @@ import { CriticalPathPanel } from "./panel/critical_path";
 import { DetailsPanel } from "./panel/details";
 import { RangePanel } from "./panel/range";
 import { ColorCache } from "./render/colors";
-import { drawFrame, formatCounterValue, type FlowArrow, type PathMark, type RenderResources, type SlicePlace, type Theme } from "./render/renderer";
+import { drawFrame, type FlowArrow, type PathMark, type RenderResources, type SlicePlace, type Theme } from "./render/renderer";
 import { TextFitter } from "./render/text_fit";
 import { readTheme } from "./render/theme";
 import { searchCounter, TraceSearch, type SearchState } from "./search";
 import { clampView, focusWindow, isInView, TimeScale, type Viewport } from "./time_scale";
+import { placeTooltip, tooltipLines } from "./tooltip";
+import { initialView, viewerParams } from "./url_params";
 
-/** The label column's width until a person drags its edge (then kept in the browser's storage). */
-export const HEADER_WIDTH = 220;
-export const MIN_HEADER_WIDTH = 120;
-/** The label column never takes more than this share of the canvas. */
-const MAX_HEADER_SHARE = 0.6;
-const HEADER_WIDTH_KEY = "profscope.trace.labelWidth";
 export const AXIS_HEIGHT = 26;
 /** URL parameters are written this long after the view stops changing. */
 const URL_DEBOUNCE_MS = 300;
 /** While old tiles cover the view, a new one is asked for once the view rests this long on it. */
 const TILE_DEBOUNCE_MS = 80;
-
-/** URL parameter names (the shell prefixes them with "trace."). */
-export const PARAM_START = "start";
-export const PARAM_END = "end";
-export const PARAM_SELECT = "select";
-export const PARAM_PINNED = "pinned";
 
 export interface TraceViewerOptions {
   readonly api: ApiClient;
@@ -75,43 +66,6 @@ interface Selection {
   readonly id: number;
   place: SlicePlace | null;
   detail: EventDetail | null;
-}
-
-/** A trace time for the URL: µs with at most 3 decimals, shortest text. */
-export function formatTraceTime(us: number): string {
-  return String(Number(us.toFixed(3)));
-}
-
-/** The first window: the URL's when it is valid, else the whole span. */
-export function initialView(spanStart: number, spanEnd: number, start: number | null, end: number | null): Viewport {
-  const duration = spanEnd - spanStart;
-  if (start !== null && end !== null && Number.isFinite(start) && Number.isFinite(end) && end > start) {
-    return clampView({ start: start - spanStart, end: end - spanStart }, duration);
-  }
-  return { start: 0, end: duration };
-}
-
-/** The label column's width within what the canvas allows (a narrow canvas keeps room for the timeline). */
-export function clampHeaderWidth(px: number, canvasWidth: number): number {
-  const most = canvasWidth > 0 ? Math.max(MIN_HEADER_WIDTH, Math.floor(canvasWidth * MAX_HEADER_SHARE)) : Number.POSITIVE_INFINITY;
-  return Math.round(Math.min(most, Math.max(MIN_HEADER_WIDTH, Number.isFinite(px) ? px : HEADER_WIDTH)));
-}
-
-function storedHeaderWidth(win: Window): number {
-  try {
-    const stored = Number(win.localStorage.getItem(HEADER_WIDTH_KEY));
-    return Number.isFinite(stored) && stored >= MIN_HEADER_WIDTH ? stored : HEADER_WIDTH;
-  } catch {
-    return HEADER_WIDTH;
-  }
-}
-
-interface DebugGlobals {
-  __profscopeTraceDebug?: unknown;
-  __profscopeFrameTimes?: number[];
-  __profscopeDrawTimes?: number[];
-  __profscopeFrameStats?: object[];
-  __profscopeTraceStats?: unknown;
 }
 
 export class TraceViewer {
@@ -360,11 +314,7 @@ export class TraceViewer {
     const next = clampHeaderWidth(px, this.width);
     if (next === this.headerWidth) return;
     this.headerWidth = next;
-    try {
-      this.win.localStorage.setItem(HEADER_WIDTH_KEY, String(Math.round(next)));
-    } catch {
-      // storage may be off (private windows, sandboxed frames): the width then lasts for this page
-    }
+    storeHeaderWidth(this.win, next);
     this.requestFrame();
   }
 
@@ -407,19 +357,10 @@ export class TraceViewer {
       this.resources,
     );
     const drawMs = performance.now() - drawStart;
-    this.recordDebug(now, drawMs, stats);
+    recordFrameDebug(this.win, now, drawMs, stats, { slicesTiles: this.sliceStore.stats, counterTiles: this.counterStore.stats });
     this.updateStatus(slices !== null);
     this.scheduleUrl();
     if (this.controller.animating) this.requestFrame();
-  }
-
-  private recordDebug(now: number, drawMs: number, stats: object): void {
-    const globals = this.win as unknown as DebugGlobals;
-    if (globals.__profscopeTraceDebug !== true) return;
-    (globals.__profscopeFrameTimes ??= []).push(now);
-    (globals.__profscopeDrawTimes ??= []).push(drawMs);
-    (globals.__profscopeFrameStats ??= []).push(stats);
-    globals.__profscopeTraceStats = { ...stats, slicesTiles: { ...this.sliceStore.stats }, counterTiles: { ...this.counterStore.stats } };
   }
 
   private updateStatus(hasTile: boolean): void {
@@ -480,13 +421,7 @@ export class TraceViewer {
   }
 
   private params(): Record<string, string | null> {
-    const whole = this.view.start <= 0 && this.view.end >= this.spanDuration;
-    return {
-      [PARAM_START]: whole ? null : formatTraceTime(this.spanStart + this.view.start),
-      [PARAM_END]: whole ? null : formatTraceTime(this.spanStart + this.view.end),
-      [PARAM_SELECT]: this.selection !== null ? String(this.selection.id) : null,
-      [PARAM_PINNED]: formatPinned(this.pinned),
-    };
+    return viewerParams(this.view, this.spanStart, this.spanDuration, this.selection?.id ?? null, this.pinned);
   }
 
   private scheduleUrl(): void {
@@ -504,7 +439,7 @@ export class TraceViewer {
   // --- selection, links, search ------------------------------------------------------
 
   private placeOf(brief: EventBrief): SlicePlace {
-    return { trackId: brief.track, start: brief.start - this.spanStart, dur: brief.dur, depth: brief.depth };
+    return placeOf(brief, this.spanStart);
   }
 
   private selectEvent(id: number, place: SlicePlace | null, name: string, reveal: boolean): void {
@@ -525,7 +460,7 @@ export class TraceViewer {
         if (result.kind === "ok") {
           selection.detail = result.data;
           selection.place = this.placeOf(result.data);
-          this.flows = this.flowArrows(result.data);
+          this.flows = flowArrows(result.data, this.spanStart);
           this.details.show(result.data);
           if (reveal) this.reveal(selection.place);
         } else if (result.kind === "loading") {
@@ -629,26 +564,6 @@ export class TraceViewer {
     else if (this.pathPanel.root.dataset["state"] !== undefined && this.pathPanel.root.dataset["state"] !== "empty") this.pathPanel.root.hidden = false;
     delete this.root.dataset["selected"];
     this.requestFrame();
-  }
-
-  /** Arrows between the selected slice and the events its flows and launch links point to. */
-  private flowArrows(detail: EventDetail): FlowArrow[] {
-    const self = this.placeOf(detail);
-    const arrows: FlowArrow[] = [];
-    const seen = new Set<string>();
-    const add = (other: EventBrief, outgoing: boolean): void => {
-      const key = `${outgoing ? "out" : "in"}:${other.id}`;
-      if (seen.has(key) || other.id === detail.id) return;
-      seen.add(key);
-      const far = this.placeOf(other);
-      const selfEnd = { trackId: self.trackId, depth: self.depth, time: self.start };
-      const otherEnd = { trackId: far.trackId, depth: far.depth, time: far.start };
-      arrows.push(outgoing ? { from: selfEnd, to: otherEnd } : { from: otherEnd, to: selfEnd });
-    };
-    for (const flow of detail.flows) add(flow.other, flow.direction === "out");
-    if (detail.launchedBy !== null) add(detail.launchedBy, false);
-    for (const launched of detail.launches) add(launched, true);
-    return arrows;
   }
 
   /** Makes a slice visible: expands its group, zooms if it is not in view, scrolls to its row. */
@@ -785,51 +700,7 @@ export class TraceViewer {
     this.hovered = place;
     if (changed) this.requestFrame();
     this.canvas.dataset["cursor"] = hit !== null && hit.kind !== "counter" ? "pointer" : "default";
-    const lines = hit === null ? null : this.tooltipLines(hit);
-    if (lines === null) {
-      this.tooltip.hidden = true;
-      return;
-    }
-    replaceChildren(this.tooltip, el("strong", {}, lines[0] ?? ""), ...lines.slice(1).map((line) => `\n${line}`));
-    this.tooltip.hidden = false;
-    const margin = 14;
-    const box = this.tooltip.getBoundingClientRect();
-    const left = clientX + margin + box.width > this.win.innerWidth ? clientX - margin - box.width : clientX + margin;
-    const top = clientY + margin + box.height > this.win.innerHeight ? clientY - margin - box.height : clientY + margin;
-    this.tooltip.style.left = `${Math.max(0, left)}px`;
-    this.tooltip.style.top = `${Math.max(0, top)}px`;
-  }
-
-  private tooltipLines(hit: Hit): string[] | null {
-    switch (hit.kind) {
-      case "slice":
-        return [hit.name, formatDuration(hit.dur), "click to select"];
-      case "block":
-        return [
-          `${hit.count.toLocaleString("en-US")} slice${hit.count === 1 ? "" : "s"} too small to draw at this zoom`,
-          `busy ${formatDuration(hit.end - hit.start)}`,
-          "click to zoom in",
-        ];
-      case "counter": {
-        const track = this.layout.tracks.get(hit.trackId)?.track;
-        const lines = [track?.name ?? hit.trackId];
-        for (const value of hit.values) {
-          const mean = formatCounterValue(value.mean, hit.unit);
-          const spread = value.min !== value.max ? ` (min ${formatCounterValue(value.min, hit.unit)}, max ${formatCounterValue(value.max, hit.unit)})` : "";
-          lines.push(`${value.series}: ${mean}${spread}`);
-        }
-        return lines;
-      }
-      case "group":
-        return [this.collapsed.has(hit.group) ? "click to expand" : "click to collapse"];
-      case "label": {
-        const row = this.layout.tracks.get(hit.trackId);
-        if (row === undefined) return null;
-        return [row.track.name, row.track.group, row.pinned ? "click to unpin" : "click to pin to the top"];
-      }
-      default:
-        return null;
-    }
+    placeTooltip(this.tooltip, hit === null ? null : tooltipLines(hit, this.layout, this.collapsed), clientX, clientY, this.win);
   }
 
   // --- interaction host --------------------------------------------------------------

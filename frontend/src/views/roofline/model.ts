@@ -1,6 +1,7 @@
 // The Roofline chart's geometry, kept out of the DOM so it can be tested: which points are drawn (those with an
 // intensity and an achieved rate), their size by time and colour by category, the axis ranges in decades, each
 // roof as the vertices of its memory slope and flat part, and the point under the pointer. Pure.
+import { efficiencyOf } from "../../api/efficiency";
 import type { DeviceRoofs, Roof, RooflinePoint } from "../../api/roofline";
 
 /** Category colours; the same keys as the backend's operator categories (model/operator_categories.py). */
@@ -52,12 +53,12 @@ export const MAX_RADIUS = 14;
 export function chartPoints(points: readonly RooflinePoint[]): ChartPoint[] {
   const drawable = points
     .map((point, index) => ({ point, index }))
-    .filter(({ point }) => (point.efficiency.intensity ?? 0) > 0 && (point.efficiency.tflopsPerS ?? 0) > 0);
+    .filter(({ point }) => (point.intensity ?? 0) > 0 && (point.tflops_per_s ?? 0) > 0);
   const longest = drawable.reduce((best, { point }) => Math.max(best, point.time), 0);
   return drawable.map(({ point, index }) => ({
     index,
-    x: point.efficiency.intensity!,
-    y: point.efficiency.tflopsPerS! * 1e12,
+    x: point.intensity!,
+    y: point.tflops_per_s! * 1e12,
     radius: longest > 0 ? MIN_RADIUS + (MAX_RADIUS - MIN_RADIUS) * Math.sqrt(point.time / longest) : MIN_RADIUS,
     color: categoryColor(point.category),
   }));
@@ -130,15 +131,15 @@ export function pointText(point: RooflinePoint, format: {
   figure: (value: number | null) => string;
   percent: (fraction: number) => string;
 }): string {
-  const e = point.efficiency;
+  const e = efficiencyOf(point);
   const params = Object.entries(point.params)
     .map(([key, value]) => `${key}=${Array.isArray(value) ? `[${value.join(", ")}]` : String(value)}`)
     .join(" ");
   return [
     point.name,
-    point.inputShape !== null ? `shapes ${point.inputShape}` : null,
+    point.input_shape !== null ? `shapes ${point.input_shape}` : null,
     params !== "" ? params : null,
-    `${point.categoryLabel} · ${point.precision.toUpperCase()} ${point.unit} · ${point.calls} call${point.calls === 1 ? "" : "s"} · ${format.time(point.time)}`,
+    `${point.category_label} · ${point.precision.toUpperCase()} ${point.unit} · ${point.calls} call${point.calls === 1 ? "" : "s"} · ${format.time(point.time)}`,
     `${format.rate(e.tflopsPerS !== null ? e.tflopsPerS * 1e12 : null)} · ${format.figure(e.intensity)} FLOP/byte`,
     e.rooflineShare !== null ? `${format.percent(e.rooflineShare)} of the roofline (${e.bound ?? "—"} bound)` : e.rooflineReason || null,
   ]

@@ -15,6 +15,7 @@ import {
   fetchTimeline,
   GROUP_BY,
   isGroupBy,
+  snapshotFlame,
   snapshotParams,
   type AllocationRow,
   type GroupBy,
@@ -64,7 +65,7 @@ const STYLES = `
 /** The run's snapshots from the run list (the picker), by name. */
 function snapshotsOf(ctx: ViewContext): { name: string; run: string }[] {
   const run = ctx.selection.run;
-  return run === null ? [] : (run.memorySnapshots ?? []).map((info) => ({ name: info.name, run: run.name }));
+  return run === null ? [] : (run.memory_snapshots ?? []).map((info) => ({ name: info.name, run: run.name }));
 }
 
 function frameList(frames: readonly SnapshotFrame[], testId: string): HTMLElement {
@@ -81,6 +82,9 @@ function frameList(frames: readonly SnapshotFrame[], testId: string): HTMLElemen
     ),
   );
 }
+
+/** What pinning needs of an allocation (a row of the largest, or only its id from the URL). */
+type PinnedAllocation = Pick<AllocationRow, "id" | "start" | "end" | "span_start" | "span_end" | "size" | "label">;
 
 function topFramesText(group: { readonly frames: readonly SnapshotFrame[] }): string {
   return group.frames.slice(0, 3).map(frameText).join(" ← ");
@@ -136,7 +140,7 @@ function mountSnapshot(host: HTMLElement, ctx: ViewContext): void {
 
   function show(overview: SnapshotOverview): void {
     const deviceParam = Number(ctx.param("device"));
-    const found = overview.devices.find((d) => d.device === deviceParam) ?? overview.devices.find((d) => d.device === overview.defaultDevice) ?? overview.devices[0];
+    const found = overview.devices.find((d) => d.device === deviceParam) ?? overview.devices.find((d) => d.device === overview.default_device) ?? overview.devices[0];
     if (found === undefined) {
       replaceChildren(body, emptyNote("snapshot-empty", "The snapshot holds no device", "Its device_traces and segments are empty."));
       return;
@@ -152,15 +156,15 @@ function mountSnapshot(host: HTMLElement, ctx: ViewContext): void {
     devicePicker.value = String(device.device);
     devicePicker.disabled = overview.devices.length < 2;
     devicePicker.addEventListener("change", () => ctx.navigate("snapshot", { name, device: devicePicker.value }), { signal: ctx.signal });
-    const stated = device.stated["requested_size"] ?? Number.NaN;
+    const stated = device.stated.requested_size;
     const facts = keyValueList(
       [
         { label: "Peak active", value: `${formatBytes(device.peak.bytes)} at ${axisOf(device.peak.time)}` },
-        ...(overview.reservedKnown ? [{ label: "Peak reserved", value: formatBytes(device.reservedPeak) }] : []),
-        { label: "Active at the start", value: formatBytes(device.atStart.active) },
+        ...(overview.reserved_known ? [{ label: "Peak reserved", value: formatBytes(device.reserved_peak) }] : []),
+        { label: "Active at the start", value: formatBytes(device.at_start.active) },
         {
           label: "Active at the end",
-          value: `${formatBytes(device.atEnd.active)} (the segments state ${formatBytes(stated)} requested)`,
+          value: `${formatBytes(device.at_end.active)} (the segments state ${formatBytes(stated)} requested)`,
         },
         { label: "Entries", value: `${formatCount(device.entries)} (${formatCount(device.allocations)} allocations)` },
         ...(capacity !== null ? [{ label: "Device memory", value: formatBytes(capacity) }] : []),
@@ -185,7 +189,7 @@ function mountSnapshot(host: HTMLElement, ctx: ViewContext): void {
       span,
       initial,
       capacity,
-      reservedKnown: overview.reservedKnown,
+      reservedKnown: overview.reserved_known,
       load: (window, width) => {
         const signal = timelineSlot.next();
         void fetchTimeline(ctx.api, ref, { device: device.device, start: window.start, end: window.end, width }, signal).then((result) => {
@@ -244,14 +248,14 @@ function mountSnapshot(host: HTMLElement, ctx: ViewContext): void {
       return button;
     });
 
-    function pin(row: AllocationRow | null): void {
+    function pin(row: PinnedAllocation | null): void {
       ctx.setParams({ pin: row === null ? null : String(row.id) });
       if (row === null) {
         chart?.pin(null);
         replaceChildren(pinHost);
         return;
       }
-      chart?.pin({ start: row.start ?? row.spanStart, end: row.end ?? row.spanEnd, size: row.size, label: row.label });
+      chart?.pin({ start: row.start ?? row.span_start, end: row.end ?? row.span_end, size: row.size, label: row.label });
       const signal = pinSlot.next();
       void fetchAllocation(ctx.api, ref, row.id, signal).then((result) => {
         if (signal.aborted) return;
@@ -279,11 +283,11 @@ function mountSnapshot(host: HTMLElement, ctx: ViewContext): void {
     }
 
     function showAt(at: SnapshotAt, signal: AbortSignal): void {
-      const moment = at.isPeak ? `the peak (${axisOf(at.time)})` : at.row < 0 ? "the start" : axisOf(at.time);
+      const moment = at.is_peak ? `the peak (${axisOf(at.time)})` : at.row < 0 ? "the start" : axisOf(at.time);
       const groupsTable = simpleTable<SnapshotGroup>(
         at.groups.slice(0, 50),
         [
-          { label: GROUP_LABELS[at.groupBy], cell: (g) => el("span", { className: "ps-name" }, g.label) },
+          { label: GROUP_LABELS[at.group_by], cell: (g) => el("span", { className: "ps-name" }, g.label) },
           { label: "Live", unit: "bytes", numeric: true, cell: (g) => formatBytes(g.bytes) },
           { label: "Share", numeric: true, cell: (g) => formatPercent(g.share) },
           { label: "Allocations", numeric: true, cell: (g) => formatCount(g.count) },
@@ -313,7 +317,7 @@ function mountSnapshot(host: HTMLElement, ctx: ViewContext): void {
       const csvGroups = csvDownloadLink({
         api: ctx.api,
         route: "memory_snapshot/at",
-        params: () => snapshotParams(ref, { device: at.device, row: at.row, group_by: at.groupBy }),
+        params: () => snapshotParams(ref, { device: at.device, row: at.row, group_by: at.group_by }),
         state: () => ({ sort: null, filter: "" }),
         testId: "snapshot-groups-csv",
         what: "what is alive, grouped",
@@ -321,14 +325,15 @@ function mountSnapshot(host: HTMLElement, ctx: ViewContext): void {
       const csvLargest = csvDownloadLink({
         api: ctx.api,
         route: "memory_snapshot/at",
-        params: () => snapshotParams(ref, { device: at.device, row: at.row, group_by: at.groupBy, site: at.site ?? undefined }),
+        params: () => snapshotParams(ref, { device: at.device, row: at.row, group_by: at.group_by, site: at.site ?? undefined }),
         state: () => ({ table: "largest", sort: null, filter: "" }),
         testId: "snapshot-largest-csv",
         what: "the largest live allocations",
       });
       const flameHost = el("div", { testId: "snapshot-flame-host" });
-      if (at.flame !== null && at.flame.total > 0) {
-        const tree = buildFlameTree(at.flame);
+      const flame = snapshotFlame(at);
+      if (flame !== null && flame.total > 0) {
+        const tree = buildFlameTree(flame);
         const graph = createFlameGraph({
           tree,
           formatValue: (bytes) => formatBytes(bytes),
@@ -340,11 +345,11 @@ function mountSnapshot(host: HTMLElement, ctx: ViewContext): void {
       }
       replaceChildren(
         atHost,
-        sectionHead(el("span", { className: "ps-picked", testId: "snapshot-moment" }, `Alive at ${moment}: ${formatBytes(at.liveBytes)} in ${formatCount(at.count)} allocations`)),
+        sectionHead(el("span", { className: "ps-picked", testId: "snapshot-moment" }, `Alive at ${moment}: ${formatBytes(at.live_bytes)} in ${formatCount(at.count)} allocations`)),
         el("p", {}, `Reserved ${formatBytes(at.totals.reserved)}, allocated ${formatBytes(at.totals.allocated)} (active ${formatBytes(at.totals.active)}).`),
         el("div", { className: "ps-controls" }, el("span", { className: "ps-segmented", attrs: { role: "group", "aria-label": "Group by" } }, ...groupButtons), csvGroups),
         groupsTable,
-        sectionHead(at.site !== null && at.largest[0] !== undefined ? `Largest live allocations of ${at.largest[0].label}` : "Largest live allocations", csvLargest),
+        sectionHead(at.site !== undefined && at.site !== null && at.largest[0] !== undefined ? `Largest live allocations of ${at.largest[0].label}` : "Largest live allocations", csvLargest),
         largestTable,
         sectionHead("Live bytes by stack"),
         flameHost,
@@ -386,18 +391,18 @@ function mountSnapshot(host: HTMLElement, ctx: ViewContext): void {
             testId: "snapshot-segments-csv",
             what: "the segments",
           });
-          const settings = overview.settings ?? {};
+          const settings = overview.allocator_settings ?? {};
           replaceChildren(
             allocatorHost,
             sectionHead(`Allocator state ${state.exact ? "when the snapshot was taken" : `at ${axisOf(state.time)}`}`, csv),
-            state.note !== null ? el("p", { className: "ps-note" }, state.note) : null,
+            state.note !== undefined ? el("p", { className: "ps-note" }, state.note) : null,
             keyValueList(
               [
                 { label: "Reserved", value: formatBytes(state.reserved) },
                 { label: "Allocated", value: formatBytes(state.allocated) },
                 { label: "Free inside segments", value: `${formatBytes(state.free)} (${formatPercent(state.fragmentation)} of reserved)` },
-                { label: "Largest free block", value: formatBytes(state.largestFree) },
-                { label: "Lost to rounding", value: formatBytes(state.freeInBlocks) },
+                { label: "Largest free block", value: formatBytes(state.largest_free) },
+                { label: "Lost to rounding", value: formatBytes(state.free_in_blocks) },
                 { label: "Segments", value: formatCount(state.segments.length) },
               ],
               "snapshot-fragmentation",
@@ -432,7 +437,7 @@ function mountSnapshot(host: HTMLElement, ctx: ViewContext): void {
               el(
                 "p",
                 {},
-                `At ${axisOf(event.time)}: ${formatBytes(event.requested)} asked at ${event.site}; CUDA reported ${formatBytes(event.deviceFree)} free, ` +
+                `At ${axisOf(event.time)}: ${formatBytes(event.requested)} asked at ${event.site}; CUDA reported ${formatBytes(event.device_free)} free, ` +
                   `the allocator held ${formatBytes(event.reserved)} reserved with ${formatBytes(event.active)} active.`,
               ),
               frameList(event.frames, "snapshot-oom-frames"),
@@ -442,7 +447,7 @@ function mountSnapshot(host: HTMLElement, ctx: ViewContext): void {
       : null;
 
     // --- compare ------------------------------------------------------------------------------------------
-    const others = ctx.runs.flatMap((candidate) => (candidate.memorySnapshots ?? []).map((info) => ({ run: candidate.name, name: info.name })))
+    const others = ctx.runs.flatMap((candidate) => (candidate.memory_snapshots ?? []).map((info) => ({ run: candidate.name, name: info.name })))
       .filter((other) => !(other.run === ref.run && other.name === ref.snapshot));
     const compareHost = el("div", { className: "ps-page", testId: "snapshot-compare" });
     const compareLoader = createHostLoader(ctx.signal);
@@ -476,13 +481,13 @@ function mountSnapshot(host: HTMLElement, ctx: ViewContext): void {
           });
           replaceChildren(
             compareHost,
-            el("p", {}, `Peak: ${formatBytes(result.basePeak)} here, ${formatBytes(result.expPeak)} there (${result.delta >= 0 ? "+" : ""}${formatBytes(result.delta)}).`, " ", csv),
+            el("p", {}, `Peak: ${formatBytes(result.base.peak.bytes)} here, ${formatBytes(result.exp.peak.bytes)} there (${result.delta >= 0 ? "+" : ""}${formatBytes(result.delta)}).`, " ", csv),
             simpleTable(
               result.rows.slice(0, 40),
               [
                 { label: "Site", cell: (r) => r.label },
-                { label: "Here", numeric: true, cell: (r) => formatBytes(r.baseBytes) },
-                { label: "There", numeric: true, cell: (r) => formatBytes(r.expBytes) },
+                { label: "Here", numeric: true, cell: (r) => formatBytes(r.base_bytes) },
+                { label: "There", numeric: true, cell: (r) => formatBytes(r.exp_bytes) },
                 { label: "Grew by", numeric: true, cell: (r) => formatBytes(r.delta) },
               ],
               "snapshot-compare-table",
@@ -496,20 +501,20 @@ function mountSnapshot(host: HTMLElement, ctx: ViewContext): void {
     // --- beside the profile -------------------------------------------------------------------------------------
     const besideHost = el("div", { className: "ps-page", testId: "snapshot-beside" });
     const link = overview.linked;
-    if (link !== null && link.traceOffsetUs !== null && link.status === "ready") {
-      const offset = link.traceOffsetUs;
+    if (link !== null && link.trace_offset_us !== null && link.trace_offset_us !== undefined && link.status === "ready") {
+      const offset = link.trace_offset_us;
       void Promise.all([
         fetchMemory(ctx.api, { run: ref.run, worker: link.worker, span: link.span }, { device: "", minBytes: 0, name: "", limit: 1 }, ctx.signal),
         fetchTimeline(ctx.api, ref, { device: device.device, width: 1000 }, ctx.signal),
       ]).then(([memory, timeline]) => {
         if (ctx.signal.aborted || timeline.kind !== "ok") return;
-        showBeside(memory.kind === "ok" ? memory.data : null, timeline.data.time, timeline.data.activeMax, offset);
+        showBeside(memory.kind === "ok" ? memory.data : null, timeline.data.time, timeline.data.active_max, offset);
       });
     } else if (link !== null) {
       besideHost.appendChild(el("p", {}, `This snapshot belongs to span ${link.span} of ${link.worker}` + (link.status === "ready" ? "; one of them has no wall clock, so their times cannot be lined up." : ` (${link.status}).`)));
     }
 
-    function showBeside(memory: MemoryData | null, snapshotTime: Float64Array, active: Float64Array, offset: number): void {
+    function showBeside(memory: MemoryData | null, snapshotTime: readonly number[], active: readonly number[], offset: number): void {
       const traceTime = Array.from(snapshotTime, (t) => t + offset);
       const curveId = memory?.devices.find((d) => d.id === `gpu${device.device}`)?.id ?? memory?.devices.find((d) => d.id !== "cpu")?.id ?? null;
       const curve = curveId !== null ? memory?.curves.get(curveId) : undefined;
@@ -565,7 +570,7 @@ function mountSnapshot(host: HTMLElement, ctx: ViewContext): void {
     loadAt();
     const pinParam = Number(ctx.param("pin"));
     if (ctx.param("pin") !== null && Number.isInteger(pinParam)) {
-      pin({ id: pinParam, size: 0, label: "", addr: 0, stream: 0, start: null, end: null, spanStart: span.start, spanEnd: span.end, flags: [] });
+      pin({ id: pinParam, size: 0, label: "", start: null, end: null, span_start: span.start, span_end: span.end });
     }
     if (comparePicker.value !== "") loadCompare();
   }
