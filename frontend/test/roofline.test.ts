@@ -131,3 +131,21 @@ test("operator tables gain the efficiency columns when the answer has them, with
   assert.equal(byId["bound"]!.text(mm!), "compute");
   assert.equal(efficiencyColumns((row: { e: never }) => row.e).every((column) => (column.tip ?? "").length > 30), true);
 });
+
+test("copy bandwidth over time: overlapping copies add up per direction, and fall back to exactly 0", async () => {
+  const { copyBandwidthOverTime } = await import("../src/views/roofline/model");
+  // Two host-to-device copies overlapping in 10..20 µs, one device-to-host copy, one without bytes, one of no time.
+  const over = copyBandwidthOverTime({
+    start: [0, 10, 5, 40, 50],
+    dur: [20, 20, 10, 5, 0],
+    bytes: [2_000_000, 1_000_000, 500_000, -1, 100],
+    direction: ["h2d", "h2d", "d2h", "h2d", "h2d"],
+  });
+  assert.deepEqual(over.time, [0, 5, 10, 15, 20, 30]);
+  const h2d = over.series.find((s) => s.direction === "h2d")!.values;
+  const d2h = over.series.find((s) => s.direction === "d2h")!.values;
+  // 2 MB over 20 µs = 1e11 B/s; 1 MB over 20 µs = 5e10 B/s; 0.5 MB over 10 µs = 5e10 B/s.
+  assert.deepEqual(h2d, [1e11, 1e11, 1.5e11, 1.5e11, 5e10, 0]);
+  assert.deepEqual(d2h, [0, 5e10, 5e10, 0, 0, 0]);
+  assert.deepEqual(copyBandwidthOverTime({ start: [], dur: [], bytes: [], direction: [] }), { time: [], series: [] });
+});

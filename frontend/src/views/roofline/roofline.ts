@@ -17,6 +17,7 @@ import { EFFICIENCY_DEFINITIONS as DEF, formatByteRate, formatFigure, formatFlop
 import { formatBytes, formatCount, formatPercent } from "../../lib/format";
 import { formatTime } from "../../lib/metric_format";
 import type { ViewContext, ViewDefinition } from "../types";
+import { copiesOverTime } from "./copies_chart";
 import {
   CATEGORY_COLORS,
   ROOF_COLORS,
@@ -42,7 +43,7 @@ const STYLES = `
 .ps-roofline-swatch { width: 10px; height: 10px; border-radius: 50%; display: inline-block; }
 .ps-roofline-line { width: 16px; height: 0; border-top: 2px solid; display: inline-block; }
 .ps-roofline-device { margin: 0 0 4px; }
-.ps-roofline-open { font: inherit; font-size: 12px; padding: 1px 6px; cursor: pointer; }
+.ps-roofline-open { font: inherit; font-size: 12px; padding: 1px 6px; cursor: pointer; white-space: nowrap; }
 `;
 
 function injectStyles(doc: Document): void {
@@ -348,7 +349,7 @@ function mountRoofline(host: HTMLElement, ctx: ViewContext): void {
           "No operator call of this span has a formula and recorded shapes. Profile with record_shapes=True to give " +
             "products, convolutions, attention and elementwise operators their FLOPs and bytes.",
         ),
-        copiesSection(data),
+        copiesSection(data, signal),
       );
       return;
     }
@@ -374,13 +375,13 @@ function mountRoofline(host: HTMLElement, ctx: ViewContext): void {
         el("p", { className: "ps-note" }, "Groups with the most time above their roofline time: what to optimise first."),
         gapsTable(data, open),
       ),
-      copiesSection(data),
+      copiesSection(data, signal),
       uncountedList(data),
     );
   }
 
-  function copiesSection(data: RooflineData): HTMLElement {
-    return el("section", { className: "ps-panel" }, el("h3", {}, "Copies and memsets"), copiesTable(data));
+  function copiesSection(data: RooflineData, signal: AbortSignal): HTMLElement {
+    return el("section", { className: "ps-panel" }, el("h3", {}, "Copies and memsets"), copiesTable(data), copiesOverTime(data.copies, signal));
   }
 
   void loader.load({
