@@ -212,7 +212,7 @@ def test_one_number_per_quantity(client: PluginClient, table: dict, ranks: dict,
     # Device figures are over the steps: the kernel view says the same within the steps.
     if overview["devices"]:
         assert kernels["in_steps"] is not None
-        _close(sum(d["kernel_time"] for d in overview["devices"]), kernels["in_steps"]["total"],
+        _close(sum(d["kernel_time"] + d["communication_time"] for d in overview["devices"]), kernels["in_steps"]["total"],
                "kernel time within the steps: devices vs kernels")
         assert kernels["in_steps"]["total"] <= kernels["total"] + 1e-3
     if len(overview["devices"]) == 1 and kernels["in_steps"]["total"] > 0:

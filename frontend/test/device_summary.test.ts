@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 
 import type { DeviceSummary } from "../src/api/overview";
-import { kernelsTitle, summaryTitle } from "../src/lib/devices";
+import { deviceCardFields, kernelsTitle, summaryTitle } from "../src/lib/devices";
 import { filteredKernelTotals, inStepsNote, kernelColumns } from "../src/views/kernel/kernel";
 import type { KernelsData } from "../src/api/kernels";
 import { readAnswer } from "./fixtures";
@@ -65,5 +65,17 @@ describe("device summary", () => {
     };
     assert.deepEqual(filteredKernelTotals(ascend, ascend.rows, true), { total: 10, tensorCoreShare: null });
     assert.deepEqual(filteredKernelTotals(ascend, ascend.rows, false), { total: 10, tensorCoreShare: null });
+  });
+});
+
+describe("device cards", () => {
+  test("a device that is not a GPU has no CUDA rows; collectives are communication time", () => {
+    const gpu: DeviceSummary = { ...device(0, "GPU 0", "GPU"), communication_time: 0 };
+    const ascend: DeviceSummary = { ...device(1, "Ascend 1", "Ascend"), kernel_time: 5.9, communication_time: 41.5 };
+    assert.deepEqual(deviceCardFields(gpu), [
+      "name", "memory", "computeCapability", "numSms", "utilization", "smEfficiency", "achievedOccupancy", "tensorCoreShare",
+      "kernelTime",
+    ]);
+    assert.deepEqual(deviceCardFields(ascend), ["name", "memory", "utilization", "kernelTime", "communicationTime"]);
   });
 });

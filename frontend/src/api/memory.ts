@@ -15,16 +15,18 @@ type AllocationColumns = Exclude<MemoryAnswer["events"], readonly unknown[]>;
 
 /** One allocation (a row of the answer's `events` columns). */
 export interface AllocationRow {
+  /** NaN when the event has no address (an older profiler's format). */
   readonly addr: number;
   readonly bytes: number;
   /** The innermost operator on the allocating thread ("" when none). */
   readonly operator: string;
   readonly device: string;
   readonly allocTime: number;
-  /** Null when the span ends before the block is freed. */
+  /** Null when the span ends before the block is freed, or when it is not known (an event without an address). */
   readonly freeTime: number | null;
   readonly lifetime: number | null;
-  readonly neverFreed: boolean;
+  /** Null when not known: an event without an address is paired with no free. */
+  readonly neverFreed: boolean | null;
 }
 
 export interface MemoryData {
@@ -37,6 +39,8 @@ export interface MemoryData {
   readonly peaks: ReadonlyMap<string, MemoryPeak>;
   readonly allocations: readonly AllocationRow[];
   readonly byOperator: readonly OperatorMemoryRow[];
+  /** What the span's memory events do not say (totals rebuilt from sizes, no addresses). */
+  readonly notes: readonly string[];
 }
 
 /** What the tables are about; the curves always cover the whole span and every device. */
@@ -54,14 +58,14 @@ export function allocationRows(events: MemoryAnswer["events"]): AllocationRow[] 
   if (Array.isArray(events)) return [];
   const columns = events as AllocationColumns;
   return columns.bytes.map((bytes, i) => ({
-    addr: columns.addr[i] ?? Number.NaN,
+    addr: columns.addr[i] ?? Number.NaN,  // null (no address) reads as NaN: shown as "—"
     bytes,
     operator: columns.operator[i] ?? "",
     device: columns.device[i] ?? "",
     allocTime: columns.alloc_time[i] ?? Number.NaN,
     freeTime: columns.free_time[i] ?? null,
     lifetime: columns.lifetime[i] ?? null,
-    neverFreed: columns.never_freed[i] ?? false,
+    neverFreed: columns.never_freed[i] === undefined ? false : columns.never_freed[i] ?? null,
   }));
 }
 
@@ -75,6 +79,7 @@ export function memoryData(answer: MemoryAnswer): MemoryData {
     peaks: new Map(Object.entries(answer.peak)),
     allocations: allocationRows(answer.events),
     byOperator: answer.by_operator,
+    notes: answer.notes ?? [],
   };
 }
 

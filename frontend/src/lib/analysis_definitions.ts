@@ -35,15 +35,15 @@ export const DISTRIBUTED_DEFINITIONS = {
   stepTime: "Step time: mean duration of the rank's steps in the chosen span.",
   compute:
     "Computation: time device work other than collectives runs (kernels, copies, memsets); on CPU-only runs, " +
-    "host operators outside collectives. Mean per step, overlap included.",
+    "host operators, less each thread's own time in a collective. Mean per step, overlap included.",
   communication:
     "Communication: time a collective runs — collective kernels (NCCL), and the host ranges of collectives that " +
     "launch no kernel (Gloo) on GPU and CPU-only runs alike. Mean per step, overlap included; the same number as " +
     "the Overview's Communication plus this overlap.",
   overlap:
     "Overlap: communication while computation runs, mean per step. HTA counts computation kernels only (not " +
-    "copies). On CPU-only runs a thread's time during a collective cannot be told from waiting for it, so " +
-    "communication wins, as in the Overview: no overlap (torch-tb-profiler overlaps Gloo with host operators).",
+    "copies). On CPU-only runs a thread running a collective waits for it, while other threads' operators " +
+    "compute: the main thread's backward overlaps a Gloo thread's all-reduce, as torch-tb-profiler counts it.",
   other: "Other: the rest of the step (neither computation nor communication).",
   wait:
     "Wait: the part of the communication spent waiting for the last rank to arrive. Collectives are matched across " +

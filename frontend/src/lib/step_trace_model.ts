@@ -123,7 +123,7 @@ export function markerLines(data: StepTraceData): { label: string; value: string
     { label: "Forward start", value: m.forward_start ?? absent },
     { label: "Backward", value: m.backward ?? absent },
     { label: "Optimizer", value: m.optimizer ?? absent },
-    { label: "Data loading", value: m.dataloader ?? (fromFile ? absent : "none") },
+    { label: "Data loading (host)", value: m.dataloader ?? (fromFile ? absent : "none") },
     { label: "Communication", value: m.communication ?? (fromFile ? absent : "no collectives") },
   ];
   if (m.time_base !== undefined && m.time_base !== null) { // absent for MindSpore's step trace file

@@ -14,7 +14,9 @@ import {
 const DEVICE_COPY =
   "Device time of the range's copies on the device (gpu_user_annotation): from the first to the last device work of " +
   "the range, as the profiler draws them (HTA's user annotation breakdown sums the same).";
-const DEVICE_WORK = "Device work launched from inside the range: the kernels, copies and memsets of the operators nested in it.";
+const DEVICE_WORK =
+  "Device work launched while the range is open: the kernels, copies and memsets whose launch starts inside it, on " +
+  "any thread of its process (autograd launches the backward pass from its own thread).";
 const HOW =
   "record_function / user_annotation ranges that start in the Overview's steps, by name (the steps' own ranges left " +
   `out): calls and host time (the ranges' durations). ${DEVICE_COPY} ${DEVICE_WORK}`;

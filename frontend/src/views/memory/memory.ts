@@ -334,7 +334,8 @@ function mountMemory(host: HTMLElement, ctx: ViewContext): void {
       });
     }
 
-    replaceChildren(body, controls, cardsHost, chartsHost, tables);
+    const notes = memory.notes.map((note) => el("p", { className: "ps-note", testId: "memory-note" }, note));
+    replaceChildren(body, controls, ...notes, cardsHost, chartsHost, tables);
     renderRange();
     renderDevices();
     renderTables(memory);

@@ -106,6 +106,9 @@ function configurationSection(
         { label: "Mean step time", tip: DEF.meanStepTime, value: formatTime(data.mean_step_time) },
       ]),
       el("div", {}, markerForm(marker, onMarker), markerMissed),
+      ...(data.steps_left_out ?? []).map((step) =>
+        el("p", { className: "ps-note", testId: "step-left-out" }, `${step.name} is left out of every figure: ${step.reason}.`),
+      ),
     ),
   );
 }

@@ -1,6 +1,6 @@
 // The parts of the Overview page, each built from the parsed `overview` answer.
 import { overviewEfficiency, type DeviceSummary, type HostCpu, type OverviewData, type Recommendation, type UtilizationFigures } from "../../api/overview";
-import { isGpu, summaryTitle } from "../../lib/devices";
+import { deviceCardFields, isGpu, summaryTitle, type DeviceCardField } from "../../lib/devices";
 import { createStackedColumnChart } from "../../components/chart";
 import { fewSamplesText } from "../../lib/host_cpu";
 import { el, replaceChildren, type Child } from "../../components/dom";
@@ -37,34 +37,41 @@ function deviceFigure(device: DeviceSummary, field: string, value: number | null
 }
 
 function deviceCard(device: DeviceSummary): HTMLElement {
+  const gpu = isGpu(device);
+  const rows: Record<DeviceCardField, Parameters<typeof keyValueList>[0][number]> = {
+    name: { label: "Name", tip: DEF.deviceName, value: device.name },
+    memory: { label: "Memory", tip: DEF.deviceMemory, value: orDash(device.memory, formatBytes) },
+    computeCapability: { label: "Compute capability", tip: DEF.computeCapability, value: device.compute_capability ?? "—" },
+    numSms: { label: "SMs", tip: DEF.numSms, value: orDash(device.num_sms, formatCount) },
+    utilization: {
+      label: gpu ? "GPU utilization" : "Utilization",
+      tip: gpu ? DEF.utilization : DEF.deviceUtilization,
+      value: percentOrDash(device.utilization),
+      testId: "gpu-utilization",
+    },
+    smEfficiency: { label: "Est. SM efficiency", tip: DEF.smEfficiency, value: deviceFigure(device, "sm_efficiency", device.sm_efficiency) },
+    achievedOccupancy: {
+      label: "Est. achieved occupancy",
+      tip: DEF.achievedOccupancy,
+      value: deviceFigure(device, "achieved_occupancy", device.achieved_occupancy),
+    },
+    tensorCoreShare: {
+      label: "Tensor Core share",
+      tip: DEF.tensorCoreShare,
+      value: deviceFigure(device, "tensor_core_share", device.tensor_core_share),
+    },
+    kernelTime: { label: "Kernel time", tip: DEF.kernelTime, value: orDash(device.kernel_time, formatTime) },
+    communicationTime: {
+      label: "Communication time",
+      tip: DEF.communicationTime,
+      value: orDash(device.communication_time ?? null, formatTime),
+    },
+  };
   return el(
     "article",
     { className: "ps-card", testId: "gpu-card", attrs: { "data-device": String(device.id) } },
     el("h3", {}, ...(device.name === device.label ? [device.name] : [`${device.label}: `, device.name])),
-    keyValueList([
-      { label: "Name", tip: DEF.deviceName, value: device.name },
-      { label: "Memory", tip: DEF.deviceMemory, value: orDash(device.memory, formatBytes) },
-      { label: "Compute capability", tip: DEF.computeCapability, value: device.compute_capability ?? "—" },
-      { label: "SMs", tip: DEF.numSms, value: orDash(device.num_sms, formatCount) },
-      {
-        label: isGpu(device) ? "GPU utilization" : "Utilization",
-        tip: isGpu(device) ? DEF.utilization : DEF.deviceUtilization,
-        value: percentOrDash(device.utilization),
-        testId: "gpu-utilization",
-      },
-      { label: "Est. SM efficiency", tip: DEF.smEfficiency, value: deviceFigure(device, "sm_efficiency", device.sm_efficiency) },
-      {
-        label: "Est. achieved occupancy",
-        tip: DEF.achievedOccupancy,
-        value: deviceFigure(device, "achieved_occupancy", device.achieved_occupancy),
-      },
-      {
-        label: "Tensor Core share",
-        tip: DEF.tensorCoreShare,
-        value: deviceFigure(device, "tensor_core_share", device.tensor_core_share),
-      },
-      { label: "Kernel time", tip: DEF.kernelTime, value: orDash(device.kernel_time, formatTime) },
-    ]),
+    keyValueList(deviceCardFields(device).map((field) => rows[field])),
   );
 }
 

@@ -189,7 +189,16 @@ function stepColumns(data: StepTraceData, layers: readonly StepLayer[]): TableCo
     ),
   ];
   if (data.steps.some((step) => step.dataloader !== null)) {
-    columns.push(micros("dataloader", "Data loading", "Host time in data loading ranges of the step (part of the iteration gap).", (row) => row.step.dataloader, 108));
+    columns.push(
+      micros(
+        "dataloader",
+        "Data loading (host)",
+        "Host time in data loading ranges of the step (part of the iteration gap). The Overview's DataLoader category " +
+          "(waiting for data) counts only the part while no kernel, copy, collective or runtime call runs.",
+        (row) => row.step.dataloader,
+        120,
+      ),
+    );
   }
   columns.push(
     micros("forward_start", "Forward start", "When forward starts, from the step's start.", (row) => row.step.forward_start, 108),
