@@ -4,7 +4,8 @@
 import { charactersCut, type EventBrief, type EventDetail } from "../../api/trace";
 import type { ApiResult } from "../../api/types";
 import { el, replaceChildren } from "../../components/dom";
-import { formatCount, formatDuration } from "../../lib/format";
+import { formatByteRate } from "../../lib/efficiency";
+import { formatBytes, formatCount, formatDuration } from "../../lib/format";
 
 export interface DetailsCallbacks {
   jumpTo(brief: EventBrief): void;
@@ -98,6 +99,7 @@ export class DetailsPanel {
       list,
       el("div", { className: "ps-trace-details-actions" }, zoom),
       this.links(detail),
+      this.bandwidth(detail),
       this.argsTable(detail),
       this.stack(detail),
       this.ancestors(detail),
@@ -109,15 +111,31 @@ export class DetailsPanel {
    * a scrolling box under the header (text only, whatever its length); null for a whole name.
    */
   private wholeName(detail: EventDetail): HTMLElement | null {
-    const cut = charactersCut(detail.name);
+    return this.wholeText(detail, detail.name, "name", "The name is cut in every answer; this asks for it whole", (whole) => whole.name);
+  }
+
+  /**
+   * A button that asks for the slice's texts whole (`trace/event?full_text=1`) and puts `pick`'s text in a
+   * scrolling box in its place; null when `text` is not cut. Used for the name and each cut argument.
+   */
+  private wholeText(
+    detail: EventDetail,
+    text: string,
+    what: string,
+    title: string,
+    pick: (whole: EventDetail) => string | undefined,
+  ): HTMLElement | null {
+    const cut = charactersCut(text);
     if (cut === null) return null;
     const status = el("span", { className: "ps-trace-muted", testId: "trace-details-whole-status" });
     const button = el(
       "button",
-      { className: "ps-trace-button", testId: "trace-details-whole", attrs: { type: "button", title: "The name is cut in every answer; this asks for it whole" } },
-      `Show whole name (${formatCount(cut)} more characters)`,
+      { className: "ps-trace-button", testId: what === "name" ? "trace-details-whole" : "trace-details-whole-arg", attrs: { type: "button", title } },
+      `Show whole ${what} (${formatCount(cut)} more characters)`,
     );
-    const box = el("div", { className: "ps-trace-whole" }, button, status);
+    // An argument shows its cut text in the box too (a name is in the header already), scrolling like the whole.
+    const preview = what === "name" ? null : el("div", { className: "ps-trace-whole-text" }, text);
+    const box = el("div", { className: "ps-trace-whole" }, preview, button, status);
     button.addEventListener("click", () => {
       button.disabled = true;
       status.textContent = " Loading…";
@@ -129,7 +147,8 @@ export class DetailsPanel {
             status.textContent = result.kind === "loading" ? " The trace is still loading; try again in a moment." : ` ${result.message}`;
             return;
           }
-          replaceChildren(box, el("div", { className: "ps-trace-whole-text", testId: "trace-details-whole-name" }, result.data.name));
+          const testId = what === "name" ? "trace-details-whole-name" : "trace-details-whole-value";
+          replaceChildren(box, el("div", { className: "ps-trace-whole-text", testId }, pick(result.data) ?? text));
         },
         () => undefined, // aborted: the slice was closed
       );
@@ -182,10 +201,31 @@ export class DetailsPanel {
     return parts.length > 0 ? this.section("Linked events", "trace-details-links", ...parts) : null;
   }
 
+  /** A copy's direction or a collective's name, its size and bandwidth, and how the figure was computed. */
+  private bandwidth(detail: EventDetail): HTMLElement | null {
+    const rates = detail.bandwidth;
+    if (rates === null) return null;
+    const collective = rates.kind === "collective";
+    const rows: [string, string][] = [
+      [collective ? "Collective" : "Direction", rates.label],
+      [collective ? "Message" : "Bytes", rates.bytes === null ? "unknown" : formatBytes(rates.bytes)],
+    ];
+    if (collective) rows.push(["Group size", rates.group_size === null ? "unknown" : String(rates.group_size)]);
+    rows.push([collective ? "Algorithm bandwidth" : "Bandwidth", formatByteRate(rates.bandwidth)]);
+    if (collective) rows.push(["Bus bandwidth", formatByteRate(rates.bus_bandwidth)]);
+    const list = el("dl", { className: "ps-trace-fields" });
+    for (const [term, value] of rows) list.append(el("dt", {}, term), el("dd", {}, value));
+    return this.section("Bandwidth", "trace-details-bandwidth", list, el("p", { className: "ps-trace-muted" }, rates.note));
+  }
+
   private argsTable(detail: EventDetail): HTMLElement | null {
     if (detail.args.length === 0) return null;
     const body = el("tbody");
-    for (const [key, value] of detail.args) body.appendChild(el("tr", {}, el("th", { attrs: { scope: "row" } }, key), el("td", {}, value)));
+    for (const [key, value] of detail.args) {
+      const whole = this.wholeText(detail, value, "value", `${key} is cut in every answer; this asks for it whole`,
+        (wholeDetail) => wholeDetail.args.find(([wholeKey]) => wholeKey === key)?.[1]);
+      body.appendChild(el("tr", {}, el("th", { attrs: { scope: "row" } }, key), el("td", {}, whole ?? value)));
+    }
     return this.section("Arguments", "trace-details-args", el("table", { className: "ps-trace-args" }, body));
   }
 
