@@ -2,13 +2,12 @@
 // interaction (controller, search, side panel) around one canvas. Everything that changes
 // what is drawn calls `requestFrame()`; the frame asks the stores for the tiles the view
 // needs and draws what is there now — it never waits for the network.
-import type { ApiClient, QueryParams } from "../api/client";
+import type { ApiClient } from "../api/client";
 import { fetchEventDetail, fetchSearch, traceDownloadUrl, type EventBrief, type EventDetail, type TracksData } from "../api/trace";
-import { fetchRangeSummary, rangeParams } from "../api/trace_range";
-import { fetchCriticalPath, type CriticalPathData, type PathEntry } from "../api/critical_path";
 import type { SpanRef } from "../api/types";
 import { el } from "../components/dom";
-import { pathMarks, stepAt } from "./critical_path";
+import { AreaSelection } from "./area_selection";
+import { CriticalPathMode } from "./critical_path_mode";
 import { TileStore } from "./data/tile_store";
 import { counterTileFetcher, sliceTileFetcher, type CounterTileData, type SliceTileData } from "./data/tiles";
 import { InteractionController, type InteractionHost } from "./interaction/controller";
@@ -22,21 +21,19 @@ import {
   layoutTracks,
   parsePinned,
   rowAt,
-  sliceTracksBetween,
   togglePinned,
   visibleCounterTracks,
   visibleSliceTracks,
   type TrackLayout,
 } from "./layout";
-import { CriticalPathPanel } from "./panel/critical_path";
 import { DetailsPanel } from "./panel/details";
-import { RangePanel } from "./panel/range";
 import { ColorCache } from "./render/colors";
-import { drawFrame, type FlowArrow, type PathMark, type RenderResources, type SlicePlace, type Theme } from "./render/renderer";
+import { drawFrame, type FlowArrow, type RenderResources, type SlicePlace, type Theme } from "./render/renderer";
 import { TextFitter } from "./render/text_fit";
 import { readTheme } from "./render/theme";
 import { searchCounter, TraceSearch, type SearchState } from "./search";
 import { clampView, focusWindow, isInView, TimeScale, type Viewport } from "./time_scale";
+import { createToolbar } from "./toolbar";
 import { placeTooltip, tooltipLines } from "./tooltip";
 import { initialView, viewerParams } from "./url_params";
 
@@ -82,20 +79,8 @@ export class TraceViewer {
   private selection: Selection | null = null;
   private detailController: AbortController | null = null;
   private hovered: SlicePlace | null = null;
-  private range: Viewport | null = null;
-  /** The area selection's slice tracks; null: every track (a drag on the time axis). */
-  private rangeTracks: string[] | null = null;
-  /** Content y where a range drag started and is now (null: it started on the time axis). */
-  private rangeRows: [number, number] | null = null;
-  private rangeController: AbortController | null = null;
-  private readonly rangePanel: RangePanel;
-  /** The critical path shown (its slices highlighted), and the last one loaded (for its list of steps). */
-  private criticalPath: CriticalPathData | null = null;
-  private highlight: ReadonlySet<number> | null = null;
-  private pathMarks: readonly PathMark[] | null = null;
-  private pathController: AbortController | null = null;
-  private readonly pathPanel: CriticalPathPanel;
-  private readonly pathButton: HTMLButtonElement;
+  private readonly area: AreaSelection;
+  private readonly path: CriticalPathMode;
   private match: SlicePlace | null = null;
   private flows: FlowArrow[] = [];
   private readonly search: TraceSearch;
@@ -151,7 +136,6 @@ export class TraceViewer {
     this.spacer = el("div", { className: "ps-trace-spacer" });
     this.scroller = el("div", { className: "ps-trace-scroller", testId: "trace-scroller" }, this.canvas, this.spacer);
     this.tooltip = el("div", { className: "ps-trace-tooltip", testId: "trace-tooltip", hidden: true });
-    this.statusText = el("span", { className: "ps-trace-status", testId: "trace-status" });
     this.details = new DetailsPanel(
       {
         jumpTo: (brief) => this.jumpTo(brief),
@@ -161,87 +145,63 @@ export class TraceViewer {
       },
       this.spanStart,
     );
-    this.rangePanel = new RangePanel(
-      options.api,
+    const toolbar = createToolbar(
       {
-        zoomToRange: () => this.zoomToSelection(),
-        close: () => this.setRange(null),
-        searchFor: (name) => {
-          this.searchInput.value = name;
-          void this.search.step(1, name);
+        searchStep: (delta, query) => void this.search.step(delta, query),
+        searchEdited: (query) => {
+          // Cleared (or changed): the count and the highlight go, and so does the match the search selected.
+          const match = this.search.edited(query);
+          if (match !== null && this.selection?.id === match.id) this.clearSelection();
         },
+        zoomToSelection: () => this.zoomToSelection(),
+        wholeSpan: () => this.setView({ start: 0, end: this.spanDuration }),
+        toggleCriticalPath: () => this.path.toggle(),
       },
-      this.spanStart,
+      traceDownloadUrl(options.api, options.ref),
+      options.toolbarButtons ?? [],
     );
-
-    this.pathPanel = new CriticalPathPanel(
-      {
-        showStep: (index) => this.showCriticalPath(index),
-        zoomToStep: () => this.zoomToPathStep(),
-        select: (entry) => this.selectPathEntry(entry),
-        close: () => this.hideCriticalPath(),
-      },
-      this.spanStart,
-    );
-    this.pathButton = this.button("Critical path", "trace-critical-path-toggle", "Highlight the critical path of the step in view: what decides its length", () =>
-      this.highlight !== null || this.pathController !== null ? this.hideCriticalPath() : this.showCriticalPath(null),
-    );
-    this.pathButton.setAttribute("aria-pressed", "false");
-
-    this.searchInput = el("input", {
-      testId: "trace-search-input",
-      attrs: { type: "search", placeholder: "Search slices by name", "aria-label": "Search slices by name", autocomplete: "off", spellcheck: "false" },
-    });
-    this.searchCount = el("span", { className: "ps-trace-count", testId: "trace-search-count", attrs: { "aria-live": "polite" } });
-    const previous = this.button("‹", "trace-search-prev", "Previous match (Shift+Enter)", () => void this.search.step(-1, this.searchInput.value));
-    const next = this.button("›", "trace-search-next", "Next match (Enter)", () => void this.search.step(1, this.searchInput.value));
-    const form = el("form", { className: "ps-trace-search", attrs: { role: "search" } }, this.searchInput, previous, next, this.searchCount);
-    form.addEventListener("submit", (event) => event.preventDefault());
-    this.searchInput.addEventListener("input", () => {
-      // Cleared (or changed): the count and the highlight go, and so does the match the search selected.
-      const match = this.search.edited(this.searchInput.value);
-      if (match !== null && this.selection?.id === match.id) this.clearSelection();
-    });
-    this.searchInput.addEventListener("keydown", (event) => {
-      if (event.key !== "Enter") return;
-      event.preventDefault();
-      void this.search.step(event.shiftKey ? -1 : 1, this.searchInput.value);
-    });
+    this.searchInput = toolbar.searchInput;
+    this.searchCount = toolbar.searchCount;
+    this.statusText = toolbar.statusText;
     this.search = new TraceSearch(
       (query, offset, limit, signal) => fetchSearch(options.api, options.ref, query, offset, limit, signal),
       (state, jump) => this.onSearch(state, jump),
     );
 
-    const download = el(
-      "a",
-      {
-        className: "ps-trace-button",
-        testId: "trace-download",
-        attrs: { href: traceDownloadUrl(options.api, options.ref), download: "", title: "The original trace file (opens in Perfetto or chrome://tracing)" },
+    this.root = el("div", { className: "ps-trace", testId: "trace-viewer" });
+    this.area = new AreaSelection({
+      api: options.api,
+      ref: options.ref,
+      spanStart: this.spanStart,
+      root: this.root,
+      detailsRoot: this.details.root,
+      axisHeight: AXIS_HEIGHT,
+      layout: () => this.layout,
+      scrollTop: () => this.scroller.scrollTop,
+      zoomToRange: () => this.zoomToSelection(),
+      searchFor: (name) => {
+        this.searchInput.value = name;
+        void this.search.step(1, name);
       },
-      "Download trace",
+      requestFrame,
+    });
+    this.path = new CriticalPathMode(
+      {
+        api: options.api,
+        ref: options.ref,
+        spanStart: this.spanStart,
+        root: this.root,
+        view: () => this.view,
+        setView: (view) => this.setView(view),
+        hasSelection: () => this.selection !== null,
+        select: (id, name) => this.selectEvent(id, null, name, true),
+        requestFrame,
+      },
+      toolbar.pathButton,
     );
-    const toolbar = el(
-      "div",
-      { className: "ps-trace-toolbar" },
-      form,
-      this.button("Zoom to selection", "trace-zoom-selection", "Zoom to the measured range or the selected slice (F)", () => this.zoomToSelection()),
-      this.button("Whole span", "trace-zoom-reset", "Show the whole span", () => this.setView({ start: 0, end: this.spanDuration })),
-      this.pathButton,
-      ...(options.toolbarButtons ?? []),
-      download,
-      this.statusText,
-      el(
-        "span",
-        { className: "ps-trace-help", attrs: { title: "/ search · N, Shift+N: next, previous match · F: zoom to the range or slice · Esc: clear · drag the names' edge to widen them" } },
-        "wheel: zoom · drag: pan · shift+drag: select an area · click a name: pin · W A S D",
-      ),
-    );
-    this.root = el(
-      "div",
-      { className: "ps-trace", testId: "trace-viewer" },
-      toolbar,
-      el("div", { className: "ps-trace-body" }, this.scroller, this.details.root, this.rangePanel.root, this.pathPanel.root),
+    this.root.append(
+      toolbar.root,
+      el("div", { className: "ps-trace-body" }, this.scroller, this.details.root, this.area.panel.root, this.path.panel.root),
       this.tooltip,
     );
     host.appendChild(this.root);
@@ -272,12 +232,6 @@ export class TraceViewer {
     this.requestFrame();
   }
 
-  private button(label: string, testId: string, title: string, onClick: () => void): HTMLButtonElement {
-    const button = el("button", { className: "ps-trace-button", testId, attrs: { type: "button", title } }, label);
-    button.addEventListener("click", onClick);
-    return button;
-  }
-
   destroy(): void {
     if (this.destroyed) return;
     this.destroyed = true;
@@ -288,8 +242,8 @@ export class TraceViewer {
     this.counterStore.dispose();
     this.search.dispose();
     this.detailController?.abort();
-    this.rangeController?.abort();
-    this.pathController?.abort();
+    this.area.dispose();
+    this.path.dispose();
     this.resizeObserver.disconnect();
     this.themeObserver.disconnect();
   }
@@ -347,10 +301,10 @@ export class TraceViewer {
         hovered: this.hovered,
         match: this.match,
         flows: this.flows,
-        range: this.range,
-        rangeTracks: this.rangeTracks !== null ? new Set(this.rangeTracks) : null,
-        highlight: this.highlight,
-        pathMarks: this.pathMarks,
+        range: this.area.range,
+        rangeTracks: this.area.tracks !== null ? new Set(this.area.tracks) : null,
+        highlight: this.path.highlight,
+        pathMarks: this.path.marks,
         loading: this.sliceStore.loading || this.counterStore.loading,
         theme: this.theme,
       },
@@ -449,8 +403,8 @@ export class TraceViewer {
     const selection: Selection = { id, place, detail: null };
     this.selection = selection;
     this.flows = [];
-    this.rangePanel.root.hidden = true; // the slice's details take the panel's place
-    this.pathPanel.root.hidden = true;
+    this.area.panel.root.hidden = true; // the slice's details take the panel's place
+    this.path.panel.root.hidden = true;
     this.details.showLoading(name);
     this.root.dataset["selected"] = String(id);
     this.requestFrame();
@@ -474,81 +428,6 @@ export class TraceViewer {
     );
   }
 
-  // --- critical path -------------------------------------------------------------------
-
-  /**
-   * Loads and highlights the critical path of step `index`; null: the step in view (its centre),
-   * which needs the list of steps: the first step's answer brings it.
-   */
-  private showCriticalPath(index: number | null): void {
-    this.pathController?.abort();
-    const controller = new AbortController();
-    this.pathController = controller;
-    this.pathButton.setAttribute("aria-pressed", "true");
-    this.pathPanel.showLoading();
-    const centre = this.spanStart + (this.view.start + this.view.end) / 2;
-    const load = (step: number | null): void => {
-      fetchCriticalPath(this.options.api, this.options.ref, step, controller.signal).then(
-        (result) => {
-          if (controller.signal.aborted || this.pathController !== controller) return;
-          if (result.kind !== "ok") {
-            this.pathController = null;
-            this.pathPanel.showError(result.kind === "loading" ? "The trace is still loading; try again in a moment." : result.message);
-            return;
-          }
-          const wanted = step ?? stepAt(result.data.steps, centre);
-          if (index === null && step === null && wanted > 0) {
-            load(wanted); // the first answer told which step is in view
-            return;
-          }
-          this.pathController = null;
-          this.applyCriticalPath(result.data);
-        },
-        () => undefined, // aborted: hidden, or another step asked for
-      );
-    };
-    load(index);
-  }
-
-  private applyCriticalPath(data: CriticalPathData): void {
-    this.criticalPath = data;
-    this.highlight = new Set(data.ids);
-    this.pathMarks = pathMarks(data, this.spanStart);
-    this.root.dataset["criticalPath"] = String(data.index);
-    this.pathPanel.show(data);
-    if (this.selection !== null) this.pathPanel.root.hidden = true; // the slice's details keep the place until they close
-    const step = { start: data.step.start - this.spanStart, end: data.step.end - this.spanStart };
-    const viewDuration = this.view.end - this.view.start;
-    const stepInView = step.end > this.view.start && step.start < this.view.end;
-    if (!stepInView || step.end - step.start < viewDuration / 4) this.zoomToPathStep();
-    this.requestFrame();
-  }
-
-  private hideCriticalPath(): void {
-    this.pathController?.abort();
-    this.pathController = null;
-    this.highlight = null;
-    this.pathMarks = null;
-    this.pathButton.setAttribute("aria-pressed", "false");
-    this.pathPanel.hide();
-    delete this.root.dataset["criticalPath"];
-    this.requestFrame();
-  }
-
-  private zoomToPathStep(): void {
-    const data = this.criticalPath;
-    if (data === null) return;
-    const start = data.step.start - this.spanStart;
-    const end = data.step.end - this.spanStart;
-    const margin = (end - start) * 0.02;
-    this.setView({ start: start - margin, end: end + margin });
-  }
-
-  private selectPathEntry(entry: PathEntry): void {
-    if (entry.id === null) return;
-    this.selectEvent(entry.id, null, entry.name ?? "", true);
-  }
-
   private focusSearch(): void {
     this.searchInput.focus();
     this.searchInput.select();
@@ -560,8 +439,8 @@ export class TraceViewer {
     this.selection = null;
     this.flows = [];
     this.details.hide();
-    if (this.range !== null && this.rangePanel.root.dataset["state"] !== "empty") this.rangePanel.root.hidden = false;
-    else if (this.pathPanel.root.dataset["state"] !== undefined && this.pathPanel.root.dataset["state"] !== "empty") this.pathPanel.root.hidden = false;
+    if (this.area.range !== null && this.area.panel.root.dataset["state"] !== "empty") this.area.panel.root.hidden = false;
+    else if (this.path.panel.root.dataset["state"] !== undefined && this.path.panel.root.dataset["state"] !== "empty") this.path.panel.root.hidden = false;
     delete this.root.dataset["selected"];
     this.requestFrame();
   }
@@ -593,9 +472,10 @@ export class TraceViewer {
   }
 
   private zoomToSelection(): void {
-    if (this.range !== null && this.range.end > this.range.start) {
-      this.setView(this.range);
-      this.range = null;
+    const range = this.area.range;
+    if (range !== null && range.end > range.start) {
+      this.setView(range);
+      this.area.range = null;
       this.requestFrame();
       return;
     }
@@ -633,60 +513,6 @@ export class TraceViewer {
     this.layout = layoutTracks(this.options.tracks.tracks, this.collapsed, DEFAULT_METRICS, this.pinned);
     this.updateSpacer();
     this.requestFrame();
-  }
-
-  // --- area selection ------------------------------------------------------------------
-
-  private setRange(range: Viewport | null): void {
-    this.range = range;
-    if (range === null) {
-      this.rangeRows = null;
-      this.rangeTracks = null;
-      this.rangeController?.abort();
-      this.rangeController = null;
-      this.rangePanel.hide();
-      delete this.root.dataset["range"];
-    }
-    this.requestFrame();
-  }
-
-  /** Canvas y (CSS px) of a range drag → the slice tracks it covers (null: every track, from the axis). */
-  private setRangeRows(y0: number | null, y1: number | null): void {
-    if (y0 === null || y1 === null) {
-      this.rangeRows = null;
-      this.rangeTracks = null;
-    } else {
-      const content = (y: number): number => y - AXIS_HEIGHT + this.scroller.scrollTop;
-      this.rangeRows = [content(y0), content(y1)];
-      this.rangeTracks = sliceTracksBetween(this.layout, this.rangeRows[0], this.rangeRows[1]);
-    }
-    this.requestFrame();
-  }
-
-  /** Asks the backend what lies in the range and shows it in the side panel. */
-  private summariseRange(): void {
-    const range = this.range;
-    if (range === null || range.end <= range.start) return;
-    this.rangeController?.abort();
-    const controller = new AbortController();
-    this.rangeController = controller;
-    this.details.root.hidden = true; // the range's summary takes the panel's place
-    this.root.dataset["range"] = `${range.start.toFixed(3)},${range.end.toFixed(3)}`;
-    if (this.rangeTracks !== null && this.rangeTracks.length === 0) {
-      this.rangePanel.showMessage("The selection covers no slice track (only counters or group headers): drag over tracks, or on the time axis for every track.", "empty");
-      return;
-    }
-    const params: QueryParams = rangeParams(this.options.ref, this.spanStart + range.start, this.spanStart + range.end, this.rangeTracks);
-    this.rangePanel.showLoading();
-    fetchRangeSummary(this.options.api, params, controller.signal).then(
-      (result) => {
-        if (controller.signal.aborted) return;
-        if (result.kind === "ok") this.rangePanel.show(result.data, params, controller.signal);
-        else if (result.kind === "loading") this.rangePanel.showMessage("The trace is still loading; select the range again in a moment.", "error");
-        else this.rangePanel.showMessage(result.message, "error");
-      },
-      () => undefined, // aborted: a newer range replaced this one
-    );
   }
 
   // --- hover -------------------------------------------------------------------------
@@ -758,10 +584,10 @@ export class TraceViewer {
         }
       },
       toggleGroup: (group) => this.toggleGroup(group),
-      setRange: (range) => this.setRange(range),
-      range: () => this.range,
-      setRangeRows: (y0, y1) => this.setRangeRows(y0, y1),
-      rangeDone: () => this.summariseRange(),
+      setRange: (range) => this.area.set(range),
+      range: () => this.area.range,
+      setRangeRows: (y0, y1) => this.area.setRows(y0, y1),
+      rangeDone: () => this.area.summarise(),
       setHeaderWidth: (px) => this.setHeaderWidth(px),
       gripHover: (on) => {
         if (on) this.canvas.dataset["cursor"] = "col-resize";
