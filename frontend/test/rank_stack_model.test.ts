@@ -8,12 +8,15 @@ import {
   HEADER_PX,
   MAX_DEPTHS,
   ROW_PX,
+  drawnAt,
   initialWindow,
   isCollectiveName,
   layoutWorkers,
   niceStep,
   panWindow,
+  placementNotes,
   stackedTracks,
+  workerAtY,
   workerLabel,
   workerWindow,
   xOf,
@@ -106,5 +109,34 @@ describe("collectives and labels", () => {
     assert.equal(ranksParam("step"), "step");
     assert.equal(ranksParam("sideways"), null);
     assert.equal(ranksParam(null), null);
+  });
+});
+
+describe("notes, hovering and clicking", () => {
+  test("the notes say the ranks left out beyond the stack and the workers without the step", () => {
+    const workers = [worker(0, 0, 0, 1), worker(1, 0, 0, 1), worker(2, 0, 0, 1)];
+    const missing = Array.from({ length: 9 }, (_, i) => `w${i}`);
+    assert.deepEqual(placementNotes({ notes: ["clocks differ"], workers, missing, step: "ProfilerStep#3" }, 2), [
+      "clocks differ",
+      "The first 2 of 3 ranks are stacked (the Distributed view's heat map shows all of them).",
+      "9 worker(s) have no ProfilerStep#3: w0, w1, w2, w3, w4, w5, w6, w7, ….",
+    ]);
+    assert.deepEqual(placementNotes({ notes: [], workers, missing: ["w9"], step: null }, 3), ["1 worker(s) have no such step: w9."]);
+    assert.deepEqual(placementNotes({ notes: [], workers, missing: [], step: null }, 64), []);
+  });
+
+  test("the box under the pointer is the last drawn there (a slice over its worker's box)", () => {
+    const workerBox = { x: 0, y: 0, w: 100, h: 40, lines: ["rank 0"] };
+    const slice = { x: 10, y: 20, w: 5, h: 13, lines: ["aten::mm"] };
+    assert.equal(drawnAt([workerBox, slice], 12, 25), slice);
+    assert.equal(drawnAt([workerBox, slice], 50, 25), workerBox);
+    assert.equal(drawnAt([workerBox, slice], 150, 25), null);
+  });
+
+  test("a click's worker is the one whose rows hold it, none below the last", () => {
+    const rows = layoutWorkers([worker(0, 0, 0, 10), worker(1, 0, 0, 10)], () => [track("s1", "cpu", 0)], true);
+    assert.equal(workerAtY(rows, 0)?.rank, 0);
+    assert.equal(workerAtY(rows, COMPACT_PX)?.rank, 1);
+    assert.equal(workerAtY(rows, 2 * COMPACT_PX), null);
   });
 });

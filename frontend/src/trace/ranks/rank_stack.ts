@@ -11,30 +11,23 @@ import { el, replaceChildren } from "../../components/dom";
 import { loadInto } from "../../components/loader";
 import { injectRanksStyles } from "../../components/ranks_styles";
 import { formatDuration } from "../../lib/format";
-import { colorForName } from "../render/colors";
+import { drawRankStack } from "./rank_stack_canvas";
 import {
   COMPACT_ABOVE,
-  COMPACT_PX,
-  HEADER_PX,
-  ROW_PX,
   type AxisWindow,
+  type Drawn,
   type WorkerRows,
   initialWindow,
-  niceStep,
-  isCollectiveName,
   layoutWorkers,
-  panWindow,
+  placementNotes,
   stackedTracks,
-  workerLabel,
+  workerAtY,
   workerWindow,
-  xOf,
-  zoomWindow,
 } from "./rank_stack_model";
+import { attachStackPointer } from "./rank_stack_pointer";
 
 /** Workers stacked at most: beyond, a stack is no longer read at a glance (the heat map covers 1,000 ranks). */
 export const MAX_WORKERS = 64;
-const AXIS_PX = 22;
-const STRONG = "rgb(230, 81, 0)";
 
 export interface RankStackOptions {
   readonly api: ApiClient;
@@ -47,14 +40,6 @@ export interface RankStackOptions {
   readonly onOpenWorker: (worker: string, span: string, window: AxisWindow) => void;
   readonly onClose: () => void;
   readonly signal: AbortSignal;
-}
-
-interface Drawn {
-  readonly x: number;
-  readonly y: number;
-  readonly w: number;
-  readonly h: number;
-  readonly lines: readonly string[];
 }
 
 export function mountRankStack(host: HTMLElement, options: RankStackOptions): void {
@@ -107,9 +92,6 @@ function controls(placement: RankPlacement | null, options: RankStackOptions): H
 
 function show(root: HTMLElement, placement: RankPlacement, options: RankStackOptions): void {
   const workers = placement.workers.slice(0, MAX_WORKERS);
-  const notes = [...placement.notes];
-  if (placement.workers.length > MAX_WORKERS) notes.push(`The first ${MAX_WORKERS} of ${placement.workers.length} ranks are stacked (the Distributed view's heat map shows all of them).`);
-  if (placement.missing.length > 0) notes.push(`${placement.missing.length} worker(s) have no ${placement.step ?? "such step"}: ${placement.missing.slice(0, 8).join(", ")}${placement.missing.length > 8 ? ", …" : ""}.`);
   const canvas = el("canvas", { className: "ps-rank-stack-canvas", testId: "rank-stack-canvas", attrs: { role: "img", "aria-label": `${placement.step ?? ""} of ${workers.length} ranks on one time axis` } });
   const tipBox = el("div", { className: "ps-ranks-tip", testId: "rank-stack-tooltip" });
   tipBox.hidden = true;
@@ -118,7 +100,7 @@ function show(root: HTMLElement, placement: RankPlacement, options: RankStackOpt
   replaceChildren(
     root,
     bar,
-    ...notes.map((note) => el("p", { className: "ps-note", testId: "rank-stack-note" }, note)),
+    ...placementNotes(placement, MAX_WORKERS).map((note) => el("p", { className: "ps-note", testId: "rank-stack-note" }, note)),
     el(
       "p",
       { className: "ps-note" },
@@ -149,6 +131,9 @@ function show(root: HTMLElement, placement: RankPlacement, options: RankStackOpt
 
   const ref = (w: PlacedWorker) => ({ run: options.run, worker: w.worker, span: w.span });
   const plotWidth = (): number => Math.max(200, (canvas.clientWidth || 1000) - gutter);
+  const draw = (): void => {
+    drawn = drawRankStack(canvas, root, { rows, window, slicesOf, align: placement.align, gutter });
+  };
 
   void Promise.all(
     workers.map(async (w) => {
@@ -217,184 +202,21 @@ function show(root: HTMLElement, placement: RankPlacement, options: RankStackOpt
     timer = setTimeout(fetchWindow, 150) as unknown as number;
   }
 
-  function draw(): void {
-    const width = canvas.clientWidth || 1000;
-    const height = AXIS_PX + (rows.length > 0 ? rows[rows.length - 1]!.bottom : 0);
-    const ratio = globalThis.devicePixelRatio || 1;
-    canvas.width = Math.round(width * ratio);
-    canvas.height = Math.round(height * ratio);
-    canvas.style.height = `${height}px`;
-    const ctx = canvas.getContext("2d");
-    if (ctx === null) return;
-    ctx.setTransform(ratio, 0, 0, ratio, 0, 0);
-    const styles = getComputedStyle(root);
-    const fg = styles.getPropertyValue("--ps-fg").trim() || "#222";
-    const muted = styles.getPropertyValue("--ps-fg-muted").trim() || "#666";
-    const raised = styles.getPropertyValue("--ps-bg-raised").trim() || "#f3f4f6";
-    ctx.clearRect(0, 0, width, height);
-    ctx.font = "11px sans-serif";
-    ctx.textBaseline = "middle";
-    const plot = width - gutter;
-    drawn = [];
-    drawAxis(ctx, plot, muted);
-    for (const worker of rows) {
-      const w = worker.worker;
-      const top = AXIS_PX + worker.top;
-      const label = workerLabel(w, placement.align === "time", formatDuration);
-      const headerPx = worker.compact ? 0 : HEADER_PX;
-      if (worker.compact) {
-        ctx.fillStyle = fg;
-        ctx.fillText(label, 4, top + COMPACT_PX / 2, gutter - 8);
-      } else {
-        ctx.fillStyle = raised;
-        ctx.fillRect(0, top, width, HEADER_PX - 2);
-        ctx.fillStyle = fg;
-        ctx.fillText(label, 4, top + HEADER_PX / 2 - 1, gutter + plot - 8);
-      }
-      drawn.push({ x: 0, y: top, w: width, h: worker.bottom - worker.top, lines: [label, "Click to open this rank's span here"] });
-      // The step's bounds on this worker.
-      const s0 = Math.max(gutter, gutter + xOf(w.step_start + w.shift, window, plot));
-      const s1 = Math.min(width, gutter + xOf(w.step_end + w.shift, window, plot));
-      ctx.fillStyle = "rgba(120, 120, 120, 0.12)";
-      ctx.fillRect(s0, top + headerPx, Math.max(0, s1 - s0), worker.bottom - worker.top - headerPx - (worker.compact ? 1 : 4));
-      const data = slicesOf.get(w.worker);
-      // Compact: every track in the rank's one row, the outermost slices first, collectives (any depth) on top.
-      const passes = worker.compact ? [false, true] : [null];
-      for (const collectivesOnly of passes) {
-        for (const track of worker.tracks) {
-          if (!worker.compact) {
-            ctx.fillStyle = muted;
-            ctx.fillText(track.track.name, 12, AXIS_PX + track.top + ROW_PX / 2, gutter - 16);
-          }
-          const window_ = data?.tracks.find((t) => t.id === track.track.id);
-          if (data === undefined || window_ === undefined) continue;
-          const rowY = (depth: number): number => AXIS_PX + track.top + (worker.compact ? 0 : depth * ROW_PX);
-          const rowH = worker.compact ? COMPACT_PX - 1 : ROW_PX - 1;
-          if (collectivesOnly !== true) {
-            const b = window_.blocks;
-            ctx.fillStyle = "rgba(128, 128, 128, 0.55)";
-            for (let i = 0; i < b.start.length; i += 1) {
-              const depth = b.depth[i]!;
-              if (depth >= track.depths || (worker.compact && depth > 0)) continue;
-              const x0 = Math.max(gutter, gutter + xOf(b.start[i]! + w.shift, window, plot));
-              const x1 = gutter + xOf(b.end[i]! + w.shift, window, plot);
-              if (x1 < gutter || x0 > width) continue;
-              ctx.fillRect(x0, rowY(depth), Math.max(1, x1 - x0), rowH);
-            }
-          }
-          const s = window_.slices;
-          for (let i = 0; i < s.start.length; i += 1) {
-            const depth = s.depth[i]!;
-            if (depth >= track.depths) continue;
-            const name = data.names[s.name[i]!] ?? "";
-            const collective = isCollectiveName(name);
-            if (collectivesOnly === true && !collective) continue;
-            if (collectivesOnly === false && (collective || depth > 0)) continue;
-            const start = s.start[i]! + w.shift;
-            const x0 = gutter + xOf(start, window, plot);
-            const x1 = gutter + xOf(start + s.dur[i]!, window, plot);
-            if (x1 < gutter || x0 > width) continue;
-            const left = Math.max(gutter, x0);
-            const wide = Math.max(1, x1 - left);
-            const y = rowY(depth);
-            ctx.globalAlpha = collective ? 1 : worker.compact ? 0.35 : 0.5;
-            ctx.fillStyle = collective ? STRONG : colorForName(name);
-            ctx.fillRect(left, y, wide, rowH);
-            ctx.globalAlpha = 1;
-            if (wide > 40 && !worker.compact) {
-              ctx.fillStyle = "#111";
-              ctx.fillText(name, left + 2, y + ROW_PX / 2, wide - 4);
-            }
-            drawn.push({
-              x: left, y, w: wide, h: rowH,
-              lines: [name, `rank ${w.rank} · ${w.worker} · ${track.track.name}`, `starts at ${formatDuration(start)} on the axis, lasts ${formatDuration(s.dur[i]!)}`],
-            });
-          }
-        }
-      }
-    }
-  }
-
-  function drawAxis(ctx: CanvasRenderingContext2D, plot: number, muted: string): void {
-    const span = window.end - window.start;
-    const step = niceStep(span / 8);
-    ctx.fillStyle = muted;
-    ctx.strokeStyle = "rgba(128,128,128,0.35)";
-    for (let t = Math.ceil(window.start / step) * step; t <= window.end; t += step) {
-      const x = gutter + xOf(t, window, plot);
-      ctx.fillText(formatDuration(t), x + 2, AXIS_PX / 2);
-      ctx.beginPath();
-      ctx.moveTo(x + 0.5, 0);
-      ctx.lineTo(x + 0.5, canvas.clientHeight);
-      ctx.stroke();
-    }
-  }
-
-  function hit(event: MouseEvent): Drawn | null {
-    const rect = canvas.getBoundingClientRect();
-    const x = event.clientX - rect.left;
-    const y = event.clientY - rect.top;
-    // Slices were pushed after their worker's header: the last match is the most specific.
-    for (let i = drawn.length - 1; i >= 0; i -= 1) {
-      const d = drawn[i]!;
-      if (x >= d.x && x <= d.x + d.w && y >= d.y && y <= d.y + d.h) return d;
-    }
-    return null;
-  }
-
-  function workerAt(event: MouseEvent): PlacedWorker | null {
-    const y = event.clientY - canvas.getBoundingClientRect().top - AXIS_PX;
-    return rows.find((r) => y >= r.top && y < r.bottom)?.worker ?? null;
-  }
-
-  let drag: { x: number; window: AxisWindow; moved: boolean } | null = null;
-  canvas.addEventListener("mousedown", (event) => (drag = { x: event.clientX, window, moved: false }), { signal: options.signal });
-  globalThis.addEventListener(
-    "mouseup",
-    (event) => {
-      if (drag === null) return;
-      const clicked = !drag.moved;
-      drag = null;
-      if (clicked && event.target === canvas) {
-        const w = workerAt(event);
-        if (w !== null) options.onOpenWorker(w.worker, w.span, workerWindow(window, w));
-      }
-    },
-    { signal: options.signal },
-  );
-  canvas.addEventListener(
-    "mousemove",
-    (event) => {
-      if (drag !== null && Math.abs(event.clientX - drag.x) > 3) {
-        drag.moved = true;
-        window = panWindow(drag.window, event.clientX - drag.x, plotWidth());
-        tipBox.hidden = true;
-        scheduleFetch();
-        return;
-      }
-      const d = hit(event);
-      if (d === null) {
-        tipBox.hidden = true;
-        return;
-      }
-      tipBox.replaceChildren(...d.lines.map((line) => el("p", {}, line)));
-      tipBox.hidden = false;
-      tipBox.style.left = `${Math.min(event.clientX + 12, globalThis.innerWidth - tipBox.offsetWidth - 4)}px`;
-      tipBox.style.top = `${event.clientY + 14}px`;
-    },
-    { signal: options.signal },
-  );
-  canvas.addEventListener("mouseleave", () => (tipBox.hidden = true), { signal: options.signal });
-  canvas.addEventListener(
-    "wheel",
-    (event) => {
-      event.preventDefault();
-      const x = event.clientX - canvas.getBoundingClientRect().left - gutter;
-      window = zoomWindow(window, Math.exp(event.deltaY * 0.002), Math.max(0, x), plotWidth());
+  attachStackPointer({
+    canvas,
+    tipBox,
+    gutter,
+    window: () => window,
+    moveTo: (next) => {
+      window = next;
       scheduleFetch();
     },
-    { signal: options.signal, passive: false },
-  );
+    plotWidth,
+    drawn: () => drawn,
+    workerAt: (y) => workerAtY(rows, y),
+    onClick: (w) => options.onOpenWorker(w.worker, w.span, workerWindow(window, w)),
+    signal: options.signal,
+  });
   const observer = new ResizeObserver(() => scheduleFetch());
   observer.observe(canvas);
   options.signal.addEventListener("abort", () => {

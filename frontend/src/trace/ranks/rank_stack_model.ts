@@ -1,7 +1,7 @@
 // Ranks side by side in the trace viewer, the pure part: which tracks of a worker are shown, where each
 // worker's rows lie, the common time axis and the window each worker is asked for in its own time,
 // which slices are collectives (drawn strong: a late collective shows at a glance). No DOM.
-import type { PlacedWorker } from "../../api/rank_steps";
+import type { PlacedWorker, RankPlacement } from "../../api/rank_steps";
 import type { TrackInfo } from "../../api/trace";
 
 /** Rows of one track drawn at most (deeper nesting is left to the single-span viewer). */
@@ -136,4 +136,38 @@ export function niceStep(raw: number): number {
   const power = 10 ** Math.floor(Math.log10(raw));
   for (const k of [1, 2, 5, 10]) if (k * power >= raw) return k * power;
   return 10 * power;
+}
+
+/**
+ * The notes above the stack: the placement's own, then the ranks left out beyond `maxWorkers` and the
+ * workers that have no such step (the first eight named).
+ */
+export function placementNotes(placement: Pick<RankPlacement, "notes" | "workers" | "missing" | "step">, maxWorkers: number): string[] {
+  const notes = [...placement.notes];
+  if (placement.workers.length > maxWorkers) notes.push(`The first ${maxWorkers} of ${placement.workers.length} ranks are stacked (the Distributed view's heat map shows all of them).`);
+  if (placement.missing.length > 0) notes.push(`${placement.missing.length} worker(s) have no ${placement.step ?? "such step"}: ${placement.missing.slice(0, 8).join(", ")}${placement.missing.length > 8 ? ", …" : ""}.`);
+  return notes;
+}
+
+/** A box drawn on the canvas (CSS px) with its tooltip's lines: a worker's header or rows, or one slice. */
+export interface Drawn {
+  readonly x: number;
+  readonly y: number;
+  readonly w: number;
+  readonly h: number;
+  readonly lines: readonly string[];
+}
+
+/** The box under (x, y): slices were pushed after their worker's box, so the last match is the most specific. */
+export function drawnAt(drawn: readonly Drawn[], x: number, y: number): Drawn | null {
+  for (let i = drawn.length - 1; i >= 0; i -= 1) {
+    const d = drawn[i]!;
+    if (x >= d.x && x <= d.x + d.w && y >= d.y && y <= d.y + d.h) return d;
+  }
+  return null;
+}
+
+/** The worker whose rows hold `y` (CSS px below the axis), or null between or beyond them. */
+export function workerAtY(rows: readonly WorkerRows[], y: number): PlacedWorker | null {
+  return rows.find((r) => y >= r.top && y < r.bottom)?.worker ?? null;
 }
