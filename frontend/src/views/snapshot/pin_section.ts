@@ -8,7 +8,7 @@ import { keyValueList, sectionHead } from "../../components/view_parts";
 import { formatBytes } from "../../lib/format";
 import type { ViewContext } from "../types";
 import { frameList } from "./frames";
-import type { PinnedLife } from "./timeline";
+import type { PinnedLife } from "./timeline_canvas";
 
 /** What pinning needs of an allocation (a row of the largest, or only its id from the URL). */
 export type PinnedAllocation = Pick<AllocationRow, "id" | "start" | "end" | "span_start" | "span_end" | "size" | "label">;
