@@ -9,8 +9,11 @@ import {
   columnWidth,
   heatColour,
   maxCell,
+  rankAxisLabels,
   rowLayout,
+  stepAxisLabels,
   stragglerRow,
+  tipPosition,
   worstRank,
 } from "../src/lib/heatmap_model";
 
@@ -128,5 +131,39 @@ describe("pointer and tooltip", () => {
 
   test("a click opens the step's window in the worker's own trace time", () => {
     assert.deepEqual(cellWindow(matrix, { rank: 2, step: 1, ranksInRow: 1 }), { start: 1030, end: 2530 });
+  });
+});
+
+describe("the heat map's labels and tooltip", () => {
+  test("tall rows: every rank named with its worker, centred on its row", () => {
+    assert.deepEqual(rankAxisLabels(matrix, rowLayout(3)), [
+      { at: 7, text: "0 w0" },
+      { at: 35, text: "1 w1" },
+      { at: 63, text: "2 w2" },
+    ]);
+  });
+
+  test("1,000 ranks in one-pixel rows: a rank number every 14 rows, none overlapping", () => {
+    const ranks = Array.from({ length: 1000 }, (_, rank) => ({ worker: `w${rank}`, rank, span: "s" }));
+    const labels = rankAxisLabels({ ranks }, rowLayout(1000));
+    assert.equal(labels.length, 40);
+    assert.deepEqual(labels.slice(0, 2), [{ at: 0, text: "rank 0" }, { at: 14, text: "rank 25" }]);
+    for (let i = 1; i < labels.length; i += 1) assert.ok(labels[i]!.at - labels[i - 1]!.at >= 14);
+  });
+
+  test("step labels lose their ProfilerStep prefix and keep 64 px apart", () => {
+    assert.deepEqual(stepAxisLabels(matrix.steps, 366), [{ at: 0, text: "#3" }, { at: 366, text: "#4" }]);
+    const steps = Array.from({ length: 100 }, (_, i) => `ProfilerStep#${i}`);
+    const narrow = stepAxisLabels(steps, 3);
+    assert.deepEqual(narrow.slice(0, 2), [{ at: 0, text: "#0" }, { at: 66, text: "#22" }]);
+    assert.equal(narrow.length, 5);
+  });
+
+  test("the tooltip sits below right of the pointer, flipped where it would leave the viewport", () => {
+    const size = { width: 200, height: 80 };
+    const viewport = { width: 1000, height: 600 };
+    assert.deepEqual(tipPosition({ x: 100, y: 100 }, size, viewport), { left: 112, top: 112 });
+    assert.deepEqual(tipPosition({ x: 900, y: 550 }, size, viewport), { left: 688, top: 458 });
+    assert.deepEqual(tipPosition({ x: 150, y: 50 }, { width: 900, height: 580 }, viewport), { left: 0, top: 0 });
   });
 });

@@ -201,3 +201,52 @@ export function cellWindow(matrix: StepMatrix, hit: CellHit): { start: number; e
   const length = matrix.step_time[hit.rank]?.[hit.step] ?? null;
   return start !== null && length !== null ? { start, end: start + length } : null;
 }
+
+/** A label on an axis: its offset along the axis (CSS px) and its text. */
+export interface AxisLabel {
+  readonly at: number;
+  readonly text: string;
+}
+
+/**
+ * The rank axis's labels: every few rows, spaced at least 14 px so they never overlap, each vertically
+ * centred on its row when rows are taller; the rank and its worker when a row has room for a line, else the rank.
+ */
+export function rankAxisLabels(matrix: Pick<StepMatrix, "ranks">, layout: RowLayout): AxisLabel[] {
+  const labels: AxisLabel[] = [];
+  const every = Math.max(1, Math.ceil(14 / layout.rowHeight));
+  for (let row = 0; row < layout.rows; row += every) {
+    const rank = matrix.ranks[layout.first[row] ?? 0];
+    if (rank === undefined) continue;
+    labels.push({
+      at: row * layout.rowHeight + Math.max(0, (layout.rowHeight - 14) / 2),
+      text: layout.rowHeight >= 14 ? `${rank.rank} ${rank.worker}` : `rank ${rank.rank}`,
+    });
+  }
+  return labels;
+}
+
+/** The step axis's labels: one every 64 px or more, the step's name without its "ProfilerStep" prefix. */
+export function stepAxisLabels(steps: readonly string[], colWidth: number): AxisLabel[] {
+  const labels: AxisLabel[] = [];
+  const every = Math.max(1, Math.ceil(64 / Math.max(colWidth, 1)));
+  for (let step = 0; step < steps.length; step += every) {
+    labels.push({ at: step * colWidth, text: (steps[step] ?? "").replace(/^ProfilerStep/, "") });
+  }
+  return labels;
+}
+
+/**
+ * Where a tooltip of `size` goes for a pointer at `at` (viewport px): below right of it, flipped to the other
+ * side on an axis where it would leave the viewport, never above or left of the viewport's corner.
+ */
+export function tipPosition(
+  at: { readonly x: number; readonly y: number },
+  size: { readonly width: number; readonly height: number },
+  viewport: { readonly width: number; readonly height: number },
+  margin = 12,
+): { readonly left: number; readonly top: number } {
+  const left = at.x + margin + size.width > viewport.width ? at.x - margin - size.width : at.x + margin;
+  const top = at.y + margin + size.height > viewport.height ? at.y - margin - size.height : at.y + margin;
+  return { left: Math.max(0, left), top: Math.max(0, top) };
+}

@@ -1,6 +1,7 @@
 // The Distributed view's rank × step heat map (like a cluster view): one canvas as wide as the page, whatever
 // the number of ranks (rows up to 28 px; 1,000 ranks are 560 rows of pixels, each the worst of its ranks), a text-only tooltip with
-// the cell's figures, a click that opens that rank's step in the trace viewer.
+// the cell's figures, a click that opens that rank's step in the trace viewer. The drawing, the axes' labels and
+// the legend are heatmap_canvas.ts.
 import type { StepMatrix } from "../../api/rank_steps";
 import { el } from "../../components/dom";
 import { injectRanksStyles } from "../../components/ranks_styles";
@@ -17,14 +18,12 @@ import {
   cellWindow,
   cellsOf,
   columnWidth,
-  heatColour,
   isHeatMetric,
-  maxCell,
   rowLayout,
-  stragglerRow,
-  worstRank,
+  tipPosition,
 } from "../../lib/heatmap_model";
 import { formatCount } from "../../lib/format";
+import { drawHeatAxes, drawHeatCells, heatLegend, sizeHeatCanvas } from "./heatmap_canvas";
 
 export interface HeatmapOptions {
   readonly api: ApiClient;
@@ -35,38 +34,6 @@ export interface HeatmapOptions {
   /** A cell clicked: open the worker's span at the step's window (its own trace time, µs). */
   readonly onOpen: (worker: string, span: string, window: { start: number; end: number }) => void;
   readonly signal: AbortSignal;
-}
-
-function legend(metric: HeatMetric): HTMLElement {
-  const swatch = (colour: string): HTMLElement => {
-    const box = el("span", { className: "ps-heatmap-swatch" });
-    box.style.background = colour;
-    return box;
-  };
-  if (metric === "step_time") {
-    return el(
-      "div",
-      { className: "ps-heatmap-legend" },
-      swatch(heatColour(metric, 0.5, 1, 1)),
-      "−50%",
-      swatch(heatColour(metric, 1, 1, 1)),
-      "step median",
-      swatch(heatColour(metric, 1.5, 1, 1)),
-      "+50% or slower",
-      swatch(heatColour(metric, null, 1, 1)),
-      "no such step",
-    );
-  }
-  return el(
-    "div",
-    { className: "ps-heatmap-legend" },
-    swatch(heatColour(metric, 0, null, 1)),
-    "none",
-    swatch(heatColour(metric, 1, null, 1)),
-    "the most of any cell",
-    swatch(heatColour(metric, null, null, 1)),
-    "no such step",
-  );
 }
 
 /** The heat map section; null when there is nothing to draw. */
@@ -113,84 +80,18 @@ export function createHeatmap(matrix: StepMatrix, options: HeatmapOptions): HTML
 
   function draw(): void {
     const cells = cellsOf(matrix, metric);
-    const max = maxCell(cells);
     // The width the page leaves beside the rank labels (the canvas's 1 px border on either side comes on top).
     const available = Math.max(240, (scrollBox.clientWidth || (root.clientWidth || 800) - 110) - 2);
     colWidth = columnWidth(matrix.steps.length, available);
-    const width = colWidth * matrix.steps.length;
-    const height = layout.rows * layout.rowHeight;
-    const ratio = window.devicePixelRatio || 1;
-    canvas.width = Math.round(width * ratio);
-    canvas.height = Math.round(height * ratio);
-    canvas.style.width = `${width}px`;
-    canvas.style.height = `${height}px`;
+    const width = sizeHeatCanvas(canvas, matrix.steps.length, layout, colWidth);
     canvas.setAttribute(
       "aria-label",
       `${HEAT_METRICS.find((m) => m.id === metric)?.label ?? ""} of ${formatCount(matrix.ranks.length)} ranks over ${formatCount(matrix.steps.length)} steps`,
     );
-    const context = canvas.getContext("2d");
-    if (context === null) return;
-    context.setTransform(ratio, 0, 0, ratio, 0, 0);
-    // Gaps between cells only where cells are big enough to keep them readable.
-    const gapX = colWidth >= 8 ? 1 : 0;
-    const gapY = layout.rowHeight >= 6 ? 1 : 0;
-    for (let row = 0; row < layout.rows; row += 1) {
-      for (let step = 0; step < matrix.steps.length; step += 1) {
-        const rank = worstRank(cells, layout, row, step);
-        const value = rank >= 0 ? (cells[rank]?.[step] ?? null) : null;
-        context.fillStyle = heatColour(metric, value, matrix.step_median[step] ?? null, max);
-        context.fillRect(step * colWidth, row * layout.rowHeight, colWidth - gapX, layout.rowHeight - gapY);
-      }
-    }
-    if (metric === "step_time") markStragglers(context);
-    drawAxes(width);
-    legendHost.replaceChildren(legend(metric));
+    if (!drawHeatCells(canvas, matrix, cells, metric, layout, colWidth)) return;
+    drawHeatAxes(axis, stepAxis, matrix, layout, colWidth, width);
+    legendHost.replaceChildren(heatLegend(metric));
     definition.replaceChildren(el("p", { className: "ps-note" }, metricLabel("How it is computed", HEAT_DEFINITIONS[metric])));
-  }
-
-  /**
-   * Each step's slowest rank, when clearly slower than the step's median, framed at least 5 px tall: with
-   * 1,000 ranks its row is one pixel, and the frame keeps it visible at a glance.
-   */
-  function markStragglers(context: CanvasRenderingContext2D): void {
-    context.strokeStyle = "rgb(150, 0, 0)";
-    context.lineWidth = 1.5;
-    for (let step = 0; step < matrix.steps.length; step += 1) {
-      const row = stragglerRow(matrix, layout, step);
-      if (row < 0) continue;
-      const height = Math.max(5, layout.rowHeight);
-      const top = Math.max(0, row * layout.rowHeight + layout.rowHeight / 2 - height / 2);
-      context.strokeRect(step * colWidth + 0.75, top + 0.75, colWidth - 1.5, height - 1.5);
-    }
-  }
-
-  function drawAxes(width: number): void {
-    // Rank labels: a few, spaced so they never overlap (text nodes: worker names are trace strings).
-    axis.replaceChildren();
-    axis.style.height = `${layout.rows * layout.rowHeight}px`;
-    axis.style.minWidth = "90px";
-    const every = Math.max(1, Math.ceil(14 / layout.rowHeight));
-    for (let row = 0; row < layout.rows; row += every) {
-      const rank = matrix.ranks[layout.first[row] ?? 0];
-      if (rank === undefined) continue;
-      const label = el("div", {}, layout.rowHeight >= 14 ? `${rank.rank} ${rank.worker}` : `rank ${rank.rank}`);
-      label.style.position = "absolute";
-      label.style.top = `${row * layout.rowHeight + Math.max(0, (layout.rowHeight - 14) / 2)}px`;
-      label.style.whiteSpace = "nowrap";
-      axis.appendChild(label);
-    }
-    stepAxis.replaceChildren();
-    stepAxis.style.width = `${width}px`;
-    stepAxis.style.height = "16px";
-    const stepEvery = Math.max(1, Math.ceil(64 / Math.max(colWidth, 1)));
-    for (let step = 0; step < matrix.steps.length; step += stepEvery) {
-      const name = matrix.steps[step] ?? "";
-      const label = el("span", {}, name.replace(/^ProfilerStep/, ""));
-      label.style.position = "absolute";
-      label.style.left = `${step * colWidth}px`;
-      label.style.whiteSpace = "nowrap";
-      stepAxis.appendChild(label);
-    }
   }
 
   function hitAt(event: MouseEvent): CellHit | null {
@@ -208,13 +109,13 @@ export function createHeatmap(matrix: StepMatrix, options: HeatmapOptions): HTML
     tipBox.dataset["rank"] = String(matrix.ranks[hit.rank]?.rank ?? "");
     tipBox.dataset["step"] = matrix.steps[hit.step] ?? "";
     tipBox.hidden = false;
-    const margin = 12;
-    const width = tipBox.offsetWidth;
-    const height = tipBox.offsetHeight;
-    const left = event.clientX + margin + width > window.innerWidth ? event.clientX - margin - width : event.clientX + margin;
-    const top = event.clientY + margin + height > window.innerHeight ? event.clientY - margin - height : event.clientY + margin;
-    tipBox.style.left = `${Math.max(0, left)}px`;
-    tipBox.style.top = `${Math.max(0, top)}px`;
+    const place = tipPosition(
+      { x: event.clientX, y: event.clientY },
+      { width: tipBox.offsetWidth, height: tipBox.offsetHeight },
+      { width: window.innerWidth, height: window.innerHeight },
+    );
+    tipBox.style.left = `${place.left}px`;
+    tipBox.style.top = `${place.top}px`;
   }
 
   canvas.addEventListener("mousemove", showTip, { signal: options.signal });
