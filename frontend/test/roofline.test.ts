@@ -10,6 +10,7 @@ import {
   MIN_RADIUS,
   chartPoints,
   decadeRange,
+  devicePlot,
   pointAt,
   pointText,
   roofVertices,
@@ -76,6 +77,27 @@ test("roofs bend at the ridge point; the axes span whole decades", () => {
   assert.deepEqual(roofVertices(bf16, null, 1, 10), [[1, H100_BF16], [10, H100_BF16]]);
   // The roofs drawn: the matrix roof of the precision the points ran in, and the FP32 roof for vector work.
   assert.deepEqual(roofsToDraw(data.devices[0]!, data.points).map((roof) => roof.label), ["BF16", "FP32"]);
+});
+
+test("a device's plot: its points, decades around points, ridges and roofs, each roof a series over the vertices' x", () => {
+  const data = answer();
+  const plot = devicePlot(data.devices[0]!, data.points);
+  assert.deepEqual(plot.points.map((p) => p.index), [0, 1]);
+  assert.deepEqual(plot.roofs.map((roof) => roof.label), ["BF16", "FP32"]);
+  assert.deepEqual(plot.x, [0.1, 1000]);
+  // y: from aten::add's 50 GFLOP/s (1e10) to the BF16 peak (989.5 TFLOP/s: 1e15).
+  assert.deepEqual(plot.y, [1e10, 1e15]);
+  const bf16Ridge = H100_BF16 / H100_BANDWIDTH;
+  const fp32Ridge = 67e12 / H100_BANDWIDTH;
+  assert.deepEqual(plot.xs, [0.1, fp32Ridge, bf16Ridge, 1000]);
+  assert.deepEqual(plot.series, [
+    [H100_BANDWIDTH * 0.1, null, H100_BF16, H100_BF16],
+    [H100_BANDWIDTH * 0.1, 67e12, null, 67e12],
+  ]);
+  // Another device draws none of these points and, knowing no precision, all its roofs.
+  const other = devicePlot({ ...data.devices[0]!, device: 1 }, data.points);
+  assert.equal(other.points.length, 0);
+  assert.equal(other.roofs.length, 3);
 });
 
 test("the point under the pointer is the nearest whose circle holds it", () => {

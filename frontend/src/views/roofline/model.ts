@@ -205,3 +205,34 @@ export function copyBandwidthOverTime(calls: CopyCalls): CopyBandwidthSeries {
   }
   return { time, series: directions.map((direction, d) => ({ direction, values: values[d]! })) };
 }
+
+/** What one device's chart draws: its points, its roofs, the axes' decades and the roofs as series over xs. */
+export interface DevicePlot {
+  readonly points: readonly ChartPoint[];
+  readonly roofs: readonly Roof[];
+  readonly x: readonly [number, number];
+  readonly y: readonly [number, number];
+  /** The roofs' vertices' x values and the axes' ends, ascending: the chart's x data. */
+  readonly xs: readonly number[];
+  /** Per roof, its y at each of xs (null where it has no vertex: the line spans the gap). */
+  readonly series: readonly (readonly (number | null)[])[];
+}
+
+/**
+ * The device's points and roofs on log axes of whole decades: x covers the points' intensities and the ridges
+ * (0.1 to 1,000 FLOP/byte without any), y the points' rates, the peaks and the roofs' lowest ends (1 GFLOP/s to
+ * 1 PFLOP/s without any).
+ */
+export function devicePlot(device: DeviceRoofs, points: readonly RooflinePoint[]): DevicePlot {
+  const drawn = chartPoints(points).filter((point) => points[point.index]!.device === device.device);
+  const roofs = roofsToDraw(device, points);
+  const ridges = roofs.map((roof) => roof.ridge ?? Number.NaN);
+  const [xMin, xMax] = decadeRange([...drawn.map((p) => p.x), ...ridges], [0.1, 1000]);
+  const peaks = roofs.map((roof) => roof.peak);
+  const lowest = roofs.flatMap((roof) => roofVertices(roof, device.bandwidth, xMin, xMax).map(([, y]) => y));
+  const [yMin, yMax] = decadeRange([...drawn.map((p) => p.y), ...peaks, ...lowest], [1e9, 1e15]);
+  const vertices = roofs.map((roof) => roofVertices(roof, device.bandwidth, xMin, xMax));
+  const xs = [...new Set(vertices.flatMap((list) => list.map(([x]) => x)).concat([xMin, xMax]))].sort((a, b) => a - b);
+  const series = vertices.map((list) => xs.map((x) => list.find(([vx]) => vx === x)?.[1] ?? null));
+  return { points: drawn, roofs, x: [xMin, xMax], y: [yMin, yMax], xs, series };
+}

@@ -3,34 +3,23 @@
 // by time and coloured by category, under the device's roofs (memory bandwidth × intensity, then the peak of each
 // precision; the bend is the ridge point). Hovering shows a point's shapes and figures; clicking opens its first call
 // in the trace. Below: the time-weighted biggest gaps to the roof (what to optimise first), copy and memset
-// bandwidth per direction beside the link's peak, and the calls that have no number and why.
-import uPlot from "uplot";
+// bandwidth per direction beside the link's peak, and the calls that have no number and why. A device's chart is
+// device_chart.ts.
 import { fetchRoofline, type DeviceRoofs, type RooflineData, type RooflinePoint } from "../../api/roofline";
 import type { SpanRef } from "../../api/types";
-import { cssColor, injectChartStyles, mountResponsiveChart } from "../../components/chart";
+import { injectChartStyles } from "../../components/chart";
 import { csvDownloadLink } from "../../components/csv_download";
 import { el, replaceChildren } from "../../components/dom";
 import { createHostLoader } from "../../components/loader";
 import { injectViewStyles } from "../../components/view_styles";
 import { emptyNote, metricLabel, sectionHead, simpleTable, spanRefOf } from "../../components/view_parts";
-import { EFFICIENCY_DEFINITIONS as DEF, formatByteRate, formatFigure, formatFlopRate } from "../../lib/efficiency";
+import { EFFICIENCY_DEFINITIONS as DEF, formatByteRate } from "../../lib/efficiency";
 import { formatBytes, formatCount, formatPercent } from "../../lib/format";
 import { formatTime } from "../../lib/metric_format";
 import type { ViewContext, ViewDefinition } from "../types";
 import { copiesOverTime } from "./copies_chart";
-import {
-  CATEGORY_COLORS,
-  ROOF_COLORS,
-  chartPoints,
-  decadeRange,
-  pointAt,
-  pointText,
-  roofVertices,
-  roofsToDraw,
-  type ChartPoint,
-} from "./model";
+import { deviceChart } from "./device_chart";
 
-const CHART_HEIGHT = 420;
 const STYLE_ID = "profscope-roofline-styles";
 const STYLES = `
 .ps-roofline-chart { position: relative; }
@@ -52,185 +41,6 @@ function injectStyles(doc: Document): void {
   style.id = STYLE_ID;
   style.textContent = STYLES;
   doc.head.appendChild(style);
-}
-
-const FORMAT = { time: formatTime, rate: formatFlopRate, figure: formatFigure, percent: (f: number) => formatPercent(f) };
-
-/** The chart of one device: its points under its roofs. */
-function deviceChart(
-  device: DeviceRoofs,
-  data: RooflineData,
-  onOpen: (point: RooflinePoint) => void,
-  signal: AbortSignal,
-): HTMLElement {
-  const points = chartPoints(data.points).filter((point) => data.points[point.index]!.device === device.device);
-  const roofs = roofsToDraw(device, data.points);
-  const ridges = roofs.map((roof) => roof.ridge ?? Number.NaN);
-  const [xMin, xMax] = decadeRange([...points.map((p) => p.x), ...ridges], [0.1, 1000]);
-  const peaks = roofs.map((roof) => roof.peak);
-  const lowest = roofs.flatMap((roof) => roofVertices(roof, device.bandwidth, xMin, xMax).map(([, y]) => y));
-  const [yMin, yMax] = decadeRange([...points.map((p) => p.y), ...peaks, ...lowest], [1e9, 1e15]);
-  const vertices = roofs.map((roof) => roofVertices(roof, device.bandwidth, xMin, xMax));
-  const xs = [...new Set(vertices.flatMap((list) => list.map(([x]) => x)).concat([xMin, xMax]))].sort((a, b) => a - b);
-  const series = vertices.map((list) => xs.map((x) => list.find(([vx]) => vx === x)?.[1] ?? null));
-
-  const canvasHost = el("div", { className: "ps-uplot" });
-  const tipBox = el("div", { className: "ps-roofline-tip", hidden: true, testId: "roofline-tooltip" });
-  const root = el(
-    "figure",
-    {
-      className: "ps-chart ps-roofline-chart",
-      testId: "roofline-chart",
-      attrs: { role: "img", "aria-label": "Achieved FLOP/s against arithmetic intensity, under the device's roofs" },
-    },
-    canvasHost,
-    tipBox,
-  );
-  root.dataset["points"] = String(points.length);
-  root.dataset["roofs"] = String(roofs.length);
-  root.dataset["device"] = String(device.device);
-  const font = "11px system-ui, sans-serif";
-  const axisStroke = (): string => cssColor("--ps-fg-muted", "#616161");
-  const gridStroke = (): string => cssColor("--ps-border", "#e0e0e0");
-
-  function drawPoints(u: uPlot): void {
-    const ctx = u.ctx;
-    const ratio = window.devicePixelRatio || 1;
-    ctx.save();
-    ctx.beginPath();
-    ctx.rect(u.bbox.left, u.bbox.top, u.bbox.width, u.bbox.height);
-    ctx.clip();
-    // Largest first, so small points stay visible on top.
-    for (const point of [...points].sort((a, b) => b.radius - a.radius)) {
-      const x = u.valToPos(point.x, "x", true);
-      const y = u.valToPos(point.y, "y", true);
-      ctx.beginPath();
-      ctx.arc(x, y, point.radius * ratio, 0, 2 * Math.PI);
-      ctx.globalAlpha = 0.55;
-      ctx.fillStyle = point.color;
-      ctx.fill();
-      ctx.globalAlpha = 1;
-      ctx.lineWidth = ratio;
-      ctx.strokeStyle = point.color;
-      ctx.stroke();
-    }
-    ctx.restore();
-  }
-
-  const options: uPlot.Options = {
-    width: 600,
-    height: CHART_HEIGHT,
-    legend: { show: false },
-    cursor: { drag: { x: false, y: false, setScale: false }, points: { show: false }, x: false, y: false },
-    select: { show: false, left: 0, top: 0, width: 0, height: 0 },
-    scales: {
-      x: { time: false, distr: 3, log: 10, range: () => [xMin, xMax] },
-      y: { distr: 3, log: 10, range: () => [yMin, yMax] },
-    },
-    axes: [
-      {
-        stroke: axisStroke,
-        font,
-        labelFont: font,
-        label: "Arithmetic intensity (FLOP/byte)",
-        labelSize: 18,
-        grid: { stroke: gridStroke, width: 1 },
-        ticks: { stroke: gridStroke, width: 1, size: 4 },
-        values: (_self, splits) => splits.map((value) => (Number.isInteger(Math.log10(value)) ? formatFigure(value) : "")),
-      },
-      {
-        stroke: axisStroke,
-        font,
-        labelFont: font,
-        label: "Achieved FLOP/s",
-        labelSize: 18,
-        size: 96,
-        grid: { stroke: gridStroke, width: 1 },
-        ticks: { stroke: gridStroke, width: 1, size: 4 },
-        values: (_self, splits) => splits.map((value) => (Number.isInteger(Math.log10(value)) ? formatFlopRate(value) : "")),
-      },
-    ],
-    series: [
-      {},
-      ...roofs.map((roof) => ({
-        label: roof.label,
-        stroke: ROOF_COLORS[roof.precision] ?? "#555",
-        width: 2,
-        ...(roof.unit === "vector" ? { dash: [6, 4] } : {}),
-        spanGaps: true,
-        points: { show: false },
-      })),
-    ],
-    hooks: { draw: [drawPoints] },
-  };
-
-  const position = (u: uPlot) => (point: ChartPoint): [number, number] => [u.valToPos(point.x, "x"), u.valToPos(point.y, "y")];
-  const chartOf = mountResponsiveChart(canvasHost, CHART_HEIGHT, signal, (width) => {
-    const u = new uPlot({ ...options, width }, [xs, ...series] as uPlot.AlignedData, canvasHost);
-    const hovered = (event: MouseEvent): ChartPoint | null => {
-      const rect = u.over.getBoundingClientRect();
-      return pointAt(points, event.clientX - rect.left, event.clientY - rect.top, position(u));
-    };
-    u.over.addEventListener("mousemove", (event) => {
-      const point = hovered(event);
-      if (point === null) {
-        tipBox.hidden = true;
-        u.over.style.cursor = "";
-        return;
-      }
-      tipBox.textContent = `${pointText(data.points[point.index]!, FORMAT)}\nClick to open its first call in the trace.`;
-      tipBox.hidden = false;
-      u.over.style.cursor = "pointer";
-      const [x, y] = position(u)(point);
-      const left = u.over.offsetLeft + x + 14;
-      tipBox.style.left = `${Math.min(left, Math.max(0, canvasHost.clientWidth - 380))}px`;
-      tipBox.style.top = `${Math.max(0, u.over.offsetTop + y - 20)}px`;
-    });
-    u.over.addEventListener("mouseleave", () => {
-      tipBox.hidden = true;
-    });
-    u.over.addEventListener("click", (event) => {
-      const point = hovered(event);
-      if (point !== null) onOpen(data.points[point.index]!);
-    });
-    return u;
-  });
-  void chartOf;
-
-  const categories = [...new Set(points.map((point) => data.points[point.index]!.category))];
-  const legend = el(
-    "div",
-    { className: "ps-roofline-legend", testId: "roofline-legend" },
-    ...roofs.map((roof) => {
-      const line = el("span", { className: "ps-roofline-line" });
-      line.style.borderColor = ROOF_COLORS[roof.precision] ?? "#555";
-      if (roof.unit === "vector") line.style.borderTopStyle = "dashed";
-      const ridge = roof.ridge !== null ? `, ridge at ${formatFigure(roof.ridge)} FLOP/byte` : "";
-      return el("span", {}, line, `${roof.label} ${formatFlopRate(roof.peak)}${ridge}`);
-    }),
-    ...categories.map((category) => {
-      const swatch = el("span", { className: "ps-roofline-swatch" });
-      swatch.style.background = CATEGORY_COLORS[category] ?? CATEGORY_COLORS["other"]!;
-      const label = data.points.find((point) => point.category === category)?.category_label ?? category;
-      return el("span", {}, swatch, label);
-    }),
-  );
-  const title =
-    device.name !== null
-      ? `${device.name} · memory ${formatByteRate(device.bandwidth)}`
-      : device.device < 0
-        ? "Host (CPU-only span)"
-        : `Device ${device.device}`;
-  return el(
-    "section",
-    { className: "ps-panel", testId: "roofline-device" },
-    el("h3", { className: "ps-roofline-device" }, title),
-    device.reason !== "" ? el("p", { className: "ps-note", testId: "roofline-no-peaks" }, `No roofs: ${device.reason}.`) : null,
-    points.length === 0 ? el("p", { className: "ps-note" }, "No operator group of this device has both FLOPs and bytes to place.") : null,
-    root,
-    legend,
-    device.source !== undefined && device.source !== "" ? el("p", { className: "ps-note" }, `Peaks: ${device.source}${device.note !== undefined && device.note !== "" ? ` (${device.note})` : ""}.`) : null,
-  );
 }
 
 function gapsTable(data: RooflineData, onOpen: (point: RooflinePoint) => void): HTMLElement {
