@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { memoryParams } from "../src/api/memory";
-import { ALLOCATION_LIMIT, choicesFromUrl, memoryQuery } from "../src/views/memory/choices";
+import { ALLOCATION_LIMIT, choicesFromUrl, memoryQuery, operatorCountText, shownDevicePeak } from "../src/views/memory/choices";
 
 function url(params: Readonly<Record<string, string>>): { param(name: string): string | null } {
   return { param: (name) => params[name] ?? null };
@@ -30,5 +30,24 @@ describe("memory choices", () => {
     choices.range = { start: 1, end: 2 };
     choices.nameFilter = "mm";
     assert.deepEqual(memoryQuery(choices), { device: "", start: 1, end: 2, minBytes: 0, name: "mm", limit: ALLOCATION_LIMIT });
+  });
+});
+
+describe("what the choices make of an answer", () => {
+  const device = (id: string) => ({ id, name: id, capacity: null, events: 1 });
+  const peaks = new Map([["cuda:0", { allocated: 300, time: 5, reserved: 512 }], ["cuda:1", { allocated: 700, time: 9, reserved: 1024 }]]);
+
+  test("the operators are measured against the peak of the one device shown, none when several are", () => {
+    const two = { devices: [device("cuda:0"), device("cuda:1")], peaks };
+    assert.equal(shownDevicePeak(two, { device: "cuda:1" }), 700);
+    assert.equal(shownDevicePeak(two, { device: "" }), null);
+    assert.equal(shownDevicePeak({ devices: [device("cuda:0")], peaks }, { device: "" }), 300);
+    assert.equal(shownDevicePeak({ devices: [device("cuda:2")], peaks }, { device: "" }), null); // a device without a peak
+    assert.equal(shownDevicePeak(two, { device: "cuda:7" }), null); // a device the answer does not have
+  });
+
+  test("the operators' count says when the filter hides some", () => {
+    assert.equal(operatorCountText(1200, 1200), "1,200 operators");
+    assert.equal(operatorCountText(12, 1200), "12 of 1,200 operators");
   });
 });
