@@ -3,7 +3,7 @@ import { describe, test } from "node:test";
 import { ApiClient } from "../src/api/client";
 import { foldedStacksUrl } from "../src/api/stacks";
 import { allParents, expandedToDepth, flattenTree, indexTree } from "../src/lib/tree_model";
-import { moduleValues } from "../src/views/modules/modules";
+import { moduleValues } from "../src/views/modules/model";
 import { readAnswer } from "./fixtures";
 
 //  0 model
