@@ -4,13 +4,16 @@ import { ApiClient, type FetchLike } from "../src/api/client";
 import { fetchDistributed, type DistributedData, type Straggler } from "../src/api/distributed";
 import type { RunInfo } from "../src/api/runs";
 import {
+  barsNoteText,
   formatBandwidth,
   meanMessageBytes,
   parseSpanIndex,
   rankSegments,
   spanIndexCount,
+  spanIndexLabels,
   stragglerSentence,
 } from "../src/lib/distributed_model";
+import { formatDuration } from "../src/lib/format";
 import { readAnswer, runWorker } from "./fixtures";
 
 const straggler: Straggler = {
@@ -107,6 +110,24 @@ describe("span index, sizes and bandwidth", () => {
     assert.equal(parseSpanIndex("-1", 3), 0);
     assert.equal(parseSpanIndex("1.5", 3), 0);
     assert.equal(parseSpanIndex(null, 3), 0);
+  });
+
+  test("each span index says when the first worker with a span there ran it", () => {
+    const timed: RunInfo = {
+      name: "ddp",
+      status: "ready",
+      workers: [runWorker("rank0", ["1", "2"], [{ duration: 2000 }]), runWorker("rank1", ["1", "2", "3"], [{ duration: 9 }, {}, { duration: 1500 }])],
+    };
+    assert.deepEqual(spanIndexLabels(timed), [`span 1 of 3 · ${formatDuration(2000)}`, "span 2 of 3", `span 3 of 3 · ${formatDuration(1500)}`]);
+    assert.deepEqual(spanIndexLabels({ name: "empty", status: "ready", workers: [] }), ["span 1 of 1"]);
+  });
+
+  test("the bars' note says how many ranks they leave out, none when they draw all", () => {
+    assert.equal(
+      barsNoteText(1000, { shown: new Array(32), hidden: 968 }, 32),
+      "1,000 ranks: the charts show the 32 with the longest step and the 32 that waited most; the heat map and the table below have every rank.",
+    );
+    assert.equal(barsNoteText(8, { shown: new Array(8), hidden: 0 }, 8), null);
   });
 
   test("bandwidth in decimal GB/s; unknown sizes read as a dash", () => {

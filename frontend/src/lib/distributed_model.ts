@@ -1,8 +1,9 @@
 // The pure half of the Distributed view: how a rank's step splits into computation,
 // overlap, communication and other; the straggler sentence; span choices; bandwidth.
 import type { RankRow, Straggler } from "../api/distributed";
-import type { RunInfo } from "../api/runs";
-import { formatDuration, formatPercent } from "./format";
+import { spanFacts, type RunInfo } from "../api/runs";
+import { formatCount, formatDuration, formatPercent } from "./format";
+import { spanFactsText } from "./span_names";
 
 export type RankPart = "compute" | "overlap" | "communication" | "other";
 
@@ -72,6 +73,19 @@ export function spanIndexCount(run: RunInfo | null): number {
   return run.workers.reduce((most, worker) => Math.max(most, worker.spans.length), 0);
 }
 
+/**
+ * The span picker's choices, one per index (at least one): "span 2 of 3", with when the first worker that has a
+ * span at that index ran it (every worker's span of one index is one window).
+ */
+export function spanIndexLabels(run: RunInfo): string[] {
+  const count = Math.max(spanIndexCount(run), 1);
+  return Array.from({ length: count }, (_, index) => {
+    const first = run.workers.find((worker) => index < worker.spans.length);
+    const facts = spanFactsText(spanFacts(first, index));
+    return `span ${index + 1} of ${count}${facts !== null ? ` · ${facts}` : ""}`;
+  });
+}
+
 /** A span index from the URL, within 0..count-1 (0 otherwise). */
 export function parseSpanIndex(text: string | null, count: number): number {
   const value = Number(text);
@@ -107,4 +121,10 @@ export function barRanks<T extends { readonly rank: number }>(ranks: readonly T[
   const shown = [...ranks].sort((a, b) => value(b) - value(a) || a.rank - b.rank).slice(0, limit);
   shown.sort((a, b) => a.rank - b.rank);
   return { shown, hidden: ranks.length - limit };
+}
+
+/** The note above the bars when they leave ranks out (see barRanks); null when every rank is drawn. */
+export function barsNoteText(rankCount: number, slowest: { readonly shown: readonly unknown[]; readonly hidden: number }, waitingShown: number): string | null {
+  if (slowest.hidden <= 0) return null;
+  return `${formatCount(rankCount)} ranks: the charts show the ${formatCount(slowest.shown.length)} with the longest step and the ${formatCount(waitingShown)} that waited most; the heat map and the table below have every rank.`;
 }

@@ -2,9 +2,10 @@
 // kind, the straggler table, and every collective matched across ranks. Tables are virtual: a job of
 // a thousand ranks and thousands of collectives stays one scroll each; each has its CSV.
 import type { ApiClient } from "../../api/client";
-import type { CollectiveKind, CrossRankData, MatchedCollective, StragglerRow } from "../../api/cross_rank";
+import { fetchCrossRank, type CollectiveKind, type CrossRankData, type MatchedCollective, type StragglerRow } from "../../api/cross_rank";
 import { csvDownloadLink } from "../../components/csv_download";
-import { el } from "../../components/dom";
+import { el, replaceChildren } from "../../components/dom";
+import { loadInto } from "../../components/loader";
 import { metricLabel, sectionHead } from "../../components/view_parts";
 import { createVirtualTable, type TableColumn } from "../../components/virtual_table";
 import { formatBandwidth } from "../../lib/distributed_model";
@@ -147,5 +148,20 @@ export function crossRankSection(data: CrossRankData, options: CrossRankOptions)
       sectionHead(`Every collective (${formatCount(data.collectives.length)})`, csv(options, "collectives", "every matched collective")),
       matched.root,
     ),
+  );
+}
+
+/** Load the section into `host` from its own route (collectives matched across ranks, bandwidth per kind, stragglers). */
+export function loadCrossRank(host: HTMLElement, api: ApiClient, run: string, spanIndex: number, signal: AbortSignal): Promise<void> {
+  return loadInto(
+    {
+      host,
+      fetch: (fetchSignal) => fetchCrossRank(api, run, spanIndex, fetchSignal),
+      what: "the collectives across ranks",
+      testIdPrefix: "cross",
+      errorTitle: "The collectives across ranks could not be computed",
+      render: (data, renderSignal) => replaceChildren(host, crossRankSection(data, { api, run, spanIndex, signal: renderSignal })),
+    },
+    signal,
   );
 }

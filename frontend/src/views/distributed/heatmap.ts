@@ -2,8 +2,9 @@
 // the number of ranks (rows up to 28 px; 1,000 ranks are 560 rows of pixels, each the worst of its ranks), a text-only tooltip with
 // the cell's figures, a click that opens that rank's step in the trace viewer. The drawing, the axes' labels and
 // the legend are heatmap_canvas.ts.
-import type { StepMatrix } from "../../api/rank_steps";
-import { el } from "../../components/dom";
+import { fetchStepMatrix, type StepMatrix } from "../../api/rank_steps";
+import { el, replaceChildren } from "../../components/dom";
+import { loadInto } from "../../components/loader";
 import { injectRanksStyles } from "../../components/ranks_styles";
 import { csvDownloadLink } from "../../components/csv_download";
 import { metricLabel, sectionHead } from "../../components/view_parts";
@@ -23,6 +24,7 @@ import {
   tipPosition,
 } from "../../lib/heatmap_model";
 import { formatCount } from "../../lib/format";
+import type { ViewContext } from "../types";
 import { drawHeatAxes, drawHeatCells, heatLegend, sizeHeatCanvas } from "./heatmap_canvas";
 
 export interface HeatmapOptions {
@@ -147,4 +149,32 @@ export function createHeatmap(matrix: StepMatrix, options: HeatmapOptions): HTML
   observer.observe(root);
   options.signal.addEventListener("abort", () => observer.disconnect(), { once: true });
   return root;
+}
+
+/** Load the heat map into `host` from its own route (the matrix of every rank's steps); its figure is in the URL. */
+export function loadHeatmap(host: HTMLElement, ctx: ViewContext, run: string, spanIndex: number, signal: AbortSignal): Promise<void> {
+  return loadInto(
+    {
+      host,
+      fetch: (fetchSignal) => fetchStepMatrix(ctx.api, run, spanIndex, fetchSignal),
+      what: "the rank × step heat map",
+      testIdPrefix: "heatmap",
+      errorTitle: "The rank × step heat map could not be computed",
+      render: (matrix, renderSignal) =>
+        replaceChildren(
+          host,
+          createHeatmap(matrix, {
+            api: ctx.api,
+            run,
+            spanIndex,
+            metric: ctx.param("heat"),
+            onMetricChange: (metric) => ctx.setParams({ heat: metric === "step_time" ? null : metric }),
+            onOpen: (worker, span, window) =>
+              ctx.navigate("trace", { start: String(window.start), end: String(window.end), select: null }, { worker, span }),
+            signal: renderSignal,
+          }),
+        ),
+    },
+    signal,
+  );
 }
