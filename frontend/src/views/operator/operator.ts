@@ -1,30 +1,21 @@
 // Operator: which framework operators cost most on the host and on the device, grouped by
 // name, input shape or call stack. URL parameters: operator.group_by, operator.sort,
-// operator.filter, and operator.op / operator.op_shape for the open drill-down.
-import {
-  fetchOperators,
-  isOperatorGrouping,
-  type OperatorGrouping,
-  type OperatorKey,
-  type OperatorRow,
-  type OperatorsData,
-} from "../../api/operators";
-import { fetchSpanSummary, type SpanSummary } from "../../api/summary";
+// operator.filter, and operator.op / operator.op_shape for the open drill-down. The charts are top_charts.ts, the
+// drill-down detail_section.ts.
+import { fetchOperators, isOperatorGrouping, type OperatorGrouping, type OperatorRow, type OperatorsData } from "../../api/operators";
 import type { SpanRef } from "../../api/types";
-import { createBarList } from "../../components/bars";
 import { csvDownloadLink } from "../../components/csv_download";
 import { el, replaceChildren } from "../../components/dom";
-import { createHostLoader, createSignalSlot } from "../../components/loader";
+import { createHostLoader } from "../../components/loader";
 import { injectViewStyles } from "../../components/view_styles";
 import { createTableControls, emptyStateNote, spanRefOf } from "../../components/view_parts";
 import { noOperatorsState } from "../../lib/empty_states";
 import { createVirtualTable, type VirtualTable } from "../../components/virtual_table";
-import { topN } from "../../lib/chart_data";
-import { formatTime } from "../../lib/metric_format";
-import { METRIC_DEFINITIONS as DEF } from "../../lib/metrics";
-import { formatSortParam, parseSortParam, type SortState } from "../../lib/table_model";
-import { createOperatorDetailPanel } from "./detail";
-import { operatorColumns, operatorRowKey, stackSummary } from "./columns";
+import { formatSortParam, parseSortParam } from "../../lib/table_model";
+import { operatorColumns, operatorRowKey } from "./columns";
+import { createDetailSection } from "./detail_section";
+import { defaultSort, wantedRow } from "./model";
+import { topCharts } from "./top_charts";
 import type { ViewContext, ViewDefinition } from "../types";
 
 const GROUPINGS = [
@@ -32,55 +23,6 @@ const GROUPINGS = [
   { value: "input_shape", label: "Operator + input shapes" },
   { value: "stack", label: "Operator + call stack" },
 ] as const;
-
-const TOP_COUNT = 10;
-const DEVICE_COLOR = "#4e79a7";
-const HOST_COLOR = "#76b7b2";
-
-function rowLabel(row: OperatorRow, groupBy: OperatorGrouping): string {
-  if (groupBy === "input_shape") return `${row.name} ${row.input_shape ?? ""}`.trim();
-  if (groupBy === "stack") return `${row.name} · ${stackSummary(row.stack ?? null)}`;
-  return row.name;
-}
-
-/** The top-10 charts of the rows the filter keeps (all rows without a filter). */
-function topCharts(data: OperatorsData, rows: readonly OperatorRow[], filter: string, onSelect: (row: OperatorRow) => void): HTMLElement {
-  const matching = filter.trim() !== "" ? ` matching “${filter.trim()}”` : "";
-  const chart = (title: string, tipText: string, testId: string, color: string, value: (row: OperatorRow) => number) => {
-    const top = topN(rows, value, TOP_COUNT);
-    return createBarList(
-      top.map((row) => ({
-        label: rowLabel(row, data.group_by),
-        value: value(row),
-        valueText: formatTime(value(row)),
-        tip: `${rowLabel(row, data.group_by)}\n${formatTime(value(row))} in ${row.calls} calls`,
-      })),
-      {
-        title: `${title}${matching}`,
-        titleTip: tipText,
-        testId,
-        color,
-        emptyText: matching !== "" ? "No operator matches the filter." : "No operator time recorded.",
-        onSelect: (index) => {
-          const row = top[index];
-          if (row !== undefined) onSelect(row);
-        },
-      },
-    );
-  };
-  return el(
-    "div",
-    { className: "ps-row" },
-    data.has_device
-      ? chart(`Top ${TOP_COUNT} by device self time`, DEF.deviceSelf, "top-operators-device", DEVICE_COLOR, (row) => row.device_self)
-      : null,
-    chart(`Top ${TOP_COUNT} by host self time`, DEF.hostSelf, "top-operators-host", HOST_COLOR, (row) => row.host_self),
-  );
-}
-
-function defaultSort(hasDevice: boolean): SortState {
-  return { column: hasDevice ? "device_self" : "host_self", direction: "desc" };
-}
 
 function mountOperator(host: HTMLElement, ctx: ViewContext): void {
   injectViewStyles(document);
@@ -95,12 +37,10 @@ function mountOperator(host: HTMLElement, ctx: ViewContext): void {
   let table: VirtualTable<OperatorRow> | null = null;
   let data: OperatorsData | null = null;
   const loader = createHostLoader(ctx.signal);
-  const detailSignals = createSignalSlot(ctx.signal);
-  let summary: Promise<SpanSummary | null> | null = null;
 
   const chartsHost = el("div", {});
   const tableHost = el("div", {});
-  const detailHost = el("div", {});
+  const detail = createDetailSection(ctx, ref, (key) => table?.setSelected(key));
   const controls = createTableControls({
     groupings: GROUPINGS,
     groupBy,
@@ -110,7 +50,7 @@ function mountOperator(host: HTMLElement, ctx: ViewContext): void {
     onGroupBy: (next) => {
       groupBy = next;
       ctx.setParams({ group_by: next === "name" ? null : next, op: null, op_shape: null });
-      closeDetail();
+      detail.close();
       load();
     },
     onFilter: (query) => {
@@ -131,7 +71,7 @@ function mountOperator(host: HTMLElement, ctx: ViewContext): void {
       what: "the operators",
     }),
   );
-  page.append(el("h2", {}, "Operators"), controls.root, chartsHost, tableHost, detailHost);
+  page.append(el("h2", {}, "Operators"), controls.root, chartsHost, tableHost, detail.root);
 
   function drawCharts(): void {
     if (table === null || data === null) return;
@@ -142,47 +82,8 @@ function mountOperator(host: HTMLElement, ctx: ViewContext): void {
     if (table !== null && data !== null) controls.setCount(table.visibleRows().length, data.rows.length);
   }
 
-  function spanSummary(): Promise<SpanSummary | null> {
-    summary ??= fetchSpanSummary(ctx.api, ref!, ctx.signal).then(
-      (result) => (result.kind === "ok" ? result.data : null),
-      () => null,
-    );
-    return summary;
-  }
-
-  function closeDetail(): void {
-    detailSignals.clear();
-    replaceChildren(detailHost);
-    table?.setSelected(null);
-  }
-
   function openDetail(row: OperatorRow, writeUrl: boolean): void {
-    if (data === null) return;
-    const signal = detailSignals.next();
-    const key: OperatorKey = { name: row.name, inputShape: groupBy === "input_shape" ? (row.input_shape ?? null) : null };
-    if (writeUrl) ctx.setParams({ op: key.name, op_shape: key.inputShape });
-    table?.setSelected(operatorRowKey(row));
-    const panel = createOperatorDetailPanel({
-      api: ctx.api,
-      ref: ref!,
-      row,
-      key,
-      hasDevice: data.has_device ?? false,
-      summary: spanSummary,
-      openInTrace: (occurrence) =>
-        ctx.navigate("trace", {
-          start: String(occurrence.start),
-          end: String(occurrence.start + occurrence.dur),
-          select: String(occurrence.event_id),
-        }),
-      onClose: () => {
-        ctx.setParams({ op: null, op_shape: null });
-        closeDetail();
-      },
-      signal,
-    });
-    replaceChildren(detailHost, panel);
-    if (writeUrl) panel.scrollIntoView({ block: "nearest", behavior: "smooth" });
+    if (data !== null) detail.open(row, groupBy, data.has_device ?? false, writeUrl);
   }
 
   function show(loaded: OperatorsData, signal: AbortSignal): void {
@@ -213,13 +114,8 @@ function mountOperator(host: HTMLElement, ctx: ViewContext): void {
     replaceChildren(tableHost, table.root);
     drawCharts();
     updateCount();
-
-    const wanted = ctx.param("op");
-    if (wanted !== null) {
-      const shape = ctx.param("op_shape");
-      const row = loaded.rows.find((candidate) => candidate.name === wanted && (shape === null || candidate.input_shape === shape));
-      if (row !== undefined) openDetail(row, false);
-    }
+    const row = wantedRow(loaded.rows, ctx.param("op"), ctx.param("op_shape"));
+    if (row !== undefined) openDetail(row, false);
   }
 
   function load(): void {
