@@ -5,6 +5,7 @@ import { el, replaceChildren } from "../../components/dom";
 import { injectViewStyles } from "../../components/view_styles";
 import { formatCount, formatDuration, formatPercent } from "../../lib/format";
 import { kindRows, longestOnPath, PATH_KIND_INFO } from "../critical_path";
+import { traceButton } from "../toolbar";
 import { offsetLabel } from "./details";
 
 export interface CriticalPathCallbacks {
@@ -64,8 +65,7 @@ export class CriticalPathPanel {
     this.root.dataset["step"] = String(data.index);
     const previous = this.stepButton("‹", "trace-critical-path-prev", "Previous step", data.index - 1, data.steps.length);
     const next = this.stepButton("›", "trace-critical-path-next", "Next step", data.index + 1, data.steps.length);
-    const zoom = el("button", { className: "ps-trace-button", testId: "trace-critical-path-zoom", attrs: { type: "button" } }, "Zoom to step");
-    zoom.addEventListener("click", () => this.callbacks.zoomToStep());
+    const zoom = traceButton("Zoom to step", "trace-critical-path-zoom", "Show this step across the timeline", () => this.callbacks.zoomToStep());
     const fields: [string, string][] = [
       ["Step", `${data.step.name} (${formatCount(data.index + 1)} of ${formatCount(data.steps.length)})`],
       ["Start", offsetLabel(data.step.start - this.spanStart)],
@@ -88,9 +88,9 @@ export class CriticalPathPanel {
   }
 
   private stepButton(label: string, testId: string, title: string, index: number, count: number): HTMLButtonElement {
-    const button = el("button", { className: "ps-trace-button", testId, attrs: { type: "button", title } }, label);
-    if (index < 0 || index >= count) button.disabled = true;
-    else button.addEventListener("click", () => this.callbacks.showStep(index));
+    const button = traceButton(label, testId, title, () => this.callbacks.showStep(index));
+    // A step before the first or after the last: the button stays, disabled.
+    button.disabled = index < 0 || index >= count;
     return button;
   }
 

@@ -6,6 +6,7 @@ import type { ApiResult } from "../../api/types";
 import { el, replaceChildren } from "../../components/dom";
 import { formatByteRate } from "../../lib/efficiency";
 import { formatBytes, formatCount, formatDuration } from "../../lib/format";
+import { traceButton } from "../toolbar";
 
 export interface DetailsCallbacks {
   jumpTo(brief: EventBrief): void;
@@ -76,8 +77,7 @@ export class DetailsPanel {
     this.root.hidden = false;
     this.root.dataset["state"] = "ready";
     this.root.dataset["eventId"] = String(detail.id);
-    const zoom = el("button", { className: "ps-trace-button", testId: "trace-details-zoom", attrs: { type: "button" } }, "Zoom to slice");
-    zoom.addEventListener("click", () => this.callbacks.zoomToSelected());
+    const zoom = traceButton("Zoom to slice", "trace-details-zoom", "Show this slice across the timeline (F)", () => this.callbacks.zoomToSelected());
     const fields: [string, string, string?][] = [
       ["Category", detail.cat || "—"],
       ["Track", [detail.process, detail.thread].filter((part) => part).join(" · ") || detail.track],

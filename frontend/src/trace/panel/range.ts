@@ -13,6 +13,7 @@ import { createVirtualTable, type TableColumn } from "../../components/virtual_t
 import { formatCount, formatDuration, formatPercent } from "../../lib/format";
 import { formatMicrosNumber } from "../../lib/metric_format";
 import { CATEGORY_INFO } from "../../lib/metrics";
+import { traceButton } from "../toolbar";
 import { offsetLabel } from "./details";
 
 export interface RangePanelCallbacks {
@@ -92,8 +93,7 @@ export class RangePanel {
     injectViewStyles(this.root.ownerDocument);
     this.root.hidden = false;
     this.root.dataset["state"] = "ready";
-    const zoom = el("button", { className: "ps-trace-button", testId: "trace-range-zoom", attrs: { type: "button" } }, "Zoom to range");
-    zoom.addEventListener("click", () => this.callbacks.zoomToRange());
+    const zoom = traceButton("Zoom to range", "trace-range-zoom", "Show this range across the timeline (F)", () => this.callbacks.zoomToRange());
     const trackText = summary.tracks === null ? "every track" : `${formatCount(summary.tracks.length)} track${summary.tracks.length === 1 ? "" : "s"}`;
     const fields: [string, string][] = [
       ["Start", offsetLabel(summary.start - this.spanStart)],
