@@ -464,6 +464,27 @@ def benchmark_snapshot(entries: int, seed: int = 0) -> dict[str, Any]:
     return sim.snapshot()
 
 
+def moved_to(snapshot: dict[str, Any], first_us: int) -> dict[str, Any]:
+    """The snapshot with its times (entries' and annotations') shifted so its first entry lies at ``first_us`` µs
+    since the epoch: lined up with a trace recorded then (shifted in place; returned for convenience)."""
+    entries = [e for trace in snapshot["device_traces"] for e in trace]
+    shift = first_us - min(e["time_us"] for e in entries)
+    for item in [*entries, *(snapshot.get("external_annotations") or [])]:
+        item["time_us"] += shift
+    return snapshot
+
+
+def trace_clock(path: str) -> tuple[int, float]:
+    """A Kineto trace's ``baseTimeNanoseconds`` and its first event's time (µs in its own time base): a snapshot
+    entry at ``base // 1000 + first`` µs since the epoch lies at the trace's first event."""
+    import gzip
+    import json
+
+    with (gzip.open if path.endswith(".gz") else open)(path, "rt") as f:
+        trace = json.load(f)
+    return trace["baseTimeNanoseconds"], min(e["ts"] for e in trace["traceEvents"] if "ts" in e)
+
+
 # The hand-made snapshots of tests/data/memory_snapshots (see its PROVENANCE.md): file name -> how it is made.
 TEST_DATA = {
     # Three steps, the snapshot taken after the third forward; a history of 200 entries (the oldest dropped):

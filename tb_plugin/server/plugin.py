@@ -29,7 +29,7 @@ from ..views import answers, compare, kernels, memory, memory_snapshot, operator
 from ..views.quantities import devices
 from ..views.analyses import idle as idle_time, sequences as kernel_sequences
 from ..views.distributed import rank_steps
-from ..views.trace import queries as trace
+from ..views.trace import queries as trace, snapshot_counters
 from . import provider_runs
 from .table_route import table_route  # format=csv on the table routes
 from .http import HttpError, arg, choice, download_route, json_response, json_route, safe_filename
@@ -531,9 +531,7 @@ class ProfscopePlugin(base_plugin.TBPlugin):
         except (SpanFailed, UnknownSpan) as exc:
             link["status"], link["error"] = "error", str(exc)
             return link
-        base = span.model.metadata.get("baseTimeNanoseconds")
-        if loaded.model.header.get("axis") == "time_us" and isinstance(base, int) and not isinstance(base, bool):
-            link["trace_offset_us"] = -base / 1000.0
+        link["trace_offset_us"] = memory_snapshot.trace_offset_us(loaded.model, span.model)
         if device is not None:
             capacity = devices.device_properties(span.model).get(device, {}).get("totalGlobalMem")
             link["capacity"] = capacity if isinstance(capacity, int) and not isinstance(capacity, bool) else None
@@ -619,8 +617,14 @@ class ProfscopePlugin(base_plugin.TBPlugin):
             raise HttpError(400, f"{name} must be between {lo} and {hi}")
         return number
 
+    def _beside(self, span: Span) -> list[answers.SnapshotBeside]:
+        """The span's parsed memory snapshots (their counter tracks join the trace's when their times line up)."""
+        return [answers.SnapshotBeside(s.name, s.model)
+                for s in self.manager.snapshots_of_span(span.run, span.worker, span.name)]
+
     def _trace_tracks_route(self, request: wrappers.Request) -> dict[str, Any]:
-        return answers.tracks(self._model(request))
+        span = self._span(request)
+        return answers.tracks(span.model, self._beside(span))
 
     def _trace_slices_route(self, request: wrappers.Request) -> dict[str, Any]:
         model = self._model(request)
@@ -632,11 +636,12 @@ class ProfscopePlugin(base_plugin.TBPlugin):
             raise HttpError(400, str(exc)) from None
 
     def _trace_counters_route(self, request: wrappers.Request) -> dict[str, Any]:
-        model = self._model(request)
+        span = self._span(request)
         track_ids = [t for t in (request.args.get("tracks") or "").split(",") if t]
+        beside = self._beside(span) if any(t.startswith(snapshot_counters.TRACK_PREFIX) for t in track_ids) else []
         try:
-            return answers.counters(model, self._float(request, "start"), self._float(request, "end"),
-                                    self._int(request, "width", 1000, 1, trace.MAX_WIDTH), track_ids)
+            return answers.counters(span.model, self._float(request, "start"), self._float(request, "end"),
+                                    self._int(request, "width", 1000, 1, trace.MAX_WIDTH), track_ids, beside)
         except ValueError as exc:
             raise HttpError(400, str(exc)) from None
 

@@ -639,6 +639,17 @@ class RunManager:
         self._wake.set()
         raise SpanLoading(progress)
 
+    def snapshots_of_span(self, run: str, worker: str, span: str) -> list[LoadedSnapshot]:
+        """The memory snapshots that belong to one span and are parsed now (a damaged cache entry left out). One
+        still queued, parsing or failed is left out too, and nothing waits for it or moves it up the queue: the
+        trace viewer lists a snapshot beside the trace once it is ready."""
+        self._collect_finished()
+        with self._lock:
+            return [LoadedSnapshot(r, s.source.name, s.source, s.model)
+                    for (r, _n), s in sorted(self._snapshots.items())
+                    if r == run and s.source.worker == worker and s.source.span == span
+                    and s.status == "ready" and s.model is not None and not s.model.damage]
+
     def snapshots_of(self, run: str) -> list[dict[str, Any]]:
         """The memory snapshots of a run, as the runs route lists them."""
         self._collect_finished()

@@ -68,6 +68,7 @@ from .runs import table as _run_table
 from .trace import critical_path as _critical_path
 from .trace import queries as _trace
 from .trace import range_summary as _range_summary
+from .trace import snapshot_counters as _snapshot_counters
 
 Key = tuple[Any, ...]
 
@@ -285,13 +286,15 @@ def critical_path(model: TraceModel, step: int = 0, marker: Optional[str] = None
 
 
 StepNotFound = _critical_path.StepNotFound
+SnapshotBeside = _snapshot_counters.Beside
 
 
 # --- the trace viewer --------------------------------------------------------------------------------------------
 
-def tracks(model: TraceModel) -> dict[str, Any]:
-    """The viewer's rows: slice tracks in display order, then counter tracks (stored)."""
-    return _stored(model, _tracks_entry(model))
+def tracks(model: TraceModel, beside: Sequence[SnapshotBeside] = ()) -> dict[str, Any]:
+    """The viewer's rows: slice tracks in display order, then counter tracks (stored); with ``beside`` (the span's
+    parsed memory snapshots), the counter tracks of those that line up with the trace after them."""
+    return _snapshot_counters.with_tracks(_stored(model, _tracks_entry(model)), model, beside)
 
 
 def slices(model: TraceModel, start_us: Optional[float] = None, end_us: Optional[float] = None, width: int = 1000,
@@ -301,9 +304,10 @@ def slices(model: TraceModel, start_us: Optional[float] = None, end_us: Optional
 
 
 def counters(model: TraceModel, start_us: Optional[float] = None, end_us: Optional[float] = None, width: int = 1000,
-             track_ids: Sequence[str] = ()) -> dict[str, Any]:
-    """Counter tracks over a time window, downsampled to ``width`` points."""
-    return _trace.counters(model, start_us, end_us, width, list(track_ids))
+             track_ids: Sequence[str] = (), beside: Sequence[SnapshotBeside] = ()) -> dict[str, Any]:
+    """Counter tracks over a time window, downsampled to ``width`` points (the snapshot tracks of ``beside`` too)."""
+    extra = (lambda track_id: _snapshot_counters.series(model, beside, track_id)) if beside else None
+    return _trace.counters(model, start_us, end_us, width, list(track_ids), extra)
 
 
 def event(model: TraceModel, event_id: int, full_text: bool = False) -> dict[str, Any]:
