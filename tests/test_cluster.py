@@ -370,3 +370,64 @@ def test_cross_rank_matrix_and_general_reductions_agree(tmp_path: Path, monkeypa
     for g, s, count in zip(collectives["process_group"], collectives["seq"], collectives["ranks"]):
         assert count == (5 if (g, s) == dropped else 6)
     assert answer["stragglers"][0]["rank"] == truth["straggler"]
+
+
+def _folder_slices(summaries: list[Any]) -> list[Any]:
+    """The summaries as a folder's summary gives them: every rank's columns slices of one array, its texts codes into
+    one shared list of values, in another order than any rank met them (and holding values a rank may not use)."""
+    import dataclasses
+
+    import numpy as np
+
+    from profscope.tb_plugin.views.distributed.rank_summary import Coded, Table
+
+    tables = [s.collectives for s in summaries]
+    starts = np.concatenate([[0], np.cumsum([len(t) for t in tables])]).tolist()
+    texts: dict[str, Any] = {}
+    for key in tables[0].texts:
+        values = sorted({v for t in tables for v in t.texts[key]}, reverse=True) + ["unused"]
+        codes = np.asarray([values.index(v) for t in tables for v in t.texts[key]], dtype=np.int32)
+        texts[key] = Coded(codes, values)
+    numbers = {key: np.concatenate([t.numbers[key] for t in tables]) for key in tables[0].numbers}
+    out = []
+    for i, summary in enumerate(summaries):
+        a, b = starts[i], starts[i + 1]
+        table = Table({k: Coded(v.codes[a:b], v.values) for k, v in texts.items()},
+                      {k: v[a:b] for k, v in numbers.items()})
+        out.append(dataclasses.replace(summary, collectives=table))
+    return out
+
+
+def test_slices_of_a_folder_summary_give_the_answers_of_each_rank_s_own_tables(tmp_path: Path) -> None:
+    """Ranks whose columns are slices of one folder's columns (and whose texts are codes into the folder's values)
+    give the cross-rank answers and the Distributed view of ranks read one by one; their columns join without a
+    copy."""
+    import dataclasses
+
+    import numpy as np
+
+    from profscope.tb_plugin.ingest.load import load_trace
+    from profscope.tb_plugin.views import answers
+    from profscope.tb_plugin.views.distributed.rank_summary import Table, coded, joined
+    from profscope.tb_plugin.views.distributed.ranks import summary_of
+
+    jobgen = _jobgen()
+    paths = jobgen.write_job(jobgen.Job(ranks=6, steps=2, collectives=6), tmp_path / RUN)
+    own = [summary_of(p.name.split(".")[0], "", load_trace(str(p))) for p in paths]
+    # Rank 3 without its third collective: the ranks are no [ranks, collectives] matrix then.
+    for cut in (False, True):
+        if cut:
+            table = own[3].collectives
+            keep = np.arange(len(table)) != 2
+            own[3] = dataclasses.replace(own[3], collectives=Table(
+                {key: coded([v for v, k in zip(values.tolist(), keep) if k]) for key, values in table.texts.items()},
+                {key: value[keep] for key, value in table.numbers.items()}))
+        sliced = _folder_slices(own)
+        assert answers.cross_rank(sliced) == answers.cross_rank(own)
+        assert answers.distributed_from_summaries(sliced) == answers.distributed_from_summaries(own)
+    starts = [s.collectives.numbers["start"] for s in sliced]
+    whole = joined(starts)
+    assert np.shares_memory(whole, starts[0]) and whole.tolist() == np.concatenate(starts).tolist()
+    apart = joined([starts[0], starts[2]])  # not end to end: a copy
+    assert not np.shares_memory(apart, starts[0]) and apart.tolist() == np.concatenate([starts[0], starts[2]]).tolist()
+
