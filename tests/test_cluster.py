@@ -431,3 +431,99 @@ def test_slices_of_a_folder_summary_give_the_answers_of_each_rank_s_own_tables(t
     apart = joined([starts[0], starts[2]])  # not end to end: a copy
     assert not np.shares_memory(apart, starts[0]) and apart.tolist() == np.concatenate([starts[0], starts[2]]).tolist()
 
+
+def _counting(calls: list[Any], function: Any) -> Any:
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        calls.append(args)
+        return function(*args, **kwargs)
+
+    return counted
+
+
+def test_a_packed_run_is_listed_from_its_manifests_and_answered_from_its_folder_summary(
+        tmp_path: Path, make_client, monkeypatch: pytest.MonkeyPatch) -> None:
+    from profscope.tb_plugin.server import plugin as plugin_module
+    from profscope.tb_plugin.store import runs as runs_module
+
+    _, logdir = _job(tmp_path, ranks=8)
+    results = ingest.run_local(ingest.plan(str(logdir)), lambda r: None)
+    assert {r.status for r in results} == {"ingested"}
+    summary = logdir / RUN / packs.PACK_FOLDER / packs.FOLDER_SUMMARY / packs.FOLDER_MANIFEST
+    manifest = json.loads(summary.read_text())
+    assert [m["name"] for m in manifest["members"]] == sorted(p.name for p in (logdir / RUN).glob("rank*"))
+    written = summary.read_bytes()
+    assert {r.status for r in ingest.run_local(ingest.plan(str(logdir)), lambda r: None)} == {"current"}
+    assert summary.read_bytes() == written  # a rerun writes nothing
+    reference = make_client(_copy_without_packs(logdir, tmp_path / "parsed"))
+    reference.settle(120)
+    listed, expected = reference.get("runs")[1]["runs"], _run_routes(reference)
+
+    opened: list[Any] = []
+    own: list[Any] = []
+    monkeypatch.setattr(runs_module, "load_model", _counting(opened, runs_module.load_model))
+    monkeypatch.setattr(plugin_module, "summary_of_rank", _counting(own, plugin_module.summary_of_rank))
+    packed = make_client(logdir)
+    packed.settle(120)
+    assert packed.get("runs")[1]["runs"] == listed  # facts and ranks as a parse lists them
+    assert opened == []  # listed from the packs' manifests: no model read
+    assert _run_routes(packed) == expected
+    # The run's answers read one model (the first rank's, for its links' peak) and no rank's own summary.
+    assert len(opened) == 1 and own == []
+    assert packed.plugin.manager.pack_loads == 8 and packed.plugin.manager._pool is None
+    assert _routes_of_rank(packed, "rank5") == _routes_of_rank(reference, "rank5")
+
+
+def test_a_folder_summary_serves_only_the_packs_it_holds(tmp_path: Path, make_client,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    from profscope.tb_plugin.server import plugin as plugin_module
+
+    _, logdir = _job(tmp_path, ranks=4)
+    ingest.run_local(ingest.plan(str(logdir)), lambda r: None)
+    # Rank 2 changed and packed again alone (no reduce step): the folder's summary holds its old pack.
+    changed = sorted((logdir / RUN).glob("rank2.*"))[0]
+    changed.write_bytes(_jobgen().trace_bytes(_jobgen().Job(ranks=4, seed=99), 2))
+    _settled([changed])
+    (task,) = [t for t in ingest.plan(str(logdir)) if t.relative.endswith(changed.name)]
+    assert ingest.ingest_task(task, forks=False).status == "ingested"
+    reference = make_client(_copy_without_packs(logdir, tmp_path / "parsed"))
+    reference.settle(120)
+    expected = _run_routes(reference)
+    own: list[Any] = []
+    monkeypatch.setattr(plugin_module, "summary_of_rank", _counting(own, plugin_module.summary_of_rank))
+    packed = make_client(logdir)
+    packed.settle(120)
+    assert _run_routes(packed) == expected
+    assert [args[0] for args in own] == ["rank2"]  # the others from the folder's summary
+    # A damaged folder summary (a byte of its collectives file) is ignored: every rank is read from its own pack.
+    folder = logdir / RUN / packs.PACK_FOLDER / packs.FOLDER_SUMMARY
+    key = json.loads((folder / packs.FOLDER_MANIFEST).read_text())["key"]
+    data = folder / key / packs.folder_summary_name("collectives")
+    damaged = bytearray(data.read_bytes())
+    damaged[len(damaged) // 2] ^= 0xFF
+    data.write_bytes(bytes(damaged))
+    own.clear()
+    again = make_client(logdir)
+    again.settle(120)
+    assert _run_routes(again) == expected
+    assert sorted(args[0] for args in own) == [f"rank{r}" for r in range(4)]
+
+
+def test_packs_of_another_format_are_ignored_and_ingested_again(tmp_path: Path) -> None:
+    _, logdir = _job(tmp_path, ranks=1)
+    ingest.run_local(ingest.plan(str(logdir)), lambda r: None)
+    (manifest_path,) = _manifests(logdir)
+    manifest = json.loads(manifest_path.read_text())
+    assert manifest["format"] == packs.PACK_FORMAT and manifest["listing"]["rank"] == 0
+    (task,) = ingest.plan(str(logdir))
+    root = packs.PackRoot(str(logdir))
+    assert root.find(task.relative, task.size, task.mtime_ns, None) is not None
+    # A pack of format 1 (no listing): never misread, ingested again.
+    older = {key: value for key, value in manifest.items() if key != "listing"}
+    manifest_path.write_text(json.dumps({**older, "format": 1}))
+    assert root.find(task.relative, task.size, task.mtime_ns, None) is None
+    # A listing that is not what this version writes is no pack either.
+    manifest_path.write_text(json.dumps({**manifest, "listing": {**manifest["listing"], "rank": "0"}}))
+    assert root.find(task.relative, task.size, task.mtime_ns, None) is None
+    assert [r.status for r in ingest.run_local(ingest.plan(str(logdir)), lambda r: None)] == ["ingested"]
+    assert json.loads(manifest_path.read_text()) != manifest  # written anew (another time, same key)
+    assert root.find(task.relative, task.size, task.mtime_ns, None) is not None

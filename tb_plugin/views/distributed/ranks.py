@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, Sequence
 
 import msgspec
 import numpy as np
@@ -320,10 +320,10 @@ def distributed(ranks: list[tuple[str, TraceModel]],
     return distributed_from_summaries(summaries, [model for _, model in ranks], roofs_of)
 
 
-def distributed_from_summaries(summaries: list[RankSummary], models: Optional[list[TraceModel]] = None,
+def distributed_from_summaries(summaries: list[RankSummary], models: Optional[Sequence[TraceModel]] = None,
                                roofs_of: Optional[Callable[[TraceModel], Roofs]] = None) -> dict[str, Any]:
     """The Distributed view from the ranks' summaries (from their models, or their packs); ``models``: the ranks'
-    models in the same order, for the links' peak (the first rank's device)."""
+    models in the same order, for the links' peak (the first rank's device: the only model read)."""
     if not summaries or (len(summaries) == 1 and not summaries[0].is_distributed):
         return {"available": False, "ranks": [], "collectives": [], "straggler": None,
                 "hint": "This run has a single worker: there is nothing distributed to show. Profile every rank of "
@@ -332,7 +332,7 @@ def distributed_from_summaries(summaries: list[RankSummary], models: Optional[li
     for i, summary in enumerate(summaries):
         entries.append({"worker": summary.worker, "rank": summary_rank(summary, i),
                         "world_size": summary.world_size, "backend": summary.backend, "summary": summary,
-                        "model": models[i] if models is not None else None})
+                        "index": i})
     entries.sort(key=lambda e: (e["rank"], e["worker"]))
     vocabulary: dict[str, int] = {}
     calls = []
@@ -361,6 +361,7 @@ def distributed_from_summaries(summaries: list[RankSummary], models: Optional[li
             "transfer": b["communication"] * (1 - share_wait) / NS_PER_US,
             "collective_calls": len(inst.codes),
         })
+    first_model = models[entries[0]["index"]] if models is not None else None
     world_sizes = [e["world_size"] for e in entries if isinstance(e["world_size"], int)]
     missing = max(world_sizes) - len(entries) if world_sizes else 0
     notes = []
@@ -373,7 +374,7 @@ def distributed_from_summaries(summaries: list[RankSummary], models: Optional[li
         "wait_method": method,
         "ranks": rank_rows,
         "collectives": _with_bandwidth(_collective_table(entries, calls, wait, names, vocabulary), calls, vocabulary),
-        "link": _link_peak(entries[0]["model"], roofs_of) if entries[0]["model"] is not None else
+        "link": _link_peak(first_model, roofs_of) if first_model is not None else
         {"name": None, "peak": None, "reason": "the ranks' devices are not known here"},
         "straggler": _straggler(rank_rows),
     }
