@@ -130,6 +130,7 @@ class RunManager:
                                   if remote_scheme(packs or logdir) is not None else None)
         self._bad_packs: set[tuple[str, int, int, Optional[str]]] = set()
         self.pack_loads = 0  # spans opened from packs (no parse)
+        self._pyarrow_imported = False
         self._logdir_error: Optional[str] = None
         self._lock = threading.Lock()
         self._refresh_lock = threading.Lock()  # one scan at a time
@@ -286,6 +287,7 @@ class RunManager:
             candidates = [(key, s) for key, s in self._spans.items() if s.status == "queued" and not s.pack_checked]
             for _, state in candidates:
                 state.pack_checked = True
+        adopted = False
         for key, state in candidates:
             src = state.source
             file_key = (src.path, src.size, src.mtime_ns, src.etag)
@@ -309,6 +311,14 @@ class RunManager:
             with self._lock:
                 if self._spans.get(key) is state and state.status == "queued":
                     state.model, state.pack, state.status = model, ref, "ready"
+                    adopted = adopted or ref is not None
+        if adopted and not self._pyarrow_imported:
+            # The run-level pages read packed ranks' summaries next: pyarrow (0.3 s to import) is imported here,
+            # once the spans are listed, rather than by the first such request.
+            from . import pack_summary
+
+            self._pyarrow_imported = True
+            pack_summary.available()
 
     def _open_pack(self, key: tuple[str, str, str], state: _SpanState) -> TraceModel:
         """The model of a span listed from its local pack, memory-mapped on first use. A pack that does not read
