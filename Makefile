@@ -15,7 +15,7 @@ LOGDIR ?= demo_logdir
 VENV_PYTHON := $(VENV)/bin/python
 BUNDLE := tb_plugin/static/index.js
 # Everything the bundle is built from; node_modules and build output excluded.
-FRONTEND_SOURCES := $(shell find frontend \( -name node_modules -o -name dist \) -prune -o -type f -print 2>/dev/null)
+FRONTEND_SOURCES := $(shell find frontend \( -name node_modules -o -name dist -o -name generated \) -prune -o -type f -print 2>/dev/null)
 
 export PYTHON VENV
 
@@ -109,7 +109,8 @@ $(NODE_MODULES_STAMP): frontend/package-lock.json
 	cd frontend && npm ci --no-audit --no-fund
 	@touch $@
 
-$(BUNDLE): $(FRONTEND_SOURCES) | $(NODE_MODULES_STAMP)
+# The contract is a source too: the answer types are generated from it (frontend/scripts/gen_api_types.mjs).
+$(BUNDLE): $(FRONTEND_SOURCES) tb_plugin/api/openapi.yaml | $(NODE_MODULES_STAMP)
 	cd frontend && npm run build
 	@test -f $(BUNDLE) || { echo "frontend: the build did not produce $(BUNDLE)" >&2; exit 1; }
 	@touch $(BUNDLE)  # a build that leaves an unchanged file as it was must not rerun next time

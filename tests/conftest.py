@@ -12,6 +12,7 @@ from typing import Any, Callable, Iterator
 import pytest
 
 import real_traces
+from openapi_contract import check_answer
 
 REPO = Path(__file__).resolve().parents[1]
 # A private copy of tests/data, with the files stored gzipped restored (see tests/real_traces.py).
@@ -47,10 +48,15 @@ class PluginClient:
         self.client = werkzeug_test.Client(app)
 
     def get(self, route: str, **params: Any) -> tuple[int, Any]:
+        """GET a route; a JSON answer is parsed and validated against the contract (openapi_contract)."""
         response = self.client.get(f"/data/plugin/profscope/{route}", query_string=params)
         body = response.get_data()
         ctype = response.headers.get("Content-Type", "")
-        return response.status_code, (json.loads(body) if ctype.startswith("application/json") else body)
+        if not ctype.startswith("application/json"):
+            return response.status_code, body
+        payload = json.loads(body)
+        check_answer(route, response.status_code, payload)
+        return response.status_code, payload
 
     def settle(self, timeout: float = 120.0) -> None:
         assert self.plugin.manager.wait_until_settled(timeout), "runs did not finish loading in time"

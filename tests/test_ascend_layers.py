@@ -326,6 +326,8 @@ def test_two_ranks_in_the_distributed_view(tmp_path: Path) -> None:
     assert [r["rank"] for r in answer["ranks"]] == [0, 1]
     assert [c["name"] for c in answer["collectives"]] == ["hcomallreduce56901"]
     assert all(r["collective_calls"] == 1 for r in answer["ranks"])
+    # No distributedInfo: the backend is what the collectives' names say (HCCL's hcom_ operators).
+    assert [r["backend"] for r in answer["ranks"]] == ["hccl", "hccl"]
 
 
 def test_truncated_report_fails_its_span_only(tmp_path: Path, make_client) -> None:
@@ -381,5 +383,16 @@ def test_tasks_named_after_their_task_type_are_not_kernels(tmp_path: Path) -> No
     assert device["sm_efficiency"] is None and device["achieved_occupancy"] is None
     assert device["tensor_core_share"] is None
     assert set(device["unavailable"]) == {"sm_efficiency", "achieved_occupancy", "tensor_core_share"}
-    assert device["kernel_time"] == pytest.approx(sum(_us(d) for *_, d in TASKS), abs=1e-6)
+    # Kernel time is the compute tasks' (the breakdown's Kernel), the HCCL operator is communication time.
+    assert device["kernel_time"] == pytest.approx(sum(_us(d) for _, _, k, _, d in TASKS if k != "HCCL"), abs=1e-6)
+    assert device["communication_time"] == pytest.approx(sum(_us(d) for _, _, k, _, d in TASKS if k == "HCCL"))
+    # Waiting is not busy: the collective keeps the device busy while its own tasks copy and reduce, not while
+    # they wait for the peer's notify (the Analyses page's streams say the same).
+    busy = compute + [(s, d) for plane, s, d in HCCL_PLANE_TASKS if HARDWARE_COLLECTIVE_TASKS[plane][0] != "NOTIFY_WAIT"]
+    assert device["utilization"] == pytest.approx(_union_us(busy) / step["dur"], abs=1e-9)
+    from profscope.tb_plugin.views.analyses import idle
+
+    streams = {row["stream"]: row for row in idle.idle_time(model)["streams"]}
+    assert streams[f"Ascend 0 · Stream {COMMUNICATION_STREAM}"]["busy"] == pytest.approx(
+        sum(_us(d) for plane, _, d in HCCL_PLANE_TASKS if plane != "Notify_Wait"), abs=1e-6)
     assert model.stats["ascend_layers"]["collective_parts"] == len(HCCL_PLANE_TASKS)

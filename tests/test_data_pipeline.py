@@ -22,18 +22,16 @@ import shutil
 from pathlib import Path
 from typing import Any, Optional
 
-import jsonschema
 import pytest
-import yaml
 
 from profscope.tb_plugin.ingest.load import load_trace
 from profscope.tb_plugin.ingest.mindspore import minddata
 from profscope.tb_plugin.views import data_pipeline as view
 
 import handmade
-from conftest import REPO, copy_trace, real_trace
+from conftest import copy_trace, real_trace
+from openapi_contract import check_schema
 
-OPENAPI = yaml.safe_load((REPO / "tb_plugin" / "api" / "openapi.yaml").read_text())
 RESNET_FILES = ["resnet50_num_workers_0/worker0.1623143089861.pt.trace.json.gz",
                 "resnet50_num_workers_0/worker0.1623143566756.pt.trace.json.gz"]
 W0 = "torch213/dataloader_bound_w0/worker0.1795303454060827054.pt.trace.json.gz"
@@ -47,8 +45,7 @@ PADDLE_SPANS = [
 
 
 def check(payload: Any, schema_name: str = "DataPipeline") -> None:
-    schema = {"$ref": f"#/components/schemas/{schema_name}", "components": OPENAPI["components"]}
-    jsonschema.validate(payload, schema, cls=jsonschema.Draft202012Validator)
+    check_schema(payload, schema_name)
 
 
 def _answer(relative: str, **kwargs: Any) -> dict[str, Any]:

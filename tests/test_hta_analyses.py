@@ -43,6 +43,8 @@ TRACES = sorted(name for name in GPU_TRACES if name not in KNOWN)
 DIFFERENT = {
     ("idle", "mtia"): "HTA counts MTIA's event_wait/event_record as device work; Profscope as synchronisation",
     ("queues", "mtia"): "HTA's queue counts only MTIA's runFunction launches; Profscope every runtime call that launched work",
+    ("idle", "mtia_training"): "137 dma_request copies carry no stream argument and no launch: Profscope shows their "
+                               "lane (DMA_REQUEST), HTA's idle time breakdown leaves them out",
 }
 
 

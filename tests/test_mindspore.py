@@ -286,3 +286,29 @@ def test_memory_record_reaches_the_memory_view(tmp_path: Path, make_client) -> N
                               companions=read_companions(lambda p: open(p, "rb"), [c[0] for c in broken.companions]))
     assert len(model.instants) == 0
     assert any("cpu_ms_memory_record_0.txt was not used" in note for note in model.stats["notes"])
+
+
+def test_what_is_missing_is_said_in_mindspores_words(tmp_path: Path) -> None:
+    """A MindSpore span is told how to record with mindspore.profiler.profile, not with torch.profiler."""
+    from profscope.tb_plugin.views import modules, stacks
+    from profscope.tb_plugin.views.analyses import annotations
+    from profscope.tb_plugin.views.memory import memory
+    from profscope.tb_plugin.views.runs.summary import span_summary
+
+    from handmade import write
+
+    folder = real_trace("mindspore_cpu/pynative_mlp_profile_sched")
+    model = load_trace(str(next(folder.glob("*/ASCEND_PROFILER_OUTPUT/trace_view.json"))))
+    assert model.framework == "mindspore"
+    texts = [note["text"] for note in span_summary(model)["limitations"]]
+    texts += [modules.modules(model).get("hint") or "", annotations.annotations(model).get("reason") or "",
+              stacks.flamegraph(model).get("note") or ""]
+    without_memory = load_trace(str(write(tmp_path / "trace_view.json",
+                                          [{"name": "MatMul", "ph": "X", "pid": 1, "tid": 1, "ts": "1.0",
+                                            "dur": "2.0", "args": {}},
+                                           {"name": "process_name", "ph": "M", "pid": 1, "args": {"name": "CPU OP"}}])))
+    assert without_memory.framework == "mindspore"
+    texts.append(memory(without_memory)["hint"])
+    assert not any("torch" in text for text in texts), texts
+    assert any("mindspore.profiler.profile(schedule=" in text for text in texts)  # its steps
+    assert "mindspore.profiler.profile(profile_memory=True)" in texts[-1]

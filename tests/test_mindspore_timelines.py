@@ -355,6 +355,7 @@ def test_mindspore_16_layout(tmp_path: Path) -> None:
     assert rank["communication"] / 1000.0 == pytest.approx(190.0)
     assert rank["overlap"] / 1000.0 == pytest.approx(110.0)
     assert distributed.collective_instances(model).name == ["allreduce", "allreduce"]
+    assert distributed.backend_of(model) == "hccl"  # collectives on an Ascend device
     ops = {r["name"]: r for r in operators.operators(model)["rows"]}
     assert {n: (r["calls"], r["device_total"]) for n, r in ops.items()} == {
         "Conv2D": (2, 600.0), "MatMul": (2, 400.0), "AllReduce": (2, 380.0), "GetNext": (2, 100.0)}

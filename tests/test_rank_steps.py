@@ -46,7 +46,7 @@ def test_handmade_matrix_shows_the_straggler(tmp_path: Path) -> None:
     assert matrix["steps"] == ["ProfilerStep#0", "ProfilerStep#1", "ProfilerStep#2"]
     assert matrix["step_time"] == [[500, 500, None], [500, 500, None], [500, 800, None], [None, 500, 500]]
     assert matrix["communication"] == [[300, 300, None], [250, 250, None], [100, 100, None], [None, 200, 200]]
-    # Host-only ranks: communication takes priority over host work, so all of it is exposed.
+    # Host-only ranks: the aten::mm of each step ends before its rank's all-reduce starts, so all of it is exposed.
     assert matrix["exposed_communication"] == matrix["communication"]
     assert matrix["step_start"] == [[0, 1000, None], [0, 1000, None], [0, 1000, None], [None, 1000, 2000]]
     assert matrix["slowest_rank"] == [0, 2, 3]  # ties go to the first row

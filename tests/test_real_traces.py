@@ -22,7 +22,6 @@ from typing import Any, Iterator, Optional
 
 import numpy as np
 import pytest
-import yaml
 
 from profscope.tb_plugin.reports import cli, span_scalars
 from profscope.tb_plugin.store.discovery import scan, scan_logdir
@@ -30,9 +29,9 @@ from profscope.tb_plugin.model.categories import SliceKinds
 from profscope.tb_plugin.reports.report import collect_span, communication_line, format_us
 from profscope.tb_plugin.reports.report_html import report_html
 
-from conftest import REAL_TRACES, REPO, PluginClient
+from conftest import REAL_TRACES, PluginClient
+from openapi_contract import check_schema
 
-OPENAPI = yaml.safe_load((REPO / "tb_plugin" / "api" / "openapi.yaml").read_text(encoding="utf-8"))
 SOURCES = sorted(scan_logdir(str(REAL_TRACES)), key=lambda s: (s.run, s.worker, s.span))
 SPANS = [(s.run, s.worker, s.span) for s in SOURCES]
 RUNS = sorted({s.run for s in SOURCES})
@@ -51,29 +50,9 @@ SPAN_ROUTES: list[tuple[str, dict[str, Any]]] = [
     ("analyses/idle", {}), ("analyses/launches", {}), ("analyses/queues", {}), ("analyses/sequences", {}),
     ("analyses/annotations", {}),
 ]
-# Schema of each route's 200 answer and the 4xx it documents, from the OpenAPI document.
-PATHS = OPENAPI["paths"]
 
 # Known failures outside this module's views, by (run, route or "numbers"): strict xfails.
 KNOWN: dict[tuple[str, str], str] = {}
-
-
-def _schema_of(route: str) -> Optional[str]:
-    responses = PATHS.get("/" + route, {}).get("get", {}).get("responses", {})
-    ref = (responses.get("200") or {}).get("content", {}).get("application/json", {}).get("schema", {}).get("$ref")
-    return ref.rsplit("/", 1)[-1] if ref else None
-
-
-def _documented(route: str) -> set[int]:
-    responses = PATHS.get("/" + route, {}).get("get", {}).get("responses", {})
-    return {int(code) for code in responses if str(code).isdigit()}
-
-
-def _check(payload: Any, schema_name: str) -> None:
-    import jsonschema
-
-    schema = {"$ref": f"#/components/schemas/{schema_name}", "components": OPENAPI["components"]}
-    jsonschema.validate(payload, schema, cls=jsonschema.Draft202012Validator)
 
 
 def _known(run: str, what: str) -> list[Any]:
@@ -105,7 +84,7 @@ def test_the_test_data_has_traces() -> None:
 
 def test_every_span_loads(client: PluginClient) -> None:
     body = _get(client, "runs")
-    _check(body, "Runs")
+    check_schema(body, "Runs")
     failed = {r["name"]: r.get("error") for r in body["runs"] if r["status"] != "ready"}
     assert not failed
     assert sorted(r["name"] for r in body["runs"]) == sorted(set(RUNS) | {s.run for s in SNAPSHOTS})
@@ -116,7 +95,7 @@ def test_every_memory_snapshot_answers(client: PluginClient, snapshot: tuple[str
     run, name = snapshot
     for route in ("memory_snapshot", "memory_snapshot/timeline", "memory_snapshot/at", "memory_snapshot/segments"):
         body = _get(client, route, run=run, snapshot=name)
-        _check(body, {"memory_snapshot": "MemorySnapshot", "memory_snapshot/timeline": "MemorySnapshotTimeline",
+        check_schema(body, {"memory_snapshot": "MemorySnapshot", "memory_snapshot/timeline": "MemorySnapshotTimeline",
                       "memory_snapshot/at": "MemorySnapshotAt", "memory_snapshot/segments": "MemorySnapshotSegments"}[route])
 
 
@@ -136,23 +115,20 @@ def test_route_answers(client: PluginClient, span: tuple[str, str, str], route: 
             assert status == 404, body  # documented: an operator the span does not have
             return
         query["name"] = rows[0]["name"]
-    status, body = client.get(route, **query)
+    status, body = client.get(route, **query)  # a JSON answer is checked against the contract on the way
     assert status != 500, body
     assert status == 200, (status, body)
-    schema = _schema_of(route)
-    if schema:
-        _check(body, schema)
 
 
 @pytest.mark.parametrize("run", [pytest.param(r, marks=_known(r, "distributed")) for r in RUNS])
 def test_distributed_answers(client: PluginClient, run: str) -> None:
     body = _get(client, "distributed", run=run)
-    _check(body, "Distributed")
+    check_schema(body, "Distributed")
 
 
 def test_run_table_answers(client: PluginClient) -> None:
     body = _get(client, "runs/table")
-    _check(body, "RunTable")
+    check_schema(body, "RunTable")
     assert {(r["run"], r["worker"], r["span"]) for r in body["rows"]} == set(SPANS)
     assert all(r["status"] == "ready" for r in body["rows"])
 
@@ -236,7 +212,7 @@ def test_one_number_per_quantity(client: PluginClient, table: dict, ranks: dict,
     # Device figures are over the steps: the kernel view says the same within the steps.
     if overview["devices"]:
         assert kernels["in_steps"] is not None
-        _close(sum(d["kernel_time"] for d in overview["devices"]), kernels["in_steps"]["total"],
+        _close(sum(d["kernel_time"] + d["communication_time"] for d in overview["devices"]), kernels["in_steps"]["total"],
                "kernel time within the steps: devices vs kernels")
         assert kernels["in_steps"]["total"] <= kernels["total"] + 1e-3
     if len(overview["devices"]) == 1 and kernels["in_steps"]["total"] > 0:

@@ -129,7 +129,10 @@ def test_summary_of_first_resnet_span(capsys: pytest.CaptureFixture[str]) -> Non
     assert first[0].endswith(report.ELLIPSIS) and kernels[0]["Name"].startswith(first[0][:-1])
     assert len(first[0]) == report.NAME_WIDTH
     assert first[1:3] == [f"{kernels[0]['Calls']}", f"{kernels[0]['Total Duration (us)'] / 1e3:.2f} ms"]
-    assert section(out, "Memory peak per device")[1].startswith("This span has no memory events")
+    # 2021 Kineto memory events (sizes only): allocated rebuilt from them, said under the table.
+    memory_lines = section(out, "Memory peak per device")
+    assert [columns_of(r)[0] for r in table_rows(memory_lines)][:2] == ["CPU", "GPU 0"]
+    assert sum("reserved is not known" in line for line in memory_lines) == 2
 
 
 def test_summary_by_logdir_defaults_to_the_last_span(capsys: pytest.CaptureFixture[str]) -> None:
@@ -188,7 +191,9 @@ def test_summary_json_for_scripts(capsys: pytest.CaptureFixture[str]) -> None:
     device_self = [row["device_self"] for row in doc["operators"]["rows"]]
     assert device_self == sorted(device_self, reverse=True)
     assert len(doc["kernels"]["rows"]) == 3 and doc["kernels"]["total_rows"] >= 3
-    assert doc["memory"] == {"available": False, "peaks": []}  # recorded without profile_memory
+    # Recorded with profile_memory by a 2021 Kineto (sizes only): peaks rebuilt from the sizes, with notes.
+    assert doc["memory"]["available"] and len(doc["memory"]["notes"]) == 2
+    assert {p["device"]: p["allocated"] for p in doc["memory"]["peaks"]} == {"CPU": 57803264, "GPU 0": 2791636480}
 
 
 def test_summary_csv_is_the_pages_table(capsys: pytest.CaptureFixture[str]) -> None:
@@ -287,7 +292,7 @@ def test_report_of_one_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     assert "55.5%" in text and expected["gpu_summary"]["Name"] in text
     assert "aten::cudnn_convolution_backward_weight" in text
     assert "dgrad_engine" in text  # the top kernel
-    assert "no memory events" in text
+    assert "no memory events" not in text and "reserved is not known" in text
     assert "Comparison" not in text
     # The step chart: one bar segment per step and non-zero category, each with a tooltip.
     model = load_trace(str(resnet_file(SPAN_1)))
@@ -511,3 +516,41 @@ def test_text_table_aligns_and_cuts() -> None:
         "aten::c…      3",
         "mm x      1,024",
     ]
+
+
+def test_device_peaks_file_in_the_commands(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``--device-peaks``: a usable file gives the V100 trace the file's peaks (MFU from them); an unusable one is the
+    command's error, in summary and in serve (before anything is served)."""
+    trace = str(resnet_file(SPAN_1))
+    status, out, _ = run_cli(capsys, "summary", trace)
+    assert status == 0 and "Efficiency: MFU" in out
+    builtin = [line for line in out.splitlines() if line.startswith("Efficiency:")][0]
+    peaks = tmp_path / "peaks.json"
+    # A tenth of any V100's throughput (measured "achievable" peaks): MFU grows tenfold.
+    peaks.write_text(json.dumps({"devices": [{"match": "V100", "tflops": {"fp32": 1.57, "fp16": 12.5, "tf32": 1.57,
+                                                                        "fp64": 0.78},
+                                              "memory_bandwidth_gbps": 90, "source": "test"}]}))
+    status, out, _ = run_cli(capsys, "summary", trace, "--device-peaks", str(peaks))
+    assert status == 0
+    given = [line for line in out.splitlines() if line.startswith("Efficiency:")][0]
+    assert given != builtin
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    for argv in (("summary", trace, "--device-peaks", str(bad)), ("serve", "--logdir", str(tmp_path), "--device-peaks", str(bad))):
+        status, _, err = run_cli(capsys, *argv)
+        assert status != 0 and "not JSON" in err
+
+
+def test_report_device_table_has_gpu_columns_only_for_gpus() -> None:
+    """A GPU's card has SMs, occupancy and Tensor Cores; an Ascend device's has none of them, so its table leaves
+    the columns out (the text summary drops the same figures), and shows the collectives' own time."""
+    gpu = report.collect_span(load_trace(str(resnet_file(SPAN_1))), "gpu")
+    ascend = report.collect_span(load_trace(str(real_trace("mindspore/ascend_run_2_profiler/ascend_timeline_display_1.json"))),
+                                 "ascend")
+    gpu_table = report_html._devices_html(gpu.overview["devices"])
+    ascend_table = report_html._devices_html(ascend.overview["devices"])
+    for header in ("SMs", "Est. achieved occupancy", "Tensor Core share", "Compute capability"):
+        assert f">{header}</th>" in gpu_table and f">{header}</th>" not in ascend_table
+    assert ">Utilization</th>" in ascend_table and ">Kernel time</th>" in ascend_table
+    assert [d.get("kind") for d in ascend.overview["devices"]] == ["Ascend"]
+    assert ">Collectives</th>" not in ascend_table  # this old-format timeline's device runs no collective

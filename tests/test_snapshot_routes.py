@@ -10,9 +10,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-import jsonschema
 import pytest
-import yaml
 from werkzeug import test as werkzeug_test
 
 from profscope.tb_plugin import layout
@@ -21,16 +19,15 @@ from profscope.tb_plugin.store import discovery
 
 import snapshot_gen as gen
 from conftest import REPO, PluginClient, copy_trace, real_trace
+from openapi_contract import check_schema
 from test_snapshot_reader import hostile_snapshots
 
-OPENAPI = yaml.safe_load((REPO / "tb_plugin" / "api" / "openapi.yaml").read_text())
 MLP = "torch213/mlp_train_sched/worker0.1795303442092317655.pt.trace.json.gz"
 MLP_STEM = "worker0.1795303442092317655"
 
 
 def check(payload: Any, schema_name: str) -> None:
-    schema = {"$ref": f"#/components/schemas/{schema_name}", "components": OPENAPI["components"]}
-    jsonschema.validate(payload, schema, cls=jsonschema.Draft202012Validator)
+    check_schema(payload, schema_name)
 
 
 def settled(path: Path, data: bytes) -> Path:

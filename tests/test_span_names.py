@@ -20,7 +20,7 @@ def test_wall_time_adds_the_base_time_and_rejects_relative_clocks(tmp_path: Path
     based = load_trace(str(write(tmp_path / "a.json", trace(events, baseTimeNanoseconds=1_700_000_000_000_000_000))))
     assert wall_time_s(based) == pytest.approx(1_700_000_000.001)
     facts = span_facts(based)
-    assert facts["steps"] == {"count": 2, "first": 3, "last": 4}
+    assert facts["steps"] == {"count": 2, "first": 3, "last": 4, "left_out": 0}
     assert facts["duration"] == 1_000  # µs, 1000 → 2000
     relative = load_trace(str(write(tmp_path / "b.json", trace(events))))
     assert wall_time_s(relative) is None  # 1 ms after 1970: not a wall clock
@@ -43,7 +43,7 @@ def test_runs_answer_lists_the_facts(tmp_path: Path, make_client) -> None:
     (info,) = runs["runs"][0]["workers"][0]["span_info"]
     # torch 2.x: times relative to baseTimeNanoseconds; the span name is the handler's wall clock in ns.
     assert info["start_time"] == pytest.approx(1795303442092317655 / 1e9, abs=0.5)
-    assert info["steps"] == {"count": 3, "first": 2, "last": 4}
+    assert info["steps"] == {"count": 3, "first": 2, "last": 4, "left_out": 0}
     status, summary = client.get("summary", run="mlp", worker="worker0")
     assert info["duration"] == pytest.approx(summary["duration"])
 

@@ -5,17 +5,21 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { ApiClient, type FetchLike } from "../src/api/client";
-import { fetchCompare, fetchRunTable, parseCompare, parseRunTable, type CompareOperatorRow } from "../src/api/compare";
+import { fetchCompare, fetchRunTable, pairedCategory, type CompareOperatorRow, type RunTableRow } from "../src/api/compare";
 import type { RunInfo, SpanRef } from "../src/api/types";
 import { compareKernelColumns, compareOperatorColumns } from "../src/views/compare/columns";
 import {
+  chooseExperiment,
   defaultExperiment,
+  differenceCost,
+  differencesText,
   formatChange,
   formatRatio,
   formatSignedMicros,
   formatSignedTime,
   pairParams,
   pickRole,
+  profileDifferences,
   resolvePair,
   spanChoices,
   stepTimeSentence,
@@ -23,7 +27,7 @@ import {
   togglePick,
 } from "../src/views/compare/model";
 import { peakMemoryTypes, tableCategories } from "../src/views/compare/runs_table";
-import { readFixture } from "./fixtures";
+import { readFixture, readAnswer } from "./fixtures";
 
 function client(status: number, body: unknown, seen: string[] = []): ApiClient {
   const fetchImpl: FetchLike = async (url) => {
@@ -41,59 +45,44 @@ const RUNS: RunInfo[] = [
 
 describe("compare answer", () => {
   test("two spans of one GPU job: sides, breakdown, operators and kernels", () => {
-    const data = parseCompare(readFixture("compare_resnet.json"));
+    const data = readAnswer("compare", "compare_resnet.json");
     assert.equal(data.base.run, "resnet");
     assert.equal(data.base.span, "1623143089861");
     assert.deepEqual(data.base.devices, ["Tesla V100-DGXS-32GB"]);
     assert.equal(data.base.steps, 6);
-    assert.equal(data.groupBy, "name");
+    assert.equal(data.group_by, "name");
     assert.equal(data.categories.length, 8);
     // Step time: 177.6 ms → 154.9 ms (the DataLoader share shrinks in the second span).
-    assert.equal(Math.round(data.stepTime.base), 177592);
-    assert.equal(Math.round(data.stepTime.exp), 154911);
-    assert.ok(Math.abs(data.stepTime.delta - (data.stepTime.exp - data.stepTime.base)) < 1e-6);
-    assert.equal(data.stepTime.ratio?.toFixed(4), "0.8723");
-    assert.ok(data.breakdown.dataloader.delta < -20000);
-    assert.equal(data.breakdown.communication.ratio, null); // no communication in the baseline
+    assert.equal(Math.round(data.step_time.base), 177592);
+    assert.equal(Math.round(data.step_time.exp), 154911);
+    assert.ok(Math.abs(data.step_time.delta - (data.step_time.exp - data.step_time.base)) < 1e-6);
+    assert.equal(data.step_time.ratio?.toFixed(4), "0.8723");
+    assert.ok(data.breakdown.delta.dataloader < -20000);
+    assert.equal(data.breakdown.ratio["communication"], null); // no communication in the baseline
     // Rows come sorted by the size of their change per step.
     const impacts = data.operators.filter((row) => row.side === "both").map((row) => Math.abs(row.impact));
     assert.deepEqual(impacts, [...impacts].sort((a, b) => b - a));
     const top = data.operators[0]!;
     assert.equal(top.base?.calls, top.exp?.calls);
-    assert.ok(Math.abs(top.impact - ((top.perStep.exp ?? 0) - (top.perStep.base ?? 0))) < 1e-9);
+    assert.ok(Math.abs(top.impact - ((top.per_step.exp ?? 0) - (top.per_step.base ?? 0))) < 1e-9);
     assert.ok(data.kernels.every((row) => row.side === "both" && row.base !== null && row.exp !== null));
     assert.deepEqual(data.notes, []);
   });
 
   test("CPU runs grouped by input shape: one-sided rows have a null side", () => {
-    const data = parseCompare(readFixture("compare_dataloader.json"));
-    assert.equal(data.groupBy, "input_shape");
+    const data = readAnswer("compare", "compare_dataloader.json");
+    assert.equal(data.group_by, "input_shape");
     assert.ok(!data.categories.includes("kernel"));
     assert.deepEqual(data.kernels, []);
     const stack = data.operators.find((row) => row.name === "aten::stack");
     assert.equal(stack?.side, "base");
     assert.equal(stack?.exp, null);
     assert.equal(stack?.ratio, null);
-    assert.ok(stack !== undefined && stack.inputShape !== null && stack.inputShape.startsWith("[[[3,32,32]"));
+    assert.ok(stack !== undefined && stack.input_shape !== undefined && stack.input_shape.startsWith("[[[3,32,32]"));
     const set = data.operators.find((row) => row.name === "aten::set_");
     assert.equal(set?.side, "exp");
     assert.equal(set?.base, null);
     assert.equal(set?.delta.calls, set?.exp?.calls);
-  });
-
-  test("malformed answers: bad rows are dropped, a missing side is an error", () => {
-    assert.throws(() => parseCompare({ base: {} }), /base/);
-    const data = parseCompare({
-      base: { run: "a", steps: 2 },
-      exp: { run: "b", steps: "x" },
-      operators: [null, { name: 3 }, { name: "op", side: "weird", base: null, exp: null, delta: {}, impact: 1 }],
-      notes: [{ id: "n", text: "t" }, { id: "no text" }],
-    });
-    assert.equal(data.base.steps, 2);
-    assert.ok(Number.isNaN(data.exp.steps));
-    assert.equal(data.operators.length, 1);
-    assert.equal(data.operators[0]?.side, "both");
-    assert.deepEqual(data.notes, [{ id: "n", text: "t" }]);
   });
 
   test("fetchCompare names both sides, the grouping and the batch sizes entered in the page", async () => {
@@ -120,61 +109,37 @@ describe("compare answer", () => {
     assert.deepEqual(missing, { kind: "error", status: 404, message: "baseline: unknown run 'x'" });
   });
 
-  test("per sample figures when both batch sizes are known", () => {
-    const data = parseCompare({
-      base: { run: "a", worker: "w", span: "1", steps: 2, mean_step_time: 990, batch_size: 32, batch_size_source: "manifest" },
-      exp: { run: "b", worker: "w", span: "1", steps: 2, mean_step_time: 1590, batch_size: 64, batch_size_source: "page" },
-      step_time: { base: 990, exp: 1590, delta: 600, ratio: 1590 / 990 },
-      per_sample: { base: 30.9375, exp: 24.84375, delta: -6.09375, ratio: 0.803, samples_per_second: { base: 32323, exp: 40251, ratio: 1.245 } },
-      breakdown_per_sample: { base: { other: 30.9375 }, exp: { other: 24.84375 }, delta: { other: -6.09375 }, ratio: { other: 0.803 } },
-      operators: [{ name: "mm", side: "both", base: null, exp: null, delta: {}, per_step: { base: 320, exp: 480 }, impact: 160, ratio: 1.5,
-        per_sample: { base: 10, exp: 7.5, impact: -2.5, ratio: 0.75 } }],
-    });
-    assert.equal(data.base.batchSize, 32);
-    assert.equal(data.exp.batchSizeSource, "page");
-    assert.equal(data.perSample?.samplesPerSecond.exp, 40251);
-    assert.equal(data.breakdownPerSample?.other.delta, -6.09375);
-    assert.deepEqual(data.operators[0]?.perSample, { base: 10, exp: 7.5, impact: -2.5, ratio: 0.75 });
-    const without = parseCompare({ base: {}, exp: {}, operators: [{ name: "mm", side: "both", base: null, exp: null, delta: {}, per_step: {} }] });
-    assert.equal(without.perSample, null);
-    assert.equal(without.breakdownPerSample, null);
-    assert.equal(without.operators[0]?.perSample, null);
+  test("a breakdown table reads as one pair per category", () => {
+    const table = { base: { other: 30.9375 }, exp: { other: 24.84375 }, delta: { other: -6.09375 }, ratio: { other: 0.803 } };
+    assert.deepEqual(pairedCategory(table, "other"), { base: 30.9375, exp: 24.84375, delta: -6.09375, ratio: 0.803 });
+    const kernel = pairedCategory(table, "kernel");
+    assert.ok(Number.isNaN(kernel.base) && kernel.ratio === null);
   });
 });
 
 describe("run table answer", () => {
   test("rows with numbers, categories and peaks", async () => {
-    const data = parseRunTable(readFixture("runs_table.json"));
+    const data = readAnswer("runs/table", "runs_table.json");
     assert.equal(data.rows.length, 4);
     const resnet = data.rows.filter((row) => row.run === "resnet");
-    assert.deepEqual(resnet.map((row) => row.spanIndex), [0, 1]);
+    assert.deepEqual(resnet.map((row) => row.span_index), [0, 1]);
     assert.equal(resnet[0]?.steps, 6);
-    assert.equal(resnet[0]?.gpuUtilization?.toFixed(3), "0.555");
+    assert.equal(resnet[0]?.gpu_utilization?.toFixed(3), "0.555");
     const w0 = data.rows.find((row) => row.run === "w0")!;
-    assert.equal(w0.gpuUtilization, null);
-    assert.equal(w0.hasDevice, false);
-    assert.ok((w0.shares["dataloader"] ?? 0) > (data.rows.find((row) => row.run === "w2")!.shares["dataloader"] ?? 1));
+    assert.equal(w0.gpu_utilization, null);
+    assert.equal(w0.has_device, false);
+    assert.ok((w0.shares?.["dataloader"] ?? 0) > (data.rows.find((row) => row.run === "w2")!.shares?.["dataloader"] ?? 1));
     assert.deepEqual(tableCategories(data.rows), ["kernel", "memcpy", "memset", "runtime", "dataloader", "cpu_exec", "other"]);
     assert.equal((await fetchRunTable(client(200, readFixture("runs_table.json")))).kind, "ok");
   });
 
-  test("loading and failed rows carry no numbers; peaks list GPU first", () => {
-    const data = parseRunTable({
-      rows: [
-        { run: "a", worker: "w", span: "1", span_index: 0, status: "loading", progress: 0.4 },
-        { run: "b", worker: "w", span: "1", span_index: 0, status: "error", error: "bad gzip" },
-        { run: "c", worker: "w", span: "1", span_index: 0, status: "ready", peak_memory: { CPU: 10, GPU: 20 }, tags: { lr: 0.1, bad: [1] } },
-        { run: 5 },
-      ],
-    });
-    assert.equal(data.rows.length, 3);
-    assert.equal(data.rows[0]?.status, "loading");
-    assert.equal(data.rows[0]?.progress, 0.4);
-    assert.ok(Number.isNaN(data.rows[0]?.meanStepTime ?? 0));
-    assert.equal(data.rows[1]?.error, "bad gzip");
-    assert.deepEqual(data.rows[2]?.tags, { lr: 0.1 });
-    assert.deepEqual(peakMemoryTypes(data.rows), ["GPU", "CPU"]);
-    assert.throws(() => parseRunTable({}), /rows/);
+  test("peaks list GPU first", () => {
+    const row = { worker: "w", span: "1", span_index: 0, status: "ready", framework: null, batch_size: null, tags: null } as const;
+    const rows: RunTableRow[] = [
+      { ...row, run: "a", status: "loading", progress: 0.4 },
+      { ...row, run: "c", peak_memory: { CPU: 10, GPU: 20 } },
+    ];
+    assert.deepEqual(peakMemoryTypes(rows), ["GPU", "CPU"]);
   });
 });
 
@@ -188,12 +153,102 @@ describe("the pair", () => {
     );
   });
 
-  test("defaults: the next span of the worker, else the next run's first span", () => {
+  test("defaults: the next span of the worker, else the next run's first span with as many workers", () => {
     assert.deepEqual(defaultExperiment(choices, { run: "resnet", worker: "worker0", span: "100" }), { run: "resnet", worker: "worker0", span: "200" });
     assert.deepEqual(defaultExperiment(choices, { run: "resnet", worker: "worker0", span: "200" }), { run: "w0", worker: "worker0", span: "5" });
-    assert.deepEqual(defaultExperiment(choices, { run: "w2", worker: "worker1", span: "8" }), { run: "resnet", worker: "worker0", span: "100" });
+    // w2 has two workers, the other runs one: its other worker is the span like it.
+    assert.deepEqual(chooseExperiment(choices, { run: "w2", worker: "worker1", span: "8" }), {
+      ref: { run: "w2", worker: "worker0", span: "7" }, reason: "similar", differences: [],
+    });
     const single = spanChoices([RUNS[1]!]);
-    assert.deepEqual(defaultExperiment(single, { run: "w0", worker: "worker0", span: "5" }), { run: "w0", worker: "worker0", span: "5" });
+    assert.deepEqual(chooseExperiment(single, { run: "w0", worker: "worker0", span: "5" }), {
+      ref: { run: "w0", worker: "worker0", span: "5" }, reason: "only_span", differences: [],
+    });
+  });
+
+  // A logdir as a person has it: GPU jobs beside a CPU toy run, another profiler, a two-rank job.
+  const facts = (device: string) => ({ startTime: null, duration: null, steps: null, device });
+  const LOGDIR: RunInfo[] = [
+    { name: "a_cpu_toy", status: "ready", framework: "pytorch", workers: [{ name: "worker0", spans: ["1"], spanFacts: [facts("CPU")] }] },
+    { name: "b_gpu", status: "ready", framework: "pytorch", workers: [{ name: "worker0", spans: ["10"], spanFacts: [facts("NVIDIA H100")] }] },
+    { name: "c_paddle", status: "ready", framework: "paddle", workers: [{ name: "worker0", spans: ["15"], spanFacts: [facts("NVIDIA H100")] }] },
+    { name: "d_gpu", status: "ready", framework: "pytorch", workers: [{ name: "worker0", spans: ["20", "21"], spanFacts: [facts("NVIDIA H100"), facts("NVIDIA H100")] }] },
+    { name: "e_ddp", status: "ready", framework: "pytorch", workers: [
+      { name: "rank0", spans: ["30"], spanFacts: [facts("NVIDIA H100")] },
+      { name: "rank1", spans: ["31"], spanFacts: [facts("NVIDIA H100")] },
+    ] },
+    { name: "f_ascend", status: "ready", framework: "mindspore", workers: [{ name: "rank0", spans: ["40"], spanFacts: [facts("Ascend")] }] },
+    { name: "g_loading", status: "loading", framework: "pytorch", workers: [{ name: "worker0", spans: ["50"] }] },
+  ];
+  const logdir = spanChoices(LOGDIR);
+
+  test("a GPU span is compared with the next span like it: same profiler, device and worker count", () => {
+    // Not the CPU toy run after it in the run list (wrapping round), nor Paddle's trace on the same GPU, nor a run
+    // whose device is not known yet (still loading), nor a run that failed to load.
+    const broken: RunInfo = { name: "e_broken", status: "error", workers: [{ name: "worker0", spans: ["99"] }] };
+    assert.deepEqual(chooseExperiment(spanChoices([...LOGDIR.slice(0, 4), broken, ...LOGDIR.slice(4)]), { run: "d_gpu", worker: "worker0", span: "21" }), {
+      ref: { run: "b_gpu", worker: "worker0", span: "10" }, reason: "similar", differences: [],
+    });
+    const loaded = spanChoices(LOGDIR.filter((run) => run.name !== "g_loading"));
+    assert.deepEqual(chooseExperiment(loaded, { run: "d_gpu", worker: "worker0", span: "21" }).ref, { run: "b_gpu", worker: "worker0", span: "10" });
+    assert.deepEqual(chooseExperiment(loaded, { run: "b_gpu", worker: "worker0", span: "10" }).ref, { run: "d_gpu", worker: "worker0", span: "20" });
+    assert.equal(chooseExperiment(loaded, { run: "d_gpu", worker: "worker0", span: "20" }).reason, "next_span");
+    // A rank of a two-rank job: the other rank.
+    assert.deepEqual(chooseExperiment(loaded, { run: "e_ddp", worker: "rank0", span: "30" }).ref, { run: "e_ddp", worker: "rank1", span: "31" });
+  });
+
+  test("when no span is like the baseline, the closest is chosen and the differences said", () => {
+    const toy = chooseExperiment(logdir, { run: "a_cpu_toy", worker: "worker0", span: "1" });
+    // Every other span ran on a device, except g_loading, not loaded yet: it may be like the toy run.
+    assert.deepEqual(toy, { ref: { run: "g_loading", worker: "worker0", span: "50" }, reason: "similar", differences: [] });
+    // A failed run is never chosen, even when it is the only other span.
+    const onlyBroken = spanChoices([LOGDIR[0]!, { name: "broken", status: "error", workers: [{ name: "worker0", spans: ["9"] }] }]);
+    assert.equal(chooseExperiment(onlyBroken, { run: "a_cpu_toy", worker: "worker0", span: "1" }).reason, "only_span");
+    const loaded = spanChoices(LOGDIR.filter((run) => run.name !== "g_loading"));
+    const alone = chooseExperiment(loaded, { run: "a_cpu_toy", worker: "worker0", span: "1" });
+    assert.equal(alone.reason, "closest");
+    assert.deepEqual(alone.ref, { run: "b_gpu", worker: "worker0", span: "10" });
+    assert.deepEqual(alone.differences, [{ what: "device", base: "CPU", exp: "NVIDIA H100" }]);
+    const ascend = chooseExperiment(loaded, { run: "f_ascend", worker: "rank0", span: "40" });
+    assert.equal(ascend.reason, "closest");
+    // Another device is closer than the CPU run before it in the list.
+    assert.deepEqual(ascend.ref, { run: "b_gpu", worker: "worker0", span: "10" });
+    assert.equal(differencesText(ascend.differences), "profiler (mindspore against pytorch), device (Ascend against NVIDIA H100)");
+    // An H100 span with a CPU run and a V100 run beside it: the V100 is the closer.
+    const h100: RunInfo[] = [
+      { name: "bert_h100", status: "ready", framework: "pytorch", workers: [{ name: "w", spans: ["1"], spanFacts: [facts("NVIDIA H100")] }] },
+      { name: "conv_cpu", status: "ready", framework: "pytorch", workers: [{ name: "worker0", spans: ["2"], spanFacts: [facts("CPU")] }] },
+      { name: "resnet", status: "ready", framework: "pytorch", workers: [{ name: "worker0", spans: ["3"], spanFacts: [facts("Tesla V100")] }] },
+    ];
+    const v100 = chooseExperiment(spanChoices(h100), { run: "bert_h100", worker: "w", span: "1" });
+    assert.deepEqual([v100.ref.run, v100.reason, differenceCost(v100.differences)], ["resnet", "closest", 1]);
+    assert.equal(differenceCost([{ what: "device", base: "NVIDIA H100", exp: "CPU" }, { what: "workers", base: "2", exp: "1" }]), 3);
+    assert.deepEqual(profileDifferences({ framework: "pytorch", device: null, workers: 2 }, { framework: null, device: "CPU", workers: 1 }), [
+      { what: "workers", base: "2", exp: "1" },
+    ]);
+  });
+
+  test("a link that names the runs only: the worker of the same name in both, else the first, and the first spans", () => {
+    const runsOnly = (base: string, exp: string) => (name: string): string | null => (name === "base_run" ? base : name === "exp_run" ? exp : null);
+    const same = resolvePair(runsOnly("b_gpu", "d_gpu"), { run: "e_ddp", worker: "rank1", span: "31" }, logdir);
+    assert.deepEqual([same?.base, same?.exp], [{ run: "b_gpu", worker: "worker0", span: "10" }, { run: "d_gpu", worker: "worker0", span: "20" }]);
+    assert.deepEqual(same?.auto, { ref: { run: "d_gpu", worker: "worker0", span: "20" }, reason: "link_runs", differences: [] });
+    const across = resolvePair(runsOnly("e_ddp", "f_ascend"), null, logdir);
+    // Both have a rank0 (e_ddp's first worker anyway); the differences are said.
+    assert.deepEqual([across?.base.worker, across?.exp], ["rank0", { run: "f_ascend", worker: "rank0", span: "40" }]);
+    assert.deepEqual(across?.auto?.differences.map((d) => d.what), ["framework", "device", "workers"]);
+    const firsts = resolvePair(runsOnly("a_cpu_toy", "e_ddp"), null, logdir);
+    assert.deepEqual([firsts?.base, firsts?.exp], [{ run: "a_cpu_toy", worker: "worker0", span: "1" }, { run: "e_ddp", worker: "rank0", span: "30" }]);
+    // The shared name wins over the first worker: rank1 is the only name both runs have.
+    const shared: RunInfo[] = [
+      { name: "x", status: "ready", workers: [{ name: "rank0", spans: ["1"] }, { name: "rank1", spans: ["2", "3"] }] },
+      { name: "y", status: "ready", workers: [{ name: "rank1", spans: ["4"] }, { name: "rank2", spans: ["5"] }] },
+    ];
+    const byName = resolvePair(runsOnly("x", "y"), null, spanChoices(shared));
+    assert.deepEqual([byName?.base, byName?.exp], [{ run: "x", worker: "rank1", span: "2" }, { run: "y", worker: "rank1", span: "4" }]);
+    // A run the list does not have: the selection, and the span like it.
+    const unknown = resolvePair(runsOnly("nope", "nope"), { run: "b_gpu", worker: "worker0", span: "10" }, logdir);
+    assert.deepEqual([unknown?.base.run, unknown?.exp.run, unknown?.auto?.reason], ["b_gpu", "d_gpu", "similar"]);
   });
 
   test("the URL names the pair; missing sides fall back to the selection and the span after it", () => {
@@ -206,12 +261,15 @@ describe("the pair", () => {
       base_run: "w2", base_worker: "worker1", base_span: "8", exp_run: "resnet", exp_worker: "worker0", exp_span: "100",
     });
     const fromUrl = resolvePair(read, { run: "w0", worker: "worker0", span: "5" }, choices);
-    assert.deepEqual(fromUrl, { base: { run: "w2", worker: "worker1", span: "8" }, exp: { run: "resnet", worker: "worker0", span: "100" } });
+    assert.deepEqual(fromUrl, { base: { run: "w2", worker: "worker1", span: "8" }, exp: { run: "resnet", worker: "worker0", span: "100" }, auto: null });
     const defaults = resolvePair(() => null, { run: "resnet", worker: "worker0", span: "100" }, choices);
     assert.deepEqual(defaults?.exp, { run: "resnet", worker: "worker0", span: "200" });
-    // A half-named side (no span) is not a side: the selection is used instead.
+    assert.equal(defaults?.auto?.reason, "next_span");
+    // A side named by its run alone: the selection's worker when the run has one of that name, its first span.
     const partial = resolvePair((name) => (name === "base_run" ? "w2" : null), { run: "w0", worker: "worker0", span: "5" }, choices);
-    assert.deepEqual(partial?.base, { run: "w0", worker: "worker0", span: "5" });
+    assert.deepEqual(partial?.base, { run: "w2", worker: "worker0", span: "7" });
+    const named = resolvePair((name) => ({ base_run: "w2", base_worker: "worker1" })[name] ?? null, null, choices);
+    assert.deepEqual(named?.base, { run: "w2", worker: "worker1", span: "8" });
     assert.equal(resolvePair(() => null, null, []), null);
   });
 
@@ -263,7 +321,7 @@ describe("how changes read", () => {
   });
 
   test("table cells: one-sided rows read — on their missing side and are marked", () => {
-    const data = parseCompare(readFixture("compare_dataloader.json"));
+    const data = readAnswer("compare", "compare_dataloader.json");
     const columns = compareOperatorColumns("input_shape", false);
     const cell = (row: CompareOperatorRow, id: string): string => columns.find((column) => column.id === id)!.text(row);
     const stack = data.operators.find((row) => row.name === "aten::stack")!;
@@ -276,7 +334,7 @@ describe("how changes read", () => {
     // The impact column sorts by size, whichever the sign.
     const impact = columns.find((column) => column.id === "impact")!;
     assert.equal(impact.sortValue(stack), Math.abs(stack.impact));
-    const gpu = parseCompare(readFixture("compare_resnet.json"));
+    const gpu = readAnswer("compare", "compare_resnet.json");
     assert.ok(compareOperatorColumns("name", true).some((column) => column.id === "device_total_base"));
     const kernelColumns = compareKernelColumns();
     const top = gpu.kernels[0]!;

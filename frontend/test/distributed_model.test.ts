@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { ApiClient, type FetchLike } from "../src/api/client";
-import { fetchDistributed, parseDistributed, type Straggler } from "../src/api/distributed";
+import { fetchDistributed, type DistributedData, type Straggler } from "../src/api/distributed";
 import type { RunInfo } from "../src/api/types";
 import {
   formatBandwidth,
@@ -11,15 +11,15 @@ import {
   spanIndexCount,
   stragglerSentence,
 } from "../src/lib/distributed_model";
-import { readFixture } from "./fixtures";
+import { readAnswer } from "./fixtures";
 
 const straggler: Straggler = {
   worker: "rank3",
   rank: 3,
-  stepTime: 12_300,
-  medianOfOthers: 11_389,
+  step_time: 12_300,
+  median_of_others: 11_389,
   excess: 911,
-  excessShare: 0.08,
+  excess_share: 0.08,
 };
 
 describe("straggler sentence", () => {
@@ -35,7 +35,7 @@ describe("straggler sentence", () => {
   });
 
   test("within 2% of the others there is no clear straggler", () => {
-    const close = { ...straggler, stepTime: 11_500, excess: 111, excessShare: 0.0097 };
+    const close = { ...straggler, step_time: 11_500, excess: 111, excess_share: 0.0097 };
     assert.equal(
       stragglerSentence(close, 4),
       "No clear straggler: the slowest, rank 3 (worker rank3), takes 11.5 ms per step, only 1.0% above the median of the others (11.4 ms).",
@@ -43,7 +43,7 @@ describe("straggler sentence", () => {
   });
 
   test("without a share (the others take no time) the excess is given as time", () => {
-    const sentence = stragglerSentence({ ...straggler, medianOfOthers: 0, excessShare: null }, 3);
+    const sentence = stragglerSentence({ ...straggler, median_of_others: 0, excess_share: null }, 3);
     assert.match(sentence, /911 µs more than the median of the others\.$/);
   });
 
@@ -52,37 +52,28 @@ describe("straggler sentence", () => {
   });
 
   test("the real DDP run: rank 0 is the straggler", () => {
-    const data = parseDistributed(readFixture("distributed_ddp_gloo.json"));
+    const data = readAnswer("distributed", "distributed_ddp_gloo.json");
     assert.equal(data.available, true);
     assert.equal(data.ranks.length, 2);
     assert.equal(data.straggler?.worker, "rank0");
     // The straggler is the rank with the longest step.
-    const slowest = [...data.ranks].sort((a, b) => b.stepTime - a.stepTime)[0];
+    const slowest = [...data.ranks].sort((a, b) => b.step_time - a.step_time)[0];
     assert.equal(slowest?.worker, data.straggler?.worker);
     assert.match(stragglerSentence(data.straggler!, data.ranks.length), /^Rank 0 \(worker rank0\) is the slowest: 9\.30 ms per step, 6\.6% above the other rank \(8\.73 ms\)\.$/);
     assert.equal(data.collectives[0]?.name, "allreduce");
-    assert.equal(data.collectives[0]?.perRank.length, 2);
-    assert.equal(data.collectives[0]?.bytes, null, "Gloo records no message sizes");
-  });
-});
-
-describe("notes", () => {
-  test("one rank of a larger job is shown with the backend's note", () => {
-    const note = "1 of the job's 2 ranks are in this run: waits are measured against the ranks present only.";
-    const data = parseDistributed({ available: true, notes: [note, 3], ranks: [], collectives: [], straggler: null, span_index: 0 });
-    assert.deepEqual(data.notes, [note], "non-strings are dropped");
-    assert.deepEqual(parseDistributed({ available: false, ranks: [], collectives: [], straggler: null }).notes, []);
+    assert.equal(data.collectives[0]?.per_rank.length, 2);
+    assert.equal(data.collectives[0]?.bytes, 2040072); // from the records' message sizes (In msg nelems x dtype)
   });
 });
 
 describe("rank breakdown", () => {
   test("the four parts add up to the step time on the real ranks", () => {
-    const data = parseDistributed(readFixture("distributed_ddp_gloo.json"));
+    const data = readAnswer("distributed", "distributed_ddp_gloo.json");
     for (const rank of data.ranks) {
       const parts = rankSegments(rank);
       assert.deepEqual(parts.map((part) => part.part), ["compute", "overlap", "communication", "other"]);
       const sum = parts.reduce((total, part) => total + part.value, 0);
-      assert.ok(Math.abs(sum - rank.stepTime) < 1e-6 * rank.stepTime, `${rank.worker}: ${sum} vs ${rank.stepTime}`);
+      assert.ok(Math.abs(sum - rank.step_time) < 1e-6 * rank.step_time, `${rank.worker}: ${sum} vs ${rank.step_time}`);
     }
   });
 
@@ -142,7 +133,7 @@ describe("span index, sizes and bandwidth", () => {
   });
 
   test("a single-worker run is not available and says why", () => {
-    const data = parseDistributed({ available: false, ranks: [], collectives: [], straggler: null, hint: "This run has a single worker", span_index: 0, failed: [] });
+    const data: DistributedData = { available: false, ranks: [], collectives: [], straggler: null, hint: "This run has a single worker", span_index: 0, failed: [] };
     assert.equal(data.available, false);
     assert.equal(data.hint, "This run has a single worker");
     assert.equal(data.straggler, null);

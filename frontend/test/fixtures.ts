@@ -1,10 +1,20 @@
 // Reads a JSON fixture of test/fixtures/. Tests run compiled from dist/test/, two levels below
 // the frontend folder, hence the path.
 import { readFileSync } from "node:fs";
+import type { Answer, Route } from "../src/api/schema";
 import type { TrackInfo } from "../src/api/trace";
 
 export function readFixture(name: string): unknown {
   return JSON.parse(readFileSync(new URL(`../../test/fixtures/${name}`, import.meta.url), "utf8"));
+}
+
+/**
+ * A fixture as the answer of `route`: the fixtures are the backend's own answers on tests/data
+ * (scripts/make_frontend_fixtures.py writes them, tests/test_frontend_fixtures.py keeps them current).
+ */
+export function readAnswer<R extends Route>(route: R, name: string): Answer<R> {
+  void route;
+  return readFixture(name) as Answer<R>;
 }
 
 /** The tracks of the ResNet-50 span's timeline (trace/tracks), as the trace viewer's tests use them. */

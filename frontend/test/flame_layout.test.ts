@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { parseFlameGraph } from "../src/api/stacks";
+import { flameGraphData } from "../src/api/stacks";
+import { STACKS_SOURCES, stacksSourceText } from "../src/lib/analysis_definitions";
 import {
   buildFlameTree,
   childrenOf,
@@ -12,7 +13,7 @@ import {
   pathTo,
   searchFrames,
 } from "../src/lib/flame_layout";
-import { readFixture } from "./fixtures";
+import { readAnswer } from "./fixtures";
 
 /**
  * all (100)
@@ -22,7 +23,7 @@ import { readFixture } from "./fixtures";
  * └─ idle (10)
  */
 function handMade() {
-  return parseFlameGraph({
+  return flameGraphData({
     weight: "host",
     unit: "us",
     total: 100,
@@ -49,7 +50,7 @@ describe("flame graph tree", () => {
   });
 
   test("a node whose parent does not come before it is dropped with its subtree", () => {
-    const data = parseFlameGraph({
+    const data = flameGraphData({
       weight: "host",
       total: 10,
       names: ["all", "a", "b", "c"],
@@ -66,8 +67,11 @@ describe("flame graph tree", () => {
   });
 
   test("the real device-weighted ResNet-50 graph: the root's children add up to its total", () => {
-    const data = parseFlameGraph(readFixture("flamegraph_resnet_device.json"));
+    const data = flameGraphData(readAnswer("flamegraph", "flamegraph_resnet_device.json"));
     assert.equal(data.weight, "device");
+    // A 2021 trace without Python function events: its frames are the operators' Call stack arguments.
+    assert.equal(data.stacksFrom, "call_stacks");
+    assert.match(stacksSourceText(data.stacksFrom, data.note) ?? "", /Call stack/);
     const tree = buildFlameTree(data);
     assert.equal(tree.count, data.parent.length);
     assert.equal(frameName(tree, 0), "all");
@@ -83,6 +87,19 @@ describe("flame graph tree", () => {
       const outer = byNode.get(parent)!;
       assert.ok(frame.x >= outer.x - 1e-9 && frame.x + frame.width <= outer.x + outer.width + 1e-9, `node ${frame.node}`);
     }
+  });
+});
+
+describe("where the Python frames come from", () => {
+  test("a sentence per source; with none, the answer's note on how to record them", () => {
+    assert.equal(stacksSourceText("python_frames", null), STACKS_SOURCES.python_frames);
+    assert.equal(stacksSourceText("call_stacks", null), STACKS_SOURCES.call_stacks);
+    const note = "The trace records no Python stacks: only operators and annotations are shown. Record them with torch.profiler.profile(with_stack=True).";
+    assert.equal(stacksSourceText("none", note), note);
+    assert.equal(stacksSourceText("none", null), STACKS_SOURCES.none);
+    assert.equal(stacksSourceText(null, null), null); // an answer that does not say: nothing is claimed
+    const older = flameGraphData({ weight: "host", total: 0, names: [], nodes: { parent: [], name: [], self: [], total: [], calls: [] } });
+    assert.deepEqual([older.stacksFrom, older.note], [null, null]);
   });
 });
 
@@ -119,7 +136,7 @@ describe("flame graph layout", () => {
 
   test("children adding up to more than their parent are scaled to fit", () => {
     const tree = buildFlameTree(
-      parseFlameGraph({
+      flameGraphData({
         weight: "host",
         total: 10,
         names: ["all", "a", "b"],

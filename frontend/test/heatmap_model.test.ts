@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { parseRankPlacement, parseStepMatrix, type StepMatrix } from "../src/api/rank_steps";
+import type { StepMatrix } from "../src/api/rank_steps";
 import {
   MISSING_COLOUR,
   cellAt,
@@ -15,7 +15,7 @@ import {
 } from "../src/lib/heatmap_model";
 
 // Three ranks, two steps; rank 2 is the straggler of step 1; rank 1 has no step 0.
-const matrix: StepMatrix = parseStepMatrix({
+const matrix: StepMatrix = {
   ranks: [
     { worker: "w0", rank: 0, span: "s0" },
     { worker: "w1", rank: 1, span: "s1" },
@@ -28,38 +28,13 @@ const matrix: StepMatrix = parseStepMatrix({
   step_start: [[10, 1010], [null, 2010], [30, 1030]],
   step_median: [1000, 1000],
   slowest_rank: [0, 2],
-});
-
-describe("step matrix answer", () => {
-  test("keeps nulls and makes malformed cells null", () => {
-    assert.deepEqual(matrix.stepTime[1], [null, 1000]);
-    const odd = parseStepMatrix({ ranks: [{ worker: "a", rank: 0, span: "s" }], steps: ["x"], step_time: [["bad"]] });
-    assert.deepEqual(odd.stepTime, [[null]]);
-    assert.deepEqual(odd.slowestRank, [-1]);
-  });
-
-  test("an answer without ranks is an error", () => {
-    assert.throws(() => parseStepMatrix({ steps: [] }));
-  });
-
-  test("placement of ranks on one axis", () => {
-    const placed = parseRankPlacement({
-      align: "time",
-      step: "ProfilerStep#4",
-      steps: ["ProfilerStep#4"],
-      workers: [{ worker: "w0", rank: 0, span: "s0", shift: -950, step_start: 1000, step_end: 1500, late: 50 }],
-      missing: ["w9"],
-      notes: [],
-    });
-    assert.equal(placed.align, "time");
-    assert.equal(placed.workers[0]?.shift, -950);
-    assert.deepEqual(placed.missing, ["w9"]);
-  });
-});
+};
 
 describe("rows of the heat map", () => {
   test("one row per rank while they fit, at most 22 px", () => {
-    assert.deepEqual(rowLayout(3), { rows: 3, rowHeight: 22, first: [0, 1, 2, 3] });
+    assert.deepEqual(rowLayout(2), { rows: 2, rowHeight: 28, first: [0, 1, 2] }); // two ranks read as two table rows
+    assert.deepEqual(rowLayout(3), { rows: 3, rowHeight: 28, first: [0, 1, 2, 3] });
+    assert.equal(rowLayout(20).rowHeight, 28);
     assert.equal(rowLayout(64).rowHeight, 8);
   });
 
@@ -86,22 +61,31 @@ describe("rows of the heat map", () => {
   test("a step's slowest rank is framed when 10% or more above the median", () => {
     assert.equal(stragglerRow(matrix, rowLayout(3), 1), 2);
     assert.equal(stragglerRow(matrix, rowLayout(3), 0), -1); // every rank at the median
-    const big = parseStepMatrix({
+    const cells = (value: number) => Array.from({ length: 1000 }, () => [value]);
+    const big: StepMatrix = {
       ranks: Array.from({ length: 1000 }, (_, r) => ({ worker: `w${r}`, rank: r, span: "s" })),
       steps: ["a"],
       step_time: Array.from({ length: 1000 }, (_, r) => [r === 637 ? 200 : 100]),
+      communication: cells(0),
+      exposed_communication: cells(0),
+      step_start: cells(0),
       step_median: [100],
       slowest_rank: [637],
-    });
+    };
     const layout = rowLayout(1000);
     const row = stragglerRow(big, layout, 0);
     assert.ok((layout.first[row] ?? 0) <= 637 && 637 < (layout.first[row + 1] ?? 0));
   });
 
   test("column width stays between 3 and 72 px", () => {
-    assert.equal(columnWidth(2, 800), 72);
+    // The steps share the page's width: 3 steps on the 1,100 px a 1,400 px window leaves are 366 px each (they
+    // were 72 px at most: a 218 px map on a 1,150 px page).
+    assert.equal(columnWidth(3, 1100), 366);
+    assert.equal(columnWidth(2, 800), 400);
     assert.equal(columnWidth(100, 800), 8);
-    assert.equal(columnWidth(1000, 800), 3);
+    assert.equal(columnWidth(1000, 800), 3); // then the map scrolls sideways
+    assert.equal(columnWidth(0, 800), 0);
+    for (const steps of [1, 2, 3, 12, 64, 200]) assert.ok(columnWidth(steps, 1100) * steps >= 1100 - steps, String(steps));
   });
 });
 
@@ -124,7 +108,7 @@ describe("colours", () => {
 describe("pointer and tooltip", () => {
   const layout = rowLayout(3);
   test("the cell under the pointer", () => {
-    assert.deepEqual(cellAt(matrix, "step_time", layout, 50, 60, 50), { rank: 2, step: 1, ranksInRow: 1 });
+    assert.deepEqual(cellAt(matrix, "step_time", layout, 50, 60, 60), { rank: 2, step: 1, ranksInRow: 1 }); // rows of 28 px
     assert.equal(cellAt(matrix, "step_time", layout, 50, 10, 30), null); // rank 1 has no step 0
     assert.equal(cellAt(matrix, "step_time", layout, 50, 120, 10), null); // right of the last step
   });

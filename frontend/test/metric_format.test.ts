@@ -5,6 +5,7 @@ import {
   formatAxisDuration,
   formatEvidenceValue,
   formatFixed,
+  formatLegendMicros,
   formatMicros,
   formatMicrosNumber,
   formatQuantity,
@@ -13,6 +14,8 @@ import {
   shortKernelName,
 } from "../src/lib/metric_format";
 import { CATEGORY_INFO } from "../src/lib/metrics";
+import { formatSignedMicrosUnit } from "../src/views/compare/model";
+import { readAnswer } from "./fixtures";
 import { BREAKDOWN_CATEGORIES } from "../src/api/overview";
 
 test("microseconds: whole from 100 µs up, three significant digits below", () => {
@@ -24,6 +27,18 @@ test("microseconds: whole from 100 µs up, three significant digits below", () =
   assert.equal(formatMicrosNumber(0.4321), "0.432");
   assert.equal(formatMicrosNumber(0), "0");
   assert.equal(formatMicrosNumber(Number.NaN), "—");
+});
+
+test("a legend beside a µs table reads the table's figures: the Overview's ResNet-50 span", () => {
+  // The averages table shows 98,589 µs of kernel time; its legend used to say 98.6 ms beside it.
+  const overview = readAnswer("overview", "overview_gpu.json");
+  const kernel = overview.breakdown["kernel"] ?? Number.NaN;
+  assert.equal(formatLegendMicros(kernel, overview.mean_step_time), "98,589 µs (55.5%)");
+  assert.ok(formatLegendMicros(kernel, overview.mean_step_time).startsWith(formatMicros(kernel)));
+  assert.equal(formatLegendMicros(0, 0), "0 µs (—)");
+  // Compare's Δ per step column: one unit down the column (it read "-182 µs", "+1.15 ms", "-23.8 ms").
+  assert.deepEqual([-181.7, 1145.6, -23758.2, 0].map(formatSignedMicrosUnit), ["-182 µs", "+1,146 µs", "-23,758 µs", "0 µs"]);
+  assert.equal(formatSignedMicrosUnit(Number.NaN), "—");
 });
 
 test("fixed decimals with separators, never '-0'", () => {

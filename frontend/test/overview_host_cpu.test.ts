@@ -1,16 +1,16 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { parseHostCpu, parseOverview } from "../src/api/overview";
+import type { HostCpu } from "../src/api/overview";
 import { fewSamplesText } from "../src/lib/host_cpu";
-import { readFixture } from "./fixtures";
+import { readAnswer } from "./fixtures";
 
 // overview_host_cpu.json: the backend's answer for a writer span whose manifest holds the host CPU sampling.
 describe("overview host CPU", () => {
   test("the writer's CPU sampling is read with its series", () => {
-    const data = parseOverview(readFixture("overview_host_cpu.json"));
-    const cpu = data.hostCpu;
+    const data = readAnswer("overview", "overview_host_cpu.json");
+    const cpu = data.host_cpu;
     assert.ok(cpu !== null);
-    assert.equal(cpu.cpuCount, 2);
+    assert.equal(cpu.cpu_count, 2);
     assert.equal(cpu.interval, 50000);
     assert.ok(cpu.duration > 0);
     assert.ok(cpu.process.mean > 0 && cpu.process.max !== null && cpu.process.max >= cpu.process.mean);
@@ -29,42 +29,17 @@ describe("overview host CPU", () => {
     assert.ok(Math.abs(weighted / cpu.duration - cpu.process.mean) < 0.01);
   });
 
-  test("spans without sampling have none; a broken series leaves the figures", () => {
-    assert.equal(parseOverview(readFixture("overview_cpu.json")).hostCpu, null);
-    assert.equal(parseHostCpu(null), null);
-    assert.equal(parseHostCpu({ duration: 10 }), null);
-    assert.equal(parseHostCpu({ process: { mean: 0.5, max: 1 }, duration: "long" }), null);
-    const cpu = parseHostCpu({
-      cpu_count: null,
-      interval: null,
-      duration: 1000,
-      process: { mean: 0.5, max: null },
-      system: null,
-      samples: { time: [0, 500], process: [0.2], system: null },
-    });
-    assert.deepEqual(cpu, {
-      cpuCount: null,
-      interval: null,
-      duration: 1000,
-      process: { mean: 0.5, max: null },
-      system: null,
-      samples: null,
-    });
-    const noSystem = parseHostCpu({
-      duration: 1000,
-      process: { mean: 0.5, max: 0.7 },
-      system: null,
-      samples: { time: [0, 500], process: [0.3, 0.7], system: null },
-    });
-    assert.deepEqual(noSystem?.samples, { time: [0, 500], process: [0.3, 0.7], system: null });
+  test("spans without sampling have none", () => {
+    assert.equal(readAnswer("overview", "overview_cpu.json").host_cpu, null);
   });
 
   test("a span shorter than the sampling interval says so", () => {
-    const short = parseHostCpu({ interval: 100_000, duration: 40_000, process: { mean: 0.9, max: 0.9 }, samples: { time: [0], process: [0.9] } });
-    assert.ok(short !== null);
+    const cpu = (interval: number, duration: number, time: number[], process: number[]): HostCpu => ({
+      cpu_count: 2, interval, duration, process: { mean: 0.5, max: 0.9 }, system: null, samples: { time, process, system: null },
+    });
+    const short = cpu(100_000, 40_000, [0], [0.9]);
     assert.match(fewSamplesText(short) ?? "", /^One reading: the span \(40\.0 ms\) was shorter than the sampling interval \(100 ms\)/);
-    const many = parseHostCpu({ interval: 100_000, duration: 300_000, process: { mean: 0.5, max: 0.9 }, samples: { time: [0, 100_000, 200_000], process: [0.1, 0.5, 0.9] } });
-    assert.ok(many !== null);
+    const many = cpu(100_000, 300_000, [0, 100_000, 200_000], [0.1, 0.5, 0.9]);
     assert.equal(fewSamplesText(many), null);
   });
 });

@@ -26,9 +26,10 @@ const worker = (rank: number, shift: number, stepStart: number, stepEnd: number,
   rank,
   span: "s",
   shift,
-  stepStart,
-  stepEnd,
+  step_start: stepStart,
+  step_end: stepEnd,
   late,
+  steps: [],
 });
 
 describe("which tracks are stacked", () => {

@@ -1,8 +1,9 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { parseOperators } from "../src/api/operators";
+import type { OperatorsData } from "../src/api/operators";
 import { parseRoofline, type RooflinePoint } from "../src/api/roofline";
-import { efficiencyColumns, formatByteRate, formatFigure, formatFlopRate } from "../src/lib/efficiency";
+import { efficiencyColumns } from "../src/components/efficiency_columns";
+import { formatByteRate, formatFigure, formatFlopRate } from "../src/lib/efficiency";
 import { operatorColumns } from "../src/views/operator/columns";
 import {
   MAX_RADIUS,
@@ -109,16 +110,17 @@ test("rates and figures are written as vendors write them", () => {
 });
 
 test("operator tables gain the efficiency columns when the answer has them, with the CSV's ids", () => {
-  const data = parseOperators({
-    group_by: "name", has_device: true, efficiency: true,
-    rows: [{ name: "aten::linear", calls: 3, host_self: 1, host_total: 2, device_self: 0, device_total: 5, tc_eligible: true,
+  const shares = { tc_self_share: 0, tc_total_share: 0 };
+  const data: OperatorsData = {
+    group_by: "name", has_device: true, efficiency: true, totals: {},
+    rows: [{ name: "aten::linear", calls: 3, host_self: 1, host_total: 2, device_self: 0, device_total: 5, tc_eligible: true, ...shares,
              gflops: null, perf_reason: "counted in the operator nested in it that does the work" },
-           { name: "aten::mm", calls: 3, host_self: 1, host_total: 2, device_self: 5, device_total: 5, tc_eligible: true,
+           { name: "aten::mm", calls: 3, host_self: 1, host_total: 2, device_self: 5, device_total: 5, tc_eligible: true, ...shares,
              gflops: 1.5, bytes: 2048, tflops_per_s: 300, tb_per_s: 0.4, intensity: 732, bound: "compute",
              roofline_share: 0.3, roofline_time: 1.5, perf_reason: "" }],
-  });
+  };
   assert.equal(data.efficiency, true);
-  const columns = operatorColumns("name", true, data.efficiency);
+  const columns = operatorColumns("name", true, data.efficiency ?? false);
   const ids = columns.map((column) => column.id);
   assert.deepEqual(ids.slice(-7), ["gflops", "bytes", "tflops_per_s", "tb_per_s", "intensity", "bound", "roofline_share"]);
   const byId = Object.fromEntries(columns.map((column) => [column.id, column]));

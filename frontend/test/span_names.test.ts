@@ -29,6 +29,10 @@ describe("span names", () => {
     assert.equal(stepRangeText({ count: 1, first: 7, last: 7 }), "step 7");
     assert.equal(stepRangeText({ count: 2, first: null, last: null }), "2 steps");
     assert.equal(spanFactsText({ startTime: null, duration: null, steps: null }), null);
+    // The steps every page counts, and how many of the trace's are left out (the Overview says why).
+    const cut = parseSpanFacts({ steps: { count: 12, first: 0, last: 11, left_out: 1 } });
+    assert.deepEqual(cut.steps, { count: 12, first: 0, last: 11, leftOut: 1 });
+    assert.equal(stepRangeText(cut.steps), "steps 0–11 (1 left out)");
   });
 
   test("without facts: the time a timestamp name stands for, else the id", () => {

@@ -1,11 +1,10 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { ApiClient } from "../src/api/client";
-import { parseModules } from "../src/api/modules";
 import { foldedStacksUrl } from "../src/api/stacks";
 import { allParents, expandedToDepth, flattenTree, indexTree } from "../src/lib/tree_model";
 import { moduleValues } from "../src/views/modules/modules";
-import { readFixture } from "./fixtures";
+import { readAnswer } from "./fixtures";
 
 //  0 model
 //  ├─ 1 encoder
@@ -62,7 +61,7 @@ describe("tree flattening", () => {
 
 describe("modules answer", () => {
   test("the real transformer modules: the root shows the sum of the top-level modules", () => {
-    const data = parseModules(readFixture("modules_transformer.json"));
+    const data = readAnswer("modules", "modules_transformer.json");
     assert.equal(data.available, true);
     const nodes = data.nodes!;
     assert.equal(nodes.name[0], "(model)");
@@ -71,18 +70,11 @@ describe("modules answer", () => {
     const values = moduleValues(nodes, index);
     const topLevel = index.children[0] ?? [];
     assert.deepEqual(topLevel.map((node) => nodes.name[node]), ["TinyEncoder_0"]);
-    assert.equal(values.forwardHost[0], nodes.forwardHost[topLevel[0]!]);
+    assert.equal(values.forward_host[0], nodes.forward_host[topLevel[0]!]);
     // A module's forward time includes its children's: no child takes longer than its parent.
     nodes.parent.forEach((parent, node) => {
-      if (parent > 0) assert.ok((nodes.forwardHost[node] ?? 0) <= (nodes.forwardHost[parent] ?? 0) + 1e-6, nodes.name[node]);
+      if (parent > 0) assert.ok((nodes.forward_host[node] ?? 0) <= (nodes.forward_host[parent] ?? 0) + 1e-6, nodes.name[node]);
     });
-  });
-
-  test("a span without modules: the hint", () => {
-    const data = parseModules({ available: false, nodes: null, hint: "Record with with_modules=True" });
-    assert.equal(data.available, false);
-    assert.equal(data.nodes, null);
-    assert.equal(data.hint, "Record with with_modules=True");
   });
 
   test("the folded stacks download carries the span and the weight", () => {

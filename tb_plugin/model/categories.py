@@ -74,6 +74,11 @@ PADDLE_HOST_RANGE_CATEGORIES = frozenset(
 # (CANN calls), "Ascend Sync" (waits and records: device sync); the rows that repeat or derive device time
 # ("HCCL", "HCCL Task", "Overlap Analysis") are in no set.
 MINDSPORE_OPERATOR_CATEGORIES = frozenset({MINDSPORE_OPERATOR_PROCESS})
+# An Ascend collective's own tasks (ingest/mindspore/ascend_layers.py: "HCCL Task"), on the streams of the device's
+# "Ascend Hardware" layer: the waits for a peer's notify or an event among them keep the device waiting, not busy.
+COLLECTIVE_TASK_CATEGORY = "HCCL Task"
+ASCEND_HARDWARE_PROCESS = "Ascend Hardware"
+WAIT_TASK_NAME = re.compile(r"^(?:notify|event)_?(?:wait|record|reset)(?:_sqe)?$", re.IGNORECASE)
 MINDSPORE_HOST_RANGE_CATEGORIES = frozenset({MINDSPORE_SCOPE_PROCESS})
 
 RUNTIME_CATEGORIES = frozenset(
@@ -316,23 +321,62 @@ class SliceKinds:
         return (by_name | self._by_category(PADDLE_DATALOADER_CATEGORIES)) & self.host_op
 
     @cached_property
+    def collective_range(self) -> np.ndarray:
+        """Host ranges of collectives themselves: named as one (``COLLECTIVE_OP_NAME``) or carrying a collective's
+        arguments. Not what they enclose: a range may outlive its collective and hold a model's forward pass."""
+        own = self._by_name(lambda s: bool(COLLECTIVE_OP_NAME.match(s))) & self.host_op
+        return own | ((self.model.slices.collective >= 0) & self.host_op)
+
+    @cached_property
     def collective_op(self) -> np.ndarray:
         """Host ranges of collectives, and everything nested inside one."""
-        own = self._by_name(lambda s: bool(COLLECTIVE_OP_NAME.match(s))) & self.host_op
-        own |= (self.model.slices.collective >= 0) & self.host_op
-        return own | has_ancestor(self.model.slices, own)
+        return self.collective_range | has_ancestor(self.model.slices, self.collective_range)
 
     @cached_property
     def collective_kernel(self) -> np.ndarray:
         """Device activities of collectives: by kernel name, naming their collective (Ascend's communication
-        tasks, ingest/mindspore/ascend_layers.py), or launched from inside a collective op."""
+        tasks, ingest/mindspore/ascend_layers.py), or launched by a collective's own range (the operator the
+        launch is linked to is the collective range itself, not an operator nested inside one: an annotation
+        named like a collective that encloses a forward pass does not make its kernels communication)."""
         by_name = self._by_name(lambda s: bool(COLLECTIVE_KERNEL_NAME.match(s))) & self.device_activity
         by_name |= (self.model.slices.collective >= 0) & self.device_activity
         op = self.model.links.op
         by_op = np.zeros(len(op), dtype=bool)
         has_op = op >= 0
-        by_op[has_op] = self.collective_op[op[has_op]]
+        by_op[has_op] = self.collective_range[op[has_op]]
         return (by_name | by_op) & self.kernel
+
+    @cached_property
+    def _itemised_collective(self) -> np.ndarray:
+        """Collective kernels of a device whose streams also show the collective's own tasks (an Ascend HCCL operator
+        with its notify waits, copies and reductions on the Ascend Hardware streams)."""
+        tasks = self.collective_task
+        if not tasks.any():
+            return np.zeros(len(self.model.slices), dtype=bool)
+        devices = np.unique(self.model.slices.device[tasks])
+        return self.collective_kernel & np.isin(self.model.slices.device, devices)
+
+    @cached_property
+    def collective_task(self) -> np.ndarray:
+        """A collective's own tasks on the device's streams (Ascend Hardware lanes; not the HCCL layer's planes,
+        which repeat them)."""
+        hardware = np.array([t.kind == "gpu" and t.process_name.startswith(ASCEND_HARDWARE_PROCESS)
+                             for t in self.model.tracks], dtype=bool)
+        on_hardware = hardware[self.model.slices.track] if len(self.model.slices) else np.zeros(0, dtype=bool)
+        return self._by_category(frozenset({COLLECTIVE_TASK_CATEGORY})) & on_hardware
+
+    @cached_property
+    def busy_kernel(self) -> np.ndarray:
+        """Kernels as the device's busy time counts them: a collective whose own tasks the device's streams show
+        counts through those of its tasks that do not wait (copies, reductions), not over its whole span, most of
+        which its notify waits may take."""
+        active_tasks = self.collective_task & ~self._by_name(lambda s: bool(WAIT_TASK_NAME.match(s)))
+        return (self.kernel & ~self._itemised_collective) | active_tasks
+
+    @cached_property
+    def busy_work(self) -> np.ndarray:
+        """Device work as the device's busy time counts it: ``busy_kernel``, copies and memsets."""
+        return self.busy_kernel | self.memcpy | self.memset
 
     @cached_property
     def tensor_core_kernel(self) -> np.ndarray:

@@ -8,7 +8,9 @@ dropped (the profiler stopped before their kernels were recorded), as is a last 
 that launched clearly less work than the one before. Where no device work is linked to
 the steps (CPU-only spans), the same rule counts the host operators that started in each
 step: a stub step cut by the profiler's stop would otherwise pull the mean step time down.
-With no markers, the whole span is one step.
+With no markers, the whole span is one step. Every step left out is listed with its reason
+(``Steps.left_out``), which the pages show: the step count is the same everywhere, and a
+framework's own summary that counts the stub too (Paddle's) is explained.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ class Steps:
     end: np.ndarray
     device_activities: np.ndarray  # device activities launched from inside each step
     source: str  # "ProfilerStep", "user" or "span"
+    left_out: tuple[tuple[str, str], ...] = ()  # (name, why) of each trailing step of the trace left out
 
     def __len__(self) -> int:
         return len(self.names)
@@ -106,28 +109,38 @@ def _extend_to_device(model: TraceModel, kinds: SliceKinds, names: list[str], ho
             end[i] = max(int(host_end[i]), int(device_max[i])) if counts[i] else max(int(host_end[i]), int(start[i]))
             end[i] = max(end[i], start[i])
             prev_end = int(end[i])
+    left_out: list[tuple[str, str]] = []
+    if counts.sum() > 0:
         if n > 1:
             last = int(np.flatnonzero(counts > 0)[-1]) if (counts > 0).any() else -1
             keep = last + 1
             if last > 0 and counts[last - 1] * _INCOMPLETE_LAST_STEP > counts[last]:
                 keep = last
+                left_out.append((names[last], f"it launched {int(counts[last])} device activities against "
+                                              f"{int(counts[last - 1])} in the step before: the profiler stopped "
+                                              f"inside it"))
+            left_out += [(names[i], "it launched no device work: the profiler stopped before its work was recorded")
+                         for i in range(last + 1, n)]
             if 0 < keep < n:
                 names, host_start, host_end = names[:keep], host_start[:keep], host_end[:keep]
                 start, end, counts = start[:keep], end[:keep], counts[:keep]
+            else:
+                left_out = []
     elif n > 1:
-        keep = _complete_host_steps(model, kinds, host_start, host_end)
+        keep, left_out = _complete_host_steps(model, kinds, names, host_start, host_end)
         if keep < n:
             names, host_start, host_end = names[:keep], host_start[:keep], host_end[:keep]
             start, end, counts = start[:keep], end[:keep], counts[:keep]
     return Steps(names=list(names), host_start=host_start, host_end=host_end, start=start, end=end,
-                 device_activities=counts, source=source)
+                 device_activities=counts, source=source, left_out=tuple(left_out))
 
 
-def _complete_host_steps(model: TraceModel, kinds: SliceKinds, host_start: np.ndarray, host_end: np.ndarray) -> int:
-    """How many leading steps to keep when no device work is linked to the steps: trailing steps in
-    which no operator started are dropped, then a last step that ran clearly fewer operators than
-    the one before (the rule of device activities) and lasted less than a quarter of it: the
-    profiler stopped inside it. A short step that ran a different path (no backward) is kept."""
+def _complete_host_steps(model: TraceModel, kinds: SliceKinds, names: list[str], host_start: np.ndarray,
+                         host_end: np.ndarray) -> tuple[int, list[tuple[str, str]]]:
+    """How many leading steps to keep when no device work is linked to the steps, and why the others are left out:
+    trailing steps in which no operator started are dropped, then a last step that ran clearly fewer operators
+    than the one before (the rule of device activities) and lasted less than a quarter of it: the profiler
+    stopped inside it. A short step that ran a different path (no backward) is kept."""
     s = model.slices
     rows = np.flatnonzero(kinds.operator)
     starts = s.start[rows]
@@ -135,10 +148,15 @@ def _complete_host_steps(model: TraceModel, kinds: SliceKinds, host_start: np.nd
     inside = (step >= 0) & (starts < host_end[np.maximum(step, 0)])
     counts = np.bincount(step[inside], minlength=len(host_start))
     if not (counts > 0).any():
-        return len(host_start)
+        return len(host_start), []
     last = int(np.flatnonzero(counts > 0)[-1])
     durations = host_end - host_start
+    empty = [(names[i], "no operator started in it: the profiler stopped before it ran")
+             for i in range(last + 1, len(names))]
     if (last > 0 and counts[last - 1] * _INCOMPLETE_LAST_STEP > counts[last]
             and durations[last] < _STUB_HOST_STEP * durations[last - 1]):
-        return last
-    return last + 1
+        stub = (names[last], f"it ran {int(counts[last])} operators in {durations[last] / 1e3:,.0f} µs against "
+                             f"{int(counts[last - 1])} in {durations[last - 1] / 1e3:,.0f} µs in the step before: the "
+                             f"profiler stopped inside it")
+        return last, [stub] + empty
+    return last + 1, empty

@@ -492,9 +492,7 @@ def _add_serve_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--link-root", action="append", metavar="DIR", dest="link_roots",
                         help="a folder outside the logdir that its symlinks may lead into (repeatable; default: "
                         "PROFSCOPE_LINK_ROOTS); other links out of the logdir are not read")
-    parser.add_argument("--device-peaks", metavar="FILE",
-                        help="JSON file of device peaks (FLOP/s per precision, memory bandwidth) for devices the "
-                        "built-in table does not list, or measured peaks (default: PROFSCOPE_DEVICE_PEAKS)")
+    _add_peaks_argument(parser)
     parser.add_argument("--packs", metavar="URL", help="where `profscope ingest --packs` wrote the packs of a read-only "
                         "logdir (default: beside the traces)")
     parser.set_defaults(handler=_run_serve)
@@ -506,12 +504,7 @@ def _run_serve(args: argparse.Namespace) -> int:
     if "://" not in args.logdir and not os.path.isdir(args.logdir):
         raise CommandError(f"logdir {args.logdir!r} is not a folder")
     if args.device_peaks:
-        from profscope.tb_plugin.views.quantities.device_peaks import PeaksFileError, load_peaks_file
-
-        try:
-            load_peaks_file(args.device_peaks)
-        except PeaksFileError as error:
-            raise CommandError(str(error)) from None
+        _peaks_setting(args.device_peaks)  # a file that cannot be used is the command's error, before serving
     try:
         serve(args.logdir, host=args.host, port=args.port, cache_dir=args.cache_dir, link_roots=args.link_roots,
               device_peaks=args.device_peaks, packs=args.packs)

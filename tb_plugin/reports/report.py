@@ -68,7 +68,7 @@ class SpanViews:
     overview: dict[str, Any]
     operators: dict[str, Any]
     kernels: dict[str, Any]
-    memory: dict[str, Any]  # the memory view's "available", "hint", "devices" and "peak"
+    memory: dict[str, Any]  # the memory view's "available", "hint", "devices", "peak" and "notes"
     details: dict[str, str] = field(default_factory=dict)  # run / worker / span / file, as known
     # The span's allocator memory snapshot, when it has one (views/answers.snapshot_peak_summary).
     snapshot: Optional[dict[str, Any]] = None
@@ -91,7 +91,7 @@ def collect_span(model: TraceModel, label: str, group_by: str = "name", batch_si
         overview=answers.overview(model, batch_size=batch_size, peaks=peaks),
         operators=answers.operators(model, group_by, peaks),
         kernels=answers.kernels(model, "name", peaks),
-        memory={key: memory.get(key) for key in ("available", "hint", "devices", "peak")},
+        memory={key: memory.get(key) for key in ("available", "hint", "devices", "peak", "notes")},
         details=dict(details or {}),
     )
 
@@ -248,6 +248,12 @@ def memory_peaks(span: SpanViews) -> list[dict[str, Any]]:
 
 
 # --- lines and cells both renderers show ------------------------------------------------------
+
+
+def left_out_lines(overview: dict[str, Any]) -> list[str]:
+    """A sentence per trailing step of the trace that no figure counts, with why (``steps_left_out``)."""
+    return [f"{step['name']} is left out of every figure: {step['reason']}."
+            for step in overview.get("steps_left_out") or []]
 
 
 def communication_line(overview: dict[str, Any]) -> Optional[str]:

@@ -17,7 +17,8 @@ from ..views import memory as memory_view
 from .report import (
     CATEGORY_COLORS, CATEGORY_LABELS, DASH, SORT_LABELS, STEP_SOURCE_TEXT, SpanViews, benchmark_line,
     communication_line, compared_categories, devices_noun, evidence_items, format_bytes, format_count,
-    format_duration, format_percent, format_ratio, format_signed_duration, format_us, kernel_cells, memory_peaks,
+    format_duration, format_percent, format_ratio, format_signed_duration, format_us, kernel_cells, left_out_lines,
+    memory_peaks,
     operator_cells, operator_headers, operator_sort, shown_categories, snapshot_when, top_operators,
 )
 
@@ -195,15 +196,28 @@ def _recommendations_html(recommendations: list[dict[str, Any]]) -> str:
 
 
 def _devices_html(devices: list[dict[str, Any]]) -> str:
-    columns = [HtmlColumn(devices_noun(devices), "text"), HtmlColumn("Name", "text"), HtmlColumn("Memory"),
-               HtmlColumn("Compute capability"), HtmlColumn("SMs"), HtmlColumn("Utilization"),
-               HtmlColumn("Est. SM efficiency"), HtmlColumn("Est. achieved occupancy"),
-               HtmlColumn("Tensor Core share"), HtmlColumn("Kernel time")]
-    rows = [[esc(d.get("label") or d["id"]), esc(d["name"]), esc(format_bytes(d.get("memory")) if d.get("memory") else DASH),
-             esc(d.get("compute_capability") or DASH), esc(format_count(d.get("num_sms"))),
-             esc(format_percent(d.get("utilization"))), esc(format_percent(d.get("sm_efficiency"))),
-             esc(format_percent(d.get("achieved_occupancy"))), esc(format_percent(d.get("tensor_core_share"))),
-             esc(format_duration(d.get("kernel_time")))] for d in devices]
+    """The device summary; the SM, occupancy and Tensor Core columns only where a device is a GPU (other devices'
+    answers have none of these figures), and the collectives' time where a device's card states it."""
+    gpu = any(d.get("kind", "GPU") == "GPU" for d in devices)
+    collectives = any(d.get("communication_time") for d in devices)
+    columns = [HtmlColumn(devices_noun(devices), "text"), HtmlColumn("Name", "text"), HtmlColumn("Memory")]
+    columns += [HtmlColumn("Compute capability"), HtmlColumn("SMs")] if gpu else []
+    columns += [HtmlColumn("Utilization")]
+    columns += [HtmlColumn("Est. SM efficiency"), HtmlColumn("Est. achieved occupancy"),
+                HtmlColumn("Tensor Core share")] if gpu else []
+    columns += [HtmlColumn("Kernel time")] + ([HtmlColumn("Collectives")] if collectives else [])
+    rows = []
+    for d in devices:
+        row = [esc(d.get("label") or d["id"]), esc(d["name"]),
+               esc(format_bytes(d.get("memory")) if d.get("memory") else DASH)]
+        row += [esc(d.get("compute_capability") or DASH), esc(format_count(d.get("num_sms")))] if gpu else []
+        row += [esc(format_percent(d.get("utilization")))]
+        row += [esc(format_percent(d.get("sm_efficiency"))), esc(format_percent(d.get("achieved_occupancy"))),
+                esc(format_percent(d.get("tensor_core_share")))] if gpu else []
+        row += [esc(format_duration(d.get("kernel_time")))]
+        row += [esc(format_duration(d.get("communication_time")) if d.get("communication_time") else DASH)] \
+            if collectives else []
+        rows.append(row)
     return html_table(columns, rows, test_id="gpu-summary")
 
 
@@ -224,6 +238,7 @@ def _overview_html(span: SpanViews, anchor: str) -> str:
                 ("Mean step time", esc(format_duration(mean))),
                 *([("Communication", esc(communication_line(overview) or ""))] if communication_line(overview) else []),
                 ("Benchmark", esc(benchmark_line(overview["benchmark"])))]),
+        *(f'<p class="muted">{esc(line)}</p>' for line in left_out_lines(overview)),
         "<h4>Step time per step</h4>",
         f"<figure>{step_chart_svg(overview)}{_legend(categories)}</figure>",
         "<h4>Mean per step</h4>",
@@ -272,7 +287,8 @@ def _memory_html(span: SpanViews) -> str:
                HtmlColumn("Peak reserved"), HtmlColumn("Capacity")]
     rows = [[esc(p["device"]), esc(format_bytes(p["allocated"])), esc(format_duration(p["offset_us"])),
              esc(format_bytes(p["reserved"])), esc(format_bytes(p["capacity"]))] for p in peaks]
-    return html_table(columns, rows, test_id="memory")
+    notes = "".join(f'<p class="muted">{esc(note)}</p>' for note in span.memory.get("notes") or [])
+    return html_table(columns, rows, test_id="memory") + notes
 
 
 def _snapshot_html(snapshot: dict[str, Any]) -> str:

@@ -10,7 +10,7 @@ from ..views import memory as memory_view
 from ..views import table_csv as export
 from .report import (
     CATEGORY_LABELS, NAME_WIDTH, SHAPE_WIDTH, SORT_LABELS, STEP_SOURCE_TEXT, SpanViews, benchmark_line,
-    communication_line, devices_noun, format_bytes, format_duration, format_percent, format_us,
+    communication_line, devices_noun, format_bytes, format_duration, format_percent, format_us, left_out_lines,
     kernel_cells, memory_peaks, operator_cells, operator_headers, operator_sort, shown_categories, snapshot_when,
     top_operators, truncate,
 )
@@ -55,10 +55,14 @@ def _device_lines(device: dict[str, Any]) -> list[str]:
              f"{device['num_sms']} SMs" if device.get("num_sms") else None]
     described = ", ".join(f for f in facts if f)
     head = f"{device.get('label') or 'GPU ' + str(device['id'])}: {device['name']}" + (f" ({described})" if described else "")
-    figures = (f"utilization {format_percent(device.get('utilization'))} · "
-               f"est. SM efficiency {format_percent(device.get('sm_efficiency'))} · "
-               f"est. achieved occupancy {format_percent(device.get('achieved_occupancy'))} · "
-               f"Tensor Cores {format_percent(device.get('tensor_core_share'))} of kernel time")
+    figures = f"utilization {format_percent(device.get('utilization'))}"
+    if device.get("kind", "GPU") == "GPU":  # SM and Tensor Core figures are GPU figures: other devices have none
+        figures += (f" · est. SM efficiency {format_percent(device.get('sm_efficiency'))} · "
+                    f"est. achieved occupancy {format_percent(device.get('achieved_occupancy'))} · "
+                    f"Tensor Cores {format_percent(device.get('tensor_core_share'))} of kernel time")
+    if device.get("communication_time"):
+        figures += (f" · kernels {format_duration(device.get('kernel_time'))}, "
+                    f"collectives {format_duration(device['communication_time'])}")
     return [head, "  " + figures]
 
 
@@ -93,7 +97,8 @@ def _text_memory(span: SpanViews) -> str:
     columns = (Column("Device", "<"), Column("Peak allocated"), Column("At (into the span)"), Column("Peak reserved"))
     rows = [[p["device"], format_bytes(p["allocated"]), format_duration(p["offset_us"]), format_bytes(p["reserved"])]
             for p in peaks]
-    return "Memory peak per device\n" + text_table(columns, rows)
+    notes = "".join(f"\n{note}" for note in span.memory.get("notes") or [])
+    return "Memory peak per device\n" + text_table(columns, rows) + notes
 
 
 def _text_snapshot(snapshot: dict[str, Any]) -> str:
@@ -115,7 +120,7 @@ def summary_text(span: SpanViews, top: int = 10, sort: Optional[str] = None) -> 
     sections = [
         f"Profscope summary: {span.label}\n"
         f"framework {span.framework} · steps from {STEP_SOURCE_TEXT.get(overview['step_source'], overview['step_source'])}"
-        f" · {devices}",
+        f" · {devices}" + "".join(f"\n{line}" for line in left_out_lines(overview)),
         _text_breakdown(overview),
     ]
     if overview["devices"]:
@@ -164,7 +169,8 @@ def summary_json(span: SpanViews, top: int = 10, sort: Optional[str] = None) -> 
         "operators": {"group_by": span.operators.get("group_by", "name"), "sort": key, "total_rows": len(span.operators.get("rows", [])),
                       "rows": top_operators(span.operators, top, sort)},
         "kernels": {"total_rows": len(span.kernels.get("rows", [])), "rows": list(span.kernels.get("rows", []))[:top]},
-        "memory": {"available": bool(span.memory.get("available")), "peaks": memory_peaks(span)},
+        "memory": {"available": bool(span.memory.get("available")), "peaks": memory_peaks(span),
+                   "notes": list(span.memory.get("notes") or [])},
         "memory_snapshot": span.snapshot,
     }
 

@@ -458,11 +458,21 @@ class RunManager:
             future.add_done_callback(lambda f: self._wake.set())
             self._derivations.append(future)
 
-    def _collect_snapshots(self) -> None:
-        """Snapshot parses that ended (called with the lock held)."""
-        for future in [f for f in self._snapshot_jobs if f.done()]:
-            key = self._snapshot_jobs.pop(future)
-            state = self._snapshots.get(key)
+    def _collect_finished(self) -> None:
+        with self._lock:
+            self._derivations = [f for f in self._derivations if not f.done()]
+            self._finish_jobs(self._in_flight, self._spans, lambda why: ParseOutcome(error=why), self.cache.load,
+                              "model")
+            self._finish_jobs(self._snapshot_jobs, self._snapshots, lambda why: SnapshotOutcome(error=why),
+                              self.cache.load_snapshot, "snapshot")
+
+    def _finish_jobs(self, jobs: dict[Any, Any], states: dict[Any, Any], failed: Callable[[str], Any],
+                     read_back: Callable[[Any], Any], what: str) -> None:
+        """Take the outcome of every finished parse job (a trace's or a snapshot's) into its state: the model, or
+        the error for the user (called with the lock held)."""
+        for future in [f for f in jobs if f.done()]:
+            key = jobs.pop(future)
+            state = states.get(key)
             if state is None or state.job is not future:
                 continue
             state.job = None
@@ -472,54 +482,21 @@ class RunManager:
             try:
                 outcome = future.result()
             except JobFailed as exc:
-                outcome = SnapshotOutcome(error=str(exc))
+                outcome = failed(str(exc))
             except futures.CancelledError:
-                outcome = SnapshotOutcome(error="loading was cancelled")
+                outcome = failed("loading was cancelled")
             if outcome.error is not None:
                 state.status, state.error = "error", outcome.error
             elif outcome.model is not None:
                 self._report_cache_write(outcome.cache_error)
                 state.status, state.model = "ready", outcome.model
             else:
-                model = self.cache.load_snapshot(state.identity) if state.identity else None
+                model = read_back(state.identity) if state.identity else None
                 if model is None:
-                    state.status, state.error = "error", "the parsed snapshot could not be read back from the cache"
+                    state.status, state.error = "error", f"the parsed {what} could not be read back from the cache"
                 else:
                     state.status, state.model = "ready", model
                     self._evict_due = True
-
-    def _collect_finished(self) -> None:
-        with self._lock:
-            self._collect_snapshots()
-            self._derivations = [f for f in self._derivations if not f.done()]
-            done = [f for f in self._in_flight if f.done()]
-            for future in done:
-                key = self._in_flight.pop(future)
-                state = self._spans.get(key)
-                if state is None or state.job is not future:
-                    continue
-                state.job = None
-                if state.progress_slot is not None:
-                    self._free_slots.append(state.progress_slot)
-                    state.progress_slot = None
-                try:
-                    outcome = future.result()
-                except JobFailed as exc:
-                    outcome = ParseOutcome(error=str(exc))
-                except futures.CancelledError:
-                    outcome = ParseOutcome(error="loading was cancelled")
-                if outcome.error is not None:
-                    state.status, state.error = "error", outcome.error
-                elif outcome.model is not None:
-                    self._report_cache_write(outcome.cache_error)
-                    state.status, state.model = "ready", outcome.model
-                else:
-                    model = self.cache.load(state.identity) if state.identity else None
-                    if model is None:
-                        state.status, state.error = "error", "the parsed model could not be read back from the cache"
-                    else:
-                        state.status, state.model = "ready", model
-                        self._evict_due = True
 
     def _report_cache_write(self, why: Optional[str]) -> None:
         """Say once per server that parsed spans are kept in memory because the cache cannot be written."""

@@ -5,6 +5,13 @@ for a free), the allocator's totals after the event, device type and index. Each
 belongs to the innermost slice on its thread that contains it, like torch's own
 ``key_averages`` counts memory: an operator's self bytes are its own events (allocations
 minus frees), its total bytes include everything nested inside it.
+
+Older Kineto (PyTorch 1.8/1.9) wrote only ``Bytes``, ``Device Type`` and ``Device Id``: no
+address and no allocator totals. For a device whose events carry no totals, allocated is
+rebuilt by adding the events' bytes up in time order, from the least amount that the span's
+frees imply was already held at its first event (memory held before the span is otherwise
+unknown); reserved stays unknown, and without addresses no allocation is paired with its free
+(its free time, lifetime and whether it was freed are unknown). The answer's ``notes`` say so.
 """
 
 from __future__ import annotations
@@ -19,6 +26,7 @@ from ..model.build import slice_at
 from ..model.categories import SliceKinds
 from ..model.trace_model import TraceModel
 from ..model.units import NS_PER_US
+from .quantities import recording
 from .quantities.devices import memory_device
 
 EVENT_LIMIT = 5000
@@ -44,6 +52,8 @@ class MemoryEvents:
     owner: np.ndarray  # slice row of the innermost enclosing slice (-1)
     operator: np.ndarray  # slice row of the innermost enclosing operator (-1)
     freed_at: np.ndarray  # for allocations: index (into these arrays) of the matching free, -1 if never
+    paired: np.ndarray  # bool: the event has an address, so its allocation and free can be paired
+    rebuilt: frozenset[int]  # device keys whose allocated totals are rebuilt from the events' bytes
 
 
 def _device_key(device_type: np.ndarray, device_id: np.ndarray) -> np.ndarray:
@@ -67,7 +77,9 @@ def memory_events(model: TraceModel) -> MemoryEvents:
 
 def _memory_events(model: TraceModel) -> MemoryEvents:
     inst = model.instants
-    rows = np.flatnonzero((inst.addr >= 0) | (inst.total_allocated >= 0))
+    memory_name = model.string_id("[memory]")
+    sized = (inst.name == memory_name) & (inst.bytes != 0) if memory_name >= 0 else np.zeros(len(inst), dtype=bool)
+    rows = np.flatnonzero((inst.addr >= 0) | (inst.total_allocated >= 0) | sized)
     rows = rows[np.lexsort((inst.event_id[rows], inst.ts[rows]))]
     ts = inst.ts[rows]
     owner = slice_at(model.slices, inst.track[rows], ts).astype(np.int64)
@@ -80,14 +92,23 @@ def _memory_events(model: TraceModel) -> MemoryEvents:
     device_key = _device_key(inst.device_type[rows], inst.device_id[rows])
     nbytes = inst.bytes[rows]
     addr = inst.addr[rows]
-    freed_at = _pair_frees(device_key, addr, nbytes)
-    return MemoryEvents(rows=rows, ts=ts, addr=addr, nbytes=nbytes, allocated=inst.total_allocated[rows],
+    paired = addr >= 0
+    freed_at = _pair_frees(device_key, addr, nbytes, paired)
+    allocated = inst.total_allocated[rows].copy()
+    rebuilt = []
+    for key in np.unique(device_key).tolist():  # one pass per device
+        on_device = device_key == key
+        if (allocated[on_device] < 0).all():
+            running = np.cumsum(nbytes[on_device])
+            allocated[on_device] = running + max(0, -int(running.min()))
+            rebuilt.append(key)
+    return MemoryEvents(rows=rows, ts=ts, addr=addr, nbytes=nbytes, allocated=allocated,
                         reserved=inst.total_reserved[rows], device_key=device_key, owner=owner, operator=operator,
-                        freed_at=freed_at)
+                        freed_at=freed_at, paired=paired, rebuilt=frozenset(rebuilt))
 
 
-def _pair_frees(device_key: np.ndarray, addr: np.ndarray, nbytes: np.ndarray) -> np.ndarray:
-    """For each allocation, the next event at the same (device, address) if it is a free."""
+def _pair_frees(device_key: np.ndarray, addr: np.ndarray, nbytes: np.ndarray, paired: np.ndarray) -> np.ndarray:
+    """For each allocation with an address, the next event at the same (device, address) if it is a free."""
     n = len(addr)
     freed_at = np.full(n, -1, dtype=np.int64)
     if n == 0:
@@ -99,7 +120,7 @@ def _pair_frees(device_key: np.ndarray, addr: np.ndarray, nbytes: np.ndarray) ->
     is_alloc = nbytes[order] > 0
     next_is_free = np.zeros(n, dtype=bool)
     next_is_free[:-1] = nbytes[order][1:] < 0
-    pair = is_alloc & same_next & next_is_free
+    pair = is_alloc & same_next & next_is_free & paired[order]
     freed_at[order[pair]] = next_idx[pair]
     return freed_at
 
@@ -128,8 +149,9 @@ def memory(model: TraceModel, device: Optional[str] = None, start_us: Optional[f
            limit: int = EVENT_LIMIT) -> dict[str, Any]:
     ev = memory_events(model)
     if len(ev.rows) == 0:
-        return {"available": False, "hint": HOW_TO_RECORD, "devices": [], "curves": {}, "peak": {}, "events": [],
-                "by_operator": []}
+        return {"available": False, "hint": "This span has no memory events. " + recording.record_memory(model),
+                "devices": [], "curves": {}, "peak": {}, "events": [],
+                "by_operator": [], "notes": []}
     devices, curves, peaks = model.memo("memory_curves", lambda: _curves(model, ev))
     chosen = [d["id"] for d in devices] if device in (None, "") else [device]
     window = _window_mask(ev, model, start_us, end_us)
@@ -143,7 +165,24 @@ def memory(model: TraceModel, device: Optional[str] = None, start_us: Optional[f
         "peak": peaks,
         "events": allocation_table(model, ev, selected, min_bytes, name_filter, limit),
         "by_operator": operator_stats(model, ev, selected),
+        "notes": rebuilt_notes(model, ev),
     }
+
+
+def rebuilt_notes(model: TraceModel, ev: MemoryEvents) -> list[str]:
+    """What the memory events of the span do not say, per device whose totals are rebuilt."""
+    notes = []
+    for key in sorted(ev.rebuilt):
+        label = _route_id_and_label(model, key)[1]
+        without_address = not ev.paired[ev.device_key == key].any()
+        notes.append(
+            f"{label}: the memory events (an older profiler's format) give each allocation's and free's size but not "
+            f"the allocator's totals. Allocated is rebuilt by adding them up in time order, from the least amount the "
+            f"span's frees imply was already held at its start (memory held before the span is not known); reserved "
+            f"is not known." + (" They carry no address: no allocation is paired with its free (free time, lifetime "
+                                "and whether it was freed are unknown, and so is what was live at the peak)."
+                                if without_address else ""))
+    return notes
 
 
 def _curves(model: TraceModel, ev: MemoryEvents) -> tuple[list[dict[str, Any]], dict[str, Any], dict[str, Any]]:
@@ -161,7 +200,7 @@ def _curves(model: TraceModel, ev: MemoryEvents) -> tuple[list[dict[str, Any]], 
                                        np.r_[reserved, reserved[-1]])
         peak_i = int(np.argmax(ev.allocated[sel]))
         devices.append({"id": ident, "name": label, "capacity": capacity,
-                        "events": int(sel.sum())})
+                        "events": int(sel.sum()), "allocated_rebuilt": key in ev.rebuilt})
         curves[ident] = {"time": (ts / NS_PER_US).tolist(), "allocated": allocated.tolist(),
                          "reserved": reserved.tolist()}
         peaks[ident] = {"allocated": int(ev.allocated[sel][peak_i]), "time": float(ev.ts[sel][peak_i]) / NS_PER_US,
@@ -201,14 +240,14 @@ def allocation_table(model: TraceModel, ev: MemoryEvents, selected: np.ndarray, 
     return {
         "total": int(len(order)),
         "columns": ["addr", "bytes", "operator", "device", "alloc_time", "free_time", "lifetime", "never_freed"],
-        "addr": ev.addr[alloc].tolist(),
+        "addr": [a if a >= 0 else None for a in ev.addr[alloc].tolist()],
         "bytes": ev.nbytes[alloc].tolist(),
         "operator": [model.strings[int(n)] if n >= 0 else "" for n in op_name.tolist()],
         "device": [labels[k] for k in ev.device_key[alloc].tolist()],
         "alloc_time": (ev.ts[alloc] / NS_PER_US).tolist(),
         "free_time": [t / NS_PER_US if t >= 0 else None for t in free_ts.tolist()],
         "lifetime": [(f - a) / NS_PER_US if f >= 0 else None for a, f in zip(ev.ts[alloc].tolist(), free_ts.tolist())],
-        "never_freed": (freed < 0).tolist(),
+        "never_freed": [bool(f < 0) if known else None for f, known in zip(freed.tolist(), ev.paired[alloc].tolist())],
     }
 
 
@@ -220,7 +259,7 @@ def _live_at_peak(ev: MemoryEvents, selected: np.ndarray) -> np.ndarray:
         peak_ts = ev.ts[on_device][int(np.argmax(ev.allocated[on_device]))]
         freed = ev.freed_at
         free_ts = np.where(freed >= 0, ev.ts[np.maximum(freed, 0)], np.iinfo(np.int64).max)
-        alive = on_device & (ev.nbytes > 0) & (ev.ts <= peak_ts) & (free_ts > peak_ts)
+        alive = on_device & ev.paired & (ev.nbytes > 0) & (ev.ts <= peak_ts) & (free_ts > peak_ts)
         live[alive] = ev.nbytes[alive]
     return live
 
@@ -259,6 +298,7 @@ def operator_stats(model: TraceModel, ev: MemoryEvents, selected: np.ndarray) ->
         return np.bincount(inverse, weights=values[rows].astype(np.float64), minlength=len(unique))
 
     all_calls = np.bincount(s.name[SliceKinds(model).host_op], minlength=len(model.strings))
+    peak_known = bool(ev.paired[selected].any())  # what is live at the peak needs allocations paired with frees
     out = []
     sums = {k: agg(v) for k, v in (("self_bytes", self_net), ("total_bytes", total_net),
                                    ("self_alloc_bytes", self_alloc_bytes), ("total_alloc_bytes", total_alloc_bytes),
@@ -274,8 +314,8 @@ def operator_stats(model: TraceModel, ev: MemoryEvents, selected: np.ndarray) ->
             "total_bytes": int(sums["total_bytes"][i]),
             "self_alloc_bytes": int(sums["self_alloc_bytes"][i]),
             "total_alloc_bytes": int(sums["total_alloc_bytes"][i]),
-            "self_peak_bytes": int(sums["self_peak_bytes"][i]),
-            "total_peak_bytes": int(sums["total_peak_bytes"][i]),
+            "self_peak_bytes": int(sums["self_peak_bytes"][i]) if peak_known else None,
+            "total_peak_bytes": int(sums["total_peak_bytes"][i]) if peak_known else None,
         })
     out.sort(key=lambda r: -abs(r["total_bytes"]))
     return out

@@ -18,6 +18,7 @@ from ..model import tree
 from ..model.categories import SliceKinds
 from ..model.trace_model import TraceModel
 from ..model.units import NS_PER_US
+from .quantities import recording
 
 MODULE_PREFIX = "nn.Module: "
 
@@ -40,7 +41,7 @@ def _modules(model: TraceModel) -> dict[str, Any]:
     is_module = model.string_ids_where(lambda t: t.startswith(MODULE_PREFIX))[s.name] if len(s) else s.name < 0
     if not is_module.any():
         return {"available": False, "nodes": None,
-                "hint": "Record with torch.profiler.profile(with_modules=True, with_stack=True) to see modules."}
+                "hint": recording.record_modules(model)}
     chain, chain_parent, chain_name = tree.frame_chains(s, is_module)
     device_total = _device_total(model, kinds)
     module_rows = np.flatnonzero(is_module)

@@ -75,9 +75,9 @@ def category_intervals(model: TraceModel) -> dict[str, intervals.Intervals]:
             "kernel": of(kinds.kernel & ~kinds.collective_kernel),
             "memcpy": of(kinds.memcpy),
             "memset": of(kinds.memset),
-            "communication": accounting.communication_intervals(model),
+            "communication": accounting.exposed_communication_intervals(model),
             "runtime": of(kinds.runtime),
-            "dataloader": of(kinds.dataloader),
+            "dataloader": accounting.dataloader_intervals(model),
             "cpu_exec": accounting.cpu_exec_intervals(model),
         }
 
@@ -109,10 +109,16 @@ NOT_TENSOR_CORES = "Tensor Cores are NVIDIA's: kernel names of this device do no
 def device_summaries(model: TraceModel, steps: Steps) -> list[dict[str, Any]]:
     """Per device: utilization, estimated SM efficiency and occupancy, Tensor Core share, all over the same
     window (first step start to last step end): kernels are cut to it, and means are weighted by the time of
-    each kernel inside it. A figure the trace cannot support is None, with the reason in ``unavailable``."""
+    each kernel inside it. A figure the trace cannot support is None, with the reason in ``unavailable``.
+
+    Kernel time is the computation kernels' (the breakdown's Kernel category counts the same kernels),
+    communication time the collective kernels'; utilization is the time a kernel keeps the device busy
+    (``SliceKinds.busy_kernel``: a collective whose own tasks the device's streams show, an Ascend HCCL operator,
+    is busy while those tasks copy or reduce, not while they wait for a peer), the Analyses page's definition."""
     kinds = SliceKinds(model)
     s = model.slices
     kernel_rows = np.flatnonzero(kinds.kernel)
+    busy_rows = np.flatnonzero(kinds.busy_kernel)
     device_ids = sorted({int(d) for d in np.unique(s.device[kernel_rows]) if d >= 0})
     if not device_ids and len(kernel_rows):
         device_ids = sorted({t.device for t in model.tracks if t.kind == "gpu" and t.device is not None})
@@ -125,18 +131,23 @@ def device_summaries(model: TraceModel, steps: Steps) -> list[dict[str, Any]]:
     out = []
     for device_id in device_ids:
         described = device(model, device_id)
-        rows = kernel_rows[s.device[kernel_rows] == device_id] if (s.device[kernel_rows] >= 0).any() else kernel_rows
+        by_device = bool((s.device[kernel_rows] >= 0).any())
+        rows = kernel_rows[s.device[kernel_rows] == device_id] if by_device else kernel_rows
         inside = accounting.kernels_in_steps(model, steps, rows)
-        assert inside is not None
+        busy_inside = accounting.kernels_in_steps(model, steps, busy_rows[s.device[busy_rows] == device_id]
+                                                  if by_device else busy_rows)
+        assert inside is not None and busy_inside is not None
         rows, starts, ends = inside.rows, inside.start, inside.end
-        busy = intervals.total_length((starts, ends))
+        busy = intervals.total_length((busy_inside.start, busy_inside.end))
+        collective = kinds.collective_kernel[rows]
         segments = intervals.Segments.of((starts, ends), (np.array([lo]), np.array([hi])))
         blocks = np.nan_to_num(blocks_written[rows], nan=0.0)
         sm_busy = float((np.minimum(segments.coverage(starts, ends, blocks), 1.0) * segments.lengths).sum())
         dur = (ends - starts).astype(np.float64)
         occupancy = occupancy_written[rows]
         has_occ = np.isfinite(occupancy)
-        kernel_time = inside.time
+        all_time = inside.time
+        communication_time = float((ends - starts)[collective].sum())
         tc_time = inside.tensor_core_time(model)
         p = described.properties
         major, minor = p.get("computeMajor"), p.get("computeMinor")
@@ -160,8 +171,9 @@ def device_summaries(model: TraceModel, steps: Steps) -> list[dict[str, Any]]:
             "sm_efficiency": None if "sm_efficiency" in unavailable else sm_busy / span,
             "achieved_occupancy": None if "achieved_occupancy" in unavailable
             else float((occupancy[has_occ] * dur[has_occ]).sum() / max(dur[has_occ].sum(), 1.0) / 100.0),
-            "tensor_core_share": None if not tensor_cores_known else tc_time / kernel_time if kernel_time > 0 else 0.0,
-            "kernel_time": _us(kernel_time),
+            "tensor_core_share": None if not tensor_cores_known else tc_time / all_time if all_time > 0 else 0.0,
+            "kernel_time": _us(all_time - communication_time),
+            "communication_time": _us(communication_time),
             "unavailable": unavailable,
         })
     return out
@@ -187,6 +199,7 @@ def overview(model: TraceModel, marker: Optional[str] = None, batch_size: Option
     mean_step = float(mean.sum())
     result: dict[str, Any] = {
         "step_source": steps.source,
+        "steps_left_out": [{"name": name, "reason": reason} for name, reason in steps.left_out],
         "has_device": has_device,
         "categories": list(CATEGORIES if has_device else [c for c in CATEGORIES if c not in DEVICE_CATEGORIES]),
         "steps": step_rows,

@@ -24,12 +24,12 @@ from ..model import tree
 from ..model.categories import SliceKinds
 from ..model.trace_model import TraceModel
 from ..model.units import NS_PER_US
+from .quantities import recording
 
 WEIGHTS = ("host", "device")
 # What the Python frames of the tree are made of (the answer's ``stacks_from``).
 FROM_PYTHON_FRAMES, FROM_CALL_STACKS, NO_PYTHON_STACKS = "python_frames", "call_stacks", "none"
-NO_PYTHON_STACKS_NOTE = ("The trace records no Python stacks: only operators and annotations are shown. Record them with "
-                         "torch.profiler.profile(with_stack=True).")
+NO_PYTHON_STACKS_NOTE = "The trace records no Python stacks: only operators and annotations are shown. "
 
 
 @dataclass(frozen=True)
@@ -193,7 +193,7 @@ def flamegraph(model: TraceModel, weight: str = "host", min_share: float = 0.0) 
         "unit": "us",
         "total": grand / NS_PER_US,
         "stacks_from": ct.stacks_from,
-        "note": NO_PYTHON_STACKS_NOTE if ct.stacks_from == NO_PYTHON_STACKS else None,
+        "note": NO_PYTHON_STACKS_NOTE + recording.record_stacks(model) if ct.stacks_from == NO_PYTHON_STACKS else None,
         "names": [ct.name_text(model, int(n)) if n >= 0 else "all" for n in names_used],
         "nodes": {
             "parent": [int(p) for p in np.where(ct.parent[ids] >= 0, remap[np.maximum(ct.parent[ids], 0)], -1)],

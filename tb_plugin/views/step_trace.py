@@ -14,8 +14,8 @@ A step is a window of ``find_steps`` (the overview's steps). Points per step:
   Paddle: ``Optimization`` events.
 - communication: communication not overlapped by computation, as ``accounting`` defines both
   (collective kernels, and host collectives such as Gloo's; computation is device work on spans
-  with any, else none: on host-only spans a thread's ranges during a collective are not told from
-  waiting for it). It equals the overview's Communication category.
+  with any, else host work less each thread's own time in a collective). It equals the overview's
+  Communication category.
 
 Time base: on a CPU-only span (and Paddle's, whose summary counts host time) points are host
 times in the steps' host ranges. When device work is linked to its launches, each point is moved
@@ -56,7 +56,7 @@ from ..model.steps import Steps, find_steps
 from ..model.trace_model import SliceTable, TraceModel
 from ..model.tree import levels
 from ..model.units import NS_PER_US
-from .quantities import accounting
+from .quantities import accounting, recording
 
 PHASES = ("gap", "forward", "backward", "optimizer", "communication", "tail", "other")
 NONE = np.iinfo(np.int64).min  # "no such point in this step"
@@ -214,7 +214,8 @@ def _from_model(model: TraceModel, fp_point: Optional[str], bp_point: Optional[s
     tail = clip(points.work_end, np.where(points.work_end != NONE, end, NONE))
     categories = [comm, points.optimizer, backward, forward, joint, gap, tail]
     table = intervals.exclusive_breakdown(timeline.windows, categories)
-    # Data loading is host time within the step's own host range (informative; part of the gap).
+    # Data loading (host): host time within the step's own host range (informative; part of the gap). The overview's
+    # DataLoader category (waiting for data) counts only the part while nothing of higher priority runs.
     dataloader = intervals.covered_length_in(_host_windows(steps), points.dataloader)
 
     rows = []
@@ -330,7 +331,9 @@ def _points(timeline: _Timeline, paddle: bool, fp_point: Optional[str], bp_point
     backward = by_category(_PADDLE_BACKWARD) if paddle else (by_name(_BACKWARD_NAME) & kinds.operator)
     dataloader_all, optimizer_all, backward_nested = _with_descendants(s, [dataloader, optimizer, backward])
     if dataloader.any():
-        markers["dataloader"] = "Dataloader events" if paddle else "enumerate(DataLoader)#… ranges"
+        markers["dataloader"] = ("Dataloader events" if paddle else "enumerate(DataLoader)#… ranges") + (
+            ": host time in them (the Overview's DataLoader category, waiting for data, counts only the time "
+            "nothing of higher priority runs)")
 
     has_optimizer = bool(optimizer.any())
     if has_optimizer:
@@ -400,11 +403,12 @@ def _points(timeline: _Timeline, paddle: bool, fp_point: Optional[str], bp_point
     optimizer_end = timeline.cover_end(optimizer_all)
     work_end = np.maximum(np.where(bp_end != NONE, bp_end, forward_end), optimizer_end)
     if timeline.steps.source == "span":
-        span_notes.append("No step markers (ProfilerStep#N / ProfileStep#N): the whole span is one step.")
+        span_notes.append("No step markers (ProfilerStep#N / ProfileStep#N): the whole span is one step. "
+                          + recording.record_steps(model))
     return _Points(
         fp=fp, bp_start=bp_start, bp_end=bp_end, work_end=work_end, forward_cover=forward_cover,
         backward_cover=backward_cover, optimizer=timeline.cover(optimizer_all),
-        dataloader=intervals.merge(s.start[dataloader], s.end_at(dataloader)), markers=markers, step_notes=step_notes,
+        dataloader=accounting.dataloader_intervals(model), markers=markers, step_notes=step_notes,
         span_notes=span_notes, has_backward=has_backward, has_optimizer=has_optimizer)
 
 def _with_descendants(slices: SliceTable, masks: list[np.ndarray]) -> list[np.ndarray]:
@@ -442,8 +446,9 @@ def _communication(model: TraceModel) -> tuple[intervals.Intervals, Optional[str
     if len(comm[0]) == 0:
         return intervals.empty(), None
     marker = ("collectives not overlapped by device work" if accounting.has_device_work(model)
-              else "collective ranges (host work during a collective is not told from waiting for it)")
-    return intervals.difference(comm, accounting.computation_intervals(model)), marker
+              else "collective ranges not overlapped by host work of other threads (a thread's own ranges "
+                   "during its collective wait for it)")
+    return accounting.exposed_communication_intervals(model), marker
 
 
 def _step_marker_text(steps: Steps) -> str:

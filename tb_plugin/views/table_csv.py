@@ -539,6 +539,7 @@ def idle_table(answer: Mapping[str, Any], which: Optional[str] = None) -> Table:
         columns = [_col("stream", "Stream"), _us("busy", "Busy"), _us("idle", "Idle"), _us("host_wait", "Host wait"),
                    _us("kernel_wait", "Kernel wait"), _us("other", "Other wait"),
                    _us("no_work", "Before first / after last work"), _col("idle_share", "Idle share of steps (fraction)"),
+                   _col("host_wait_share", "Host wait share of idle time (fraction)"),
                    _col("gaps", "Gaps")]
         return Table("idle-time", columns, answer.get("streams", []), lambda row: row["stream"], ("idle", "desc"))
     if which == "gaps":

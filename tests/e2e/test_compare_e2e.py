@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator
 import pytest
 
 from .conftest import _save_screenshot, chromium_driver
-from .harness import NESTED_RUN, TensorBoardServer
+from .harness import NESTED_RUN, TORCH_RUN, TensorBoardServer
 
 if TYPE_CHECKING:
     from selenium.webdriver.remote.webdriver import WebDriver
@@ -43,11 +43,21 @@ def format_signed_time(us: float) -> str:
     return f"{'+' if us > 0 else '-'}{value:.{decimals}f} {unit}"
 
 
+def format_signed_micros(us: float) -> str:
+    """A signed µs figure with its unit, as the step-time table's Δ column writes it (formatSignedMicrosUnit)."""
+    magnitude = abs(us)
+    decimals = 0 if magnitude >= 100 or magnitude == 0 else 1 if magnitude >= 10 else 2 if magnitude >= 1 else 3
+    text = f"{magnitude:,.{decimals}f}"
+    sign = "" if text.strip("0.,") == "" else "+" if us > 0 else "-"
+    return f"{sign}{text} µs"
+
+
 def test_format_signed_time_matches_the_frontend_examples() -> None:
-    # The examples of the frontend's unit tests (frontend/test/compare.test.ts).
+    # The examples of the frontend's unit tests (frontend/test/compare.test.ts, metric_format.test.ts).
     assert format_signed_time(-22680.8) == "-22.7 ms"
     assert format_signed_time(80) == "+80.0 µs"
     assert format_signed_time(0) == "0 µs"
+    assert [format_signed_micros(v) for v in (-181.7, 1145.6, -23758.2, 0)] == ["-182 µs", "+1,146 µs", "-23,758 µs", "0 µs"]
 
 
 @pytest.fixture
@@ -132,7 +142,8 @@ def test_a_shared_link_reopens_the_same_comparison(
                                     "exp_run": NESTED_RUN, "exp_worker": "worker0", "exp_span": first})
     expected = tensorboard_server.get_json(f"{ROUTES}/compare?{query}")
     assert isinstance(expected, dict)
-    expected_delta = format_signed_time(expected["step_time"]["delta"])
+    expected_delta = format_signed_micros(expected["step_time"]["delta"])
+    expected_headline = format_signed_time(expected["step_time"]["delta"])
     assert expected_delta.startswith("+")  # the second span is the faster one: swapped, the experiment is slower
 
     # A person opens Compare on the ResNet run: the current span against the next one.
@@ -144,14 +155,19 @@ def test_a_shared_link_reopens_the_same_comparison(
     _comparison_ready(browser)
     assert _picked(browser, "compare-base") == [NESTED_RUN, "worker0", first]
     assert _picked(browser, "compare-exp") == [NESTED_RUN, "worker0", second]
+    assert browser.find_element(*_css("compare-auto-note")).get_attribute("data-reason") == "next_span"
 
     # ... swaps them, and reads the change of step time.
     browser.find_element(*_css("compare-swap")).click()
     _wait(browser).until(lambda d: _picked(d, "compare-base") == [NESTED_RUN, "worker0", second])
+    assert not browser.find_elements(*_css("compare-auto-note"))  # the pair is the person's now
     _comparison_ready(browser)
     delta = browser.find_element(*_css("compare-delta-step")).text.strip()
     assert delta == expected_delta, (delta, expected_delta)
+    assert browser.find_element(*_css("compare-headline")).text.startswith(f"{expected_headline} per step")
     assert "the experiment is slower" in browser.find_element(*_css("compare-headline")).text
+    # The bars' figures are the table's, in its unit.
+    assert browser.find_element(*_css("compare-bar-value-base")).text == browser.find_element(*_css("compare-step-base")).text
     screenshot("compare-swapped")
 
     # The address bar is the link to share.
@@ -169,3 +185,37 @@ def test_a_shared_link_reopens_the_same_comparison(
     roles = _wait(fresh_browser).until(lambda d: _pick_column(d) or None)
     assert sorted(role for role in roles if role) == ["baseline", "experiment"], roles
     _save_screenshot(fresh_browser, tmp_path / "screenshots", request.node.name, "shared-link")
+
+
+def _hash_link(server: TensorBoardServer, params: dict[str, str]) -> str:
+    return server.plugin_url() + "".join(f"&p.profscope.{key}={urllib.parse.quote(value, safe='')}" for key, value in params.items())
+
+
+def test_compare_picks_a_similar_span_and_reads_a_link_that_names_runs_only(
+    browser: "WebDriver", tensorboard_server: TensorBoardServer, screenshot: Callable[[str], Path],
+) -> None:
+    first, second = _ready_spans(tensorboard_server, NESTED_RUN)
+    mlp_first = _ready_spans(tensorboard_server, TORCH_RUN)[0]
+
+    # Opened from the ResNet run's last span: the next run in the list is a CPU run (mlp); the GPU span before it
+    # is the one like it, and a note says the page chose it.
+    _enter_plugin(browser, _hash_link(tensorboard_server, {"view": "compare", "run": NESTED_RUN, "worker": "worker0", "span": second}))
+    _comparison_ready(browser)
+    assert _picked(browser, "compare-base") == [NESTED_RUN, "worker0", second]
+    assert _picked(browser, "compare-exp") == [NESTED_RUN, "worker0", first]
+    note = browser.find_element(*_css("compare-auto-note"))
+    assert note.get_attribute("data-reason") == "similar" and "chosen automatically" in note.text
+    screenshot("compare-similar-span")
+
+    # A link that names the two runs only: worker0 in both, their first spans; the note says how they differ.
+    _enter_plugin(browser, _hash_link(tensorboard_server, {"view": "compare", "compare.base_run": TORCH_RUN, "compare.exp_run": NESTED_RUN}))
+    _comparison_ready(browser)
+    assert _picked(browser, "compare-base") == [TORCH_RUN, "worker0", mlp_first]
+    assert _picked(browser, "compare-exp") == [NESTED_RUN, "worker0", first]
+    note = browser.find_element(*_css("compare-auto-note"))
+    assert note.get_attribute("data-reason") == "link_runs" and note.get_attribute("data-differs") == "device", note.text
+    assert "CPU against Tesla V100-DGXS-32GB" in note.text, note.text
+    screenshot("compare-runs-only-link")
+    # The address bar now names both spans: the link is complete.
+    browser.switch_to.default_content()
+    assert f"p.profscope.compare.exp_span={first}" in browser.current_url, browser.current_url

@@ -70,6 +70,12 @@ def test_the_verdict_says_whether_the_job_waits_for_data(
     # The per-step chart is drawn: one column per step.
     chart = _find(browser, "datapipeline-chart")
     assert chart.get_attribute("data-columns") == str(len(expected["steps"]))
+    # The legend gives every layer its mean per step, the wait included (it read "— (—)").
+    from selenium.webdriver.common.by import By
+
+    values = [v.text for v in browser.find_elements(By.CSS_SELECTOR, "[data-testid='datapipeline-chart'] ~ .ps-legend .ps-legend-value")]
+    summary = expected["summary"]
+    assert values and values[0].endswith(f"({_percent(summary['mean_data_wait'] / summary['mean_step_time'])})"), values
     if status == "data_bound":
         recommendation = _find(browser, "datapipeline-recommendation", "[data-id='dataloader_in_main_process']")
         assert "num_workers" in recommendation.text

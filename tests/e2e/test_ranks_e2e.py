@@ -130,6 +130,10 @@ def test_heatmap_hover_and_click_open_the_ranks_step(browser: "WebDriver", ranks
     assert heatmap.get_attribute("data-ranks") == str(RANKS)
     assert heatmap.get_attribute("data-steps") == str(STEPS)
     _wait(browser).until(lambda d: d.find_element(*_css("heatmap-canvas")).size["height"] > 100)
+    # As wide as the page leaves beside the rank labels (it was 72 px a step at most), 8 px a rank (560 px / 64).
+    canvas = browser.find_element(*_css("heatmap-canvas"))
+    assert canvas.size["width"] >= heatmap.size["width"] - 140, (canvas.size, heatmap.size)
+    assert canvas.size["height"] == RANKS * 8 + 2, canvas.size  # and its 1 px border
     browser.execute_script("arguments[0].scrollIntoView({block: 'center'})", heatmap)
     # The straggler's cell: row 37 of 64, column 3 of 6 (centre of the cell).
     fx, fy = (SLOW_STEP + 0.5) / STEPS, (STRAGGLER + 0.5) / RANKS
@@ -165,7 +169,18 @@ def test_heatmap_hover_and_click_open_the_ranks_step(browser: "WebDriver", ranks
 def test_trace_viewer_stacks_the_ranks(browser: "WebDriver", ranks_server: TensorBoardServer, tmp_path: Path) -> None:
     browser.set_window_size(1400, 1100)
     _open(browser, ranks_server, "trace", run="job64", worker="rank0")
-    _wait(browser).until(lambda d: d.find_element(*_css("trace-ranks-open"))).click()
+    switch = _wait(browser).until(lambda d: d.find_element(*_css("trace-ranks-open")))
+    # A button of the viewer's toolbar, beside "Critical path", styled as the others (not a bare button on a row of its own).
+    from selenium.webdriver.common.by import By
+
+    toolbar = browser.find_element(By.CSS_SELECTOR, ".ps-trace-toolbar")
+    assert switch in toolbar.find_elements(By.CSS_SELECTOR, "button")
+    path = browser.find_element(*_css("trace-critical-path-toggle"))
+    assert switch.get_attribute("class") == path.get_attribute("class") == "ps-trace-button"
+    style = "return [getComputedStyle(arguments[0]).borderRadius, getComputedStyle(arguments[0]).backgroundColor, arguments[0].getBoundingClientRect().top]"
+    switch_style, path_style = browser.execute_script(style, switch), browser.execute_script(style, path)
+    assert switch_style == path_style, (switch_style, path_style)  # same look, on the same row
+    switch.click()
     stack = _wait(browser).until(lambda d: d.find_element(*_css("rank-stack")))
     _wait(browser).until(lambda d: d.find_element(*_css("rank-stack")).get_attribute("data-ready") == "true")
     assert stack.get_attribute("data-workers") == str(RANKS)

@@ -62,8 +62,9 @@ def test_memory_snapshot_tab(browser: "WebDriver", snapshot_server: TensorBoardS
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import Select
 
-    overview = _wait_route(snapshot_server, RUN)
+    # The run list first: until the first scan has found the run, the snapshot routes answer 404 (unknown run).
     _ready_runs(snapshot_server, (RUN, ONLY))
+    overview = _wait_route(snapshot_server, RUN)
     _open_view(browser, snapshot_server, RUN, "snapshot")
     assert browser.find_element(By.CSS_SELECTOR, "[data-testid='tab-snapshot']").text == "Memory snapshot"
     timeline = _find(browser, "snapshot-timeline")

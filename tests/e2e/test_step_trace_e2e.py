@@ -58,6 +58,8 @@ def test_step_trace_tab_shows_phases_and_applies_an_fp_point(
     # The page shows what the backend computed: the step's iteration gap, formatted like the table's µs.
     answer = _route(step_trace_server, "steptrace", run=RUN, worker=worker["name"], span=worker["spans"][0])
     assert first["gap"] == f"{round(answer['steps'][0]['phases']['gap']):,}", (first, answer["steps"][0])
+    # The chart's legend reads in the table's µs (not ms beside µs).
+    assert _text(browser, "step-trace-hover") == f"Mean per step: {round(answer['average']['dur']):,} µs"
     assert "first operator after the DataLoader" in _text(browser, "step-trace-markers")
     # The chart is drawn: one column per step.
     chart = _find(browser, "step-trace-chart")

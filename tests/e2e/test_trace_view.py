@@ -146,3 +146,31 @@ def test_search_a_kernel_and_see_its_launching_operator(
     )
     assert driver.find_element(*_css("trace-viewer")).get_attribute("data-selected") != kernel_id
     screenshot("operator-selected")
+
+
+def test_clearing_the_search_box_clears_the_count_the_highlight_and_the_match(
+    tensorboard_server: TensorBoardServer,
+    browser: "WebDriver",
+    screenshot: Callable[[str], Path],
+) -> None:
+    from selenium.webdriver.common.keys import Keys
+
+    driver = browser
+    open_trace(driver, tensorboard_server)
+    search = driver.find_element(*_css("trace-search-input"))
+    search.send_keys(KERNEL_QUERY, Keys.ENTER)
+    _wait(driver).until(lambda d: re.fullmatch(r"1 / \d+", d.find_element(*_css("trace-search-count")).text))
+    viewer = driver.find_element(*_css("trace-viewer"))
+    _wait(driver).until(lambda d: viewer.get_attribute("data-selected") and viewer.get_attribute("data-match"))
+    assert viewer.get_attribute("data-selected") == viewer.get_attribute("data-match")
+    _wait(driver).until(lambda d: _host_hash_params(d).get("p.profscope.trace.select") == viewer.get_attribute("data-match"))
+
+    # The person empties the box: the count, the highlighted match and its selection go (and leave the link).
+    search.send_keys(Keys.CONTROL, "a")
+    search.send_keys(Keys.BACKSPACE)
+    _wait(driver).until(lambda d: d.find_element(*_css("trace-search-count")).text == "")
+    assert viewer.get_attribute("data-match") is None
+    assert viewer.get_attribute("data-selected") is None
+    assert driver.find_element(*_css("trace-details")).get_attribute("hidden") is not None
+    _wait(driver).until(lambda d: "p.profscope.trace.select" not in _host_hash_params(d))
+    screenshot("search-cleared")

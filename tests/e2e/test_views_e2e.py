@@ -12,9 +12,12 @@ and screenshot fixtures are conftest's.
 
 from __future__ import annotations
 
+import csv
+import io
 import shutil
 import time
 import urllib.parse
+import urllib.request
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Optional
 
@@ -207,6 +210,13 @@ def test_overview_shows_the_resnet_gpu_utilization(
     # The reference figure for this trace (the first span: 55.5% of the step time has a kernel running).
     assert _text(browser, "gpu-utilization") == "55.5%"
     assert _text(browser, "share-kernel") == "55.5%"
+    # The chart's legend reads the averages table's figures in its unit: "Kernel 98,589 µs (55.5%)", not "98.6 ms".
+    from selenium.webdriver.common.by import By
+
+    legend = _find(browser, "breakdown-legend")
+    kernel = legend.find_elements(By.CSS_SELECTOR, "li")[0].find_element(By.CSS_SELECTOR, ".ps-legend-value").text
+    assert kernel == f"{_text(browser, 'average-kernel')} (55.5%)" == "98,589 µs (55.5%)", kernel
+    assert _text(browser, "breakdown-hover") == f"Mean per step: {_text(browser, 'average-step-time')}"
     screenshot("overview-resnet")
 
 
@@ -242,6 +252,18 @@ def test_memory_view_shows_the_peak_the_backend_computed(
 
     _open_view(browser, views_server, MEMORY_RUN, "memory")
     assert _text(browser, "memory-peak-value", f"[data-device='{device}']") == expected_peak
+    # Times count from the span's start the memory answer states, as in its CSV: the same row reads the same.
+    top = _top_row_cells(browser, "memory-alloc-table")
+    query = urllib.parse.urlencode({"run": MEMORY_RUN, "worker": worker["name"], "span": worker["spans"][0],
+                                    "format": "csv", "table": "events", "limit": 5000})
+    with urllib.request.urlopen(f"{views_server.url}{ROUTES}/memory?{query}", timeout=60) as response:
+        rows = list(csv.DictReader(io.StringIO(response.read().decode("utf-8"))))
+    same = next(row for row in rows if row["Address"] == top["addr"])
+    assert top["alloc_time"] == f"{round(float(same['Allocated at (us from the span start)'])):,}", (top, same)
+    # One request for the span's summary (the run list's), none of the page's own for its time origin.
+    summaries = browser.execute_script(
+        "return performance.getEntriesByType('resource').filter((e) => e.name.includes('/summary?')).length")
+    assert summaries == 1, summaries
     # The chart is drawn, and a drag across it narrows the tables to a time range.
     from selenium.webdriver.common.action_chains import ActionChains
     from selenium.webdriver.common.by import By
@@ -300,6 +322,29 @@ def test_one_rank_of_a_job_is_distributed(
     screenshot("distributed-one-rank")
 
 
+def test_call_stacks_say_where_their_python_frames_come_from(
+    browser: "WebDriver", views_server: TensorBoardServer, screenshot: Callable[[str], Path]
+) -> None:
+    """The 2021 ResNet-50 trace has no Python function events, but its operators carry a Call stack: the page says
+    that its frames come from there; the Gloo job records neither, and the page says how to record them."""
+    runs = _ready_runs(views_server, (RESNET_RUN, ONE_RANK_RUN))
+    worker = runs[RESNET_RUN]["workers"][0]
+    flame = _route(views_server, "flamegraph", run=RESNET_RUN, worker=worker["name"], span=worker["spans"][0])
+    assert flame["stacks_from"] == "call_stacks" and flame["note"] is None
+    _open_view(browser, views_server, RESNET_RUN, "stacks")
+    assert _find(browser, "stacks-source").get_attribute("data-from") == "call_stacks"
+    assert "Call stack" in _text(browser, "stacks-source")
+    screenshot("stacks-from-call-stacks")
+
+    rank = runs[ONE_RANK_RUN]["workers"][0]
+    flame = _route(views_server, "flamegraph", run=ONE_RANK_RUN, worker=rank["name"], span=rank["spans"][0])
+    assert flame["stacks_from"] == "none" and "with_stack=True" in flame["note"]
+    _open_view(browser, views_server, ONE_RANK_RUN, "stacks")
+    assert _find(browser, "stacks-source").get_attribute("data-from") == "none"
+    assert _text(browser, "stacks-source") == flame["note"]
+    screenshot("stacks-none")
+
+
 def test_call_stacks_and_modules_of_the_transformer(
     browser: "WebDriver", views_server: TensorBoardServer, screenshot: Callable[[str], Path]
 ) -> None:
@@ -308,9 +353,14 @@ def test_call_stacks_and_modules_of_the_transformer(
     modules = _route(views_server, "modules", run=MODULES_RUN, worker=worker["name"], span=worker["spans"][0])
     top_level = [name for name, parent in zip(modules["nodes"]["name"], modules["nodes"]["parent"]) if parent == 0]
 
+    flame = _route(views_server, "flamegraph", run=MODULES_RUN, worker=worker["name"], span=worker["spans"][0])
     _open_view(browser, views_server, MODULES_RUN, "stacks")
     graph = _find(browser, "flame-graph")
     _wait(browser).until(lambda _d: int(graph.get_attribute("data-frames") or 0) > 1)
+    # Where the Python frames come from: this trace's own Python function events.
+    assert flame["stacks_from"] == "python_frames"
+    assert _find(browser, "stacks-source").get_attribute("data-from") == "python_frames"
+    assert "Python function events" in _text(browser, "stacks-source")
     assert graph.get_attribute("data-focus") == "all"
     search = _find(browser, "stacks-search")
     search.send_keys("aten::addmm")

@@ -1,6 +1,7 @@
 // Typed client of the backend routes. Every call answers an ApiResult; only an aborted
 // request rejects (with the AbortError), so callers can tell "cancelled" from "failed".
 import { errorMessageOf, parseProgress, parseRunsResponse } from "./parse";
+import type { Answer, Route } from "./schema";
 import type { ApiResult, RunsResponse, SpanRef } from "./types";
 
 export type FetchLike = (url: string, init?: RequestInit) => Promise<Response>;
@@ -32,8 +33,12 @@ export class ApiClient {
     return url.href;
   }
 
-  /** GET a route and sort the answer into ok / loading / error. */
-  async getJson(route: string, params: QueryParams = {}, signal?: AbortSignal): Promise<ApiResult<unknown>> {
+  /**
+   * GET a route and sort the answer into ok / loading / error. An ok answer is typed by the contract
+   * (src/api/schema.ts) and not checked again: the backend and this bundle ship together, and the
+   * backend's tests validate every route's answers against the same contract.
+   */
+  async getJson<R extends Route>(route: R, params: QueryParams = {}, signal?: AbortSignal): Promise<ApiResult<Answer<R>>> {
     let response: Response;
     try {
       const init: RequestInit = { headers: { Accept: "application/json" }, cache: "no-store" };
@@ -60,7 +65,7 @@ export class ApiClient {
       if (!bodyIsJson) {
         return { kind: "error", status: response.status, message: `The answer of '${route}' is not valid JSON.` };
       }
-      return { kind: "ok", data: body };
+      return { kind: "ok", data: body as Answer<R> };
     }
     const message =
       errorMessageOf(body) ?? `'${route}' failed: HTTP ${response.status}${response.statusText ? ` ${response.statusText}` : ""}`;
@@ -79,7 +84,7 @@ export class ApiClient {
   }
 
   /** An analysis route about one span (`overview`, `operators`, `kernels`, `memory`, ...). */
-  spanRoute(route: string, ref: SpanRef, params: QueryParams = {}, signal?: AbortSignal): Promise<ApiResult<unknown>> {
+  spanRoute<R extends Route>(route: R, ref: SpanRef, params: QueryParams = {}, signal?: AbortSignal): Promise<ApiResult<Answer<R>>> {
     return this.getJson(route, { ...params, run: ref.run, worker: ref.worker, span: ref.span }, signal);
   }
 }

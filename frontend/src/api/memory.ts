@@ -1,80 +1,46 @@
 // The `memory` route: allocated/reserved bytes over time per device, the allocations, and the
 // bytes per operator (self and including nested operators). Times are µs in the trace's time
-// base (the one of `summary` and `trace/*`), sizes bytes.
+// base (the one of `summary` and `trace/*`), sizes bytes. The answer's type is the contract's
+// (schema.ts); the page reads its curves and peaks by device and its allocation columns as rows.
 import type { ApiClient, QueryParams } from "./client";
-import {
-  booleanField,
-  isObject,
-  listField,
-  nullableNumberField,
-  numberField,
-  objectOf,
-  parsedResult,
-  stringField,
-  type JsonObject,
-} from "./json_fields";
+import type { Answer, Item } from "./schema";
 import type { ApiResult, SpanRef } from "./types";
 
-export interface MemoryDevice {
-  /** Route id ("cpu", "gpu0"), the key of `curves` and `peak`. */
-  readonly id: string;
-  readonly name: string;
-  /** Device memory in bytes, when the trace records it (GPUs). */
-  readonly capacity: number | null;
-  readonly events: number;
-}
+export type MemoryAnswer = Answer<"memory">;
+export type MemoryDevice = Item<MemoryAnswer["devices"]>;
+export type MemoryCurve = MemoryAnswer["curves"][string];
+export type MemoryPeak = MemoryAnswer["peak"][string];
+export type OperatorMemoryRow = Item<MemoryAnswer["by_operator"]>;
+type AllocationColumns = Exclude<MemoryAnswer["events"], readonly unknown[]>;
 
-export interface MemoryCurve {
-  readonly time: readonly number[];
-  readonly allocated: readonly number[];
-  readonly reserved: readonly number[];
-}
-
-export interface MemoryPeak {
-  readonly allocated: number;
-  /** When the allocated bytes peaked, µs. */
-  readonly time: number;
-  /** The highest reserved bytes (not necessarily at the same time). */
-  readonly reserved: number;
-}
-
+/** One allocation (a row of the answer's `events` columns). */
 export interface AllocationRow {
+  /** NaN when the event has no address (an older profiler's format). */
   readonly addr: number;
   readonly bytes: number;
-  /** The innermost operator around the allocation ("" when none). */
+  /** The innermost operator on the allocating thread ("" when none). */
   readonly operator: string;
   readonly device: string;
   readonly allocTime: number;
-  /** null: never freed within the span. */
+  /** Null when the span ends before the block is freed, or when it is not known (an event without an address). */
   readonly freeTime: number | null;
   readonly lifetime: number | null;
-  readonly neverFreed: boolean;
-}
-
-export interface OperatorMemoryRow {
-  readonly name: string;
-  readonly calls: number;
-  readonly allocations: number;
-  readonly frees: number;
-  /** Net bytes (allocated minus freed) of the operator's own events. */
-  readonly selfBytes: number;
-  /** Net bytes including nested operators. */
-  readonly totalBytes: number;
-  readonly selfAllocBytes: number;
-  readonly totalAllocBytes: number;
-  /** Bytes it allocated itself that are still live at the device's peak. */
-  readonly selfPeakBytes: number;
-  readonly totalPeakBytes: number;
+  /** Null when not known: an event without an address is paired with no free. */
+  readonly neverFreed: boolean | null;
 }
 
 export interface MemoryData {
   readonly available: boolean;
   readonly hint: string | null;
+  /** The span's start (µs, the trace's time base): the page and the CSV show times from it; null when not given. */
+  readonly spanStart: number | null;
   readonly devices: readonly MemoryDevice[];
   readonly curves: ReadonlyMap<string, MemoryCurve>;
   readonly peaks: ReadonlyMap<string, MemoryPeak>;
   readonly allocations: readonly AllocationRow[];
   readonly byOperator: readonly OperatorMemoryRow[];
+  /** What the span's memory events do not say (totals rebuilt from sizes, no addresses). */
+  readonly notes: readonly string[];
 }
 
 /** What the tables are about; the curves always cover the whole span and every device. */
@@ -87,110 +53,33 @@ export interface MemoryQuery {
   readonly limit?: number | undefined;
 }
 
-function parseDevice(value: unknown): MemoryDevice | null {
-  if (!isObject(value) || typeof value["id"] !== "string") return null;
+/** The allocation columns as rows. */
+export function allocationRows(events: MemoryAnswer["events"]): AllocationRow[] {
+  if (Array.isArray(events)) return [];
+  const columns = events as AllocationColumns;
+  return columns.bytes.map((bytes, i) => ({
+    addr: columns.addr[i] ?? Number.NaN,  // null (no address) reads as NaN: shown as "—"
+    bytes,
+    operator: columns.operator[i] ?? "",
+    device: columns.device[i] ?? "",
+    allocTime: columns.alloc_time[i] ?? Number.NaN,
+    freeTime: columns.free_time[i] ?? null,
+    lifetime: columns.lifetime[i] ?? null,
+    neverFreed: columns.never_freed[i] === undefined ? false : columns.never_freed[i] ?? null,
+  }));
+}
+
+export function memoryData(answer: MemoryAnswer): MemoryData {
   return {
-    id: value["id"],
-    name: stringField(value, "name", value["id"]),
-    capacity: nullableNumberField(value, "capacity"),
-    events: numberField(value, "events"),
-  };
-}
-
-function numberList(value: unknown): number[] {
-  return Array.isArray(value) ? value.map((entry) => (typeof entry === "number" && Number.isFinite(entry) ? entry : Number.NaN)) : [];
-}
-
-function parseCurve(value: unknown): MemoryCurve {
-  const object = objectOf(value);
-  const time = numberList(object["time"]);
-  // Series of unequal length would misalign the chart: cut them to the shortest.
-  const allocated = numberList(object["allocated"]);
-  const reserved = numberList(object["reserved"]);
-  const length = Math.min(time.length, allocated.length, reserved.length > 0 ? reserved.length : allocated.length);
-  return {
-    time: time.slice(0, length),
-    allocated: allocated.slice(0, length),
-    reserved: reserved.length > 0 ? reserved.slice(0, length) : new Array<number>(length).fill(0),
-  };
-}
-
-function parsePeak(value: unknown): MemoryPeak | null {
-  if (!isObject(value)) return null;
-  const allocated = numberField(value, "allocated");
-  const time = numberField(value, "time");
-  if (!Number.isFinite(allocated) || !Number.isFinite(time)) return null;
-  return { allocated, time, reserved: numberField(value, "reserved") };
-}
-
-/** The columnar allocation table (`{"columns": [...], "addr": [...], ...}`) as rows. */
-export function parseAllocations(value: unknown): AllocationRow[] {
-  if (!isObject(value)) return [];
-  const column = (key: string): readonly unknown[] => (Array.isArray(value[key]) ? (value[key] as unknown[]) : []);
-  const addr = column("addr");
-  const bytes = column("bytes");
-  const operator = column("operator");
-  const device = column("device");
-  const allocTime = column("alloc_time");
-  const freeTime = column("free_time");
-  const lifetime = column("lifetime");
-  const neverFreed = column("never_freed");
-  const number = (entry: unknown): number => (typeof entry === "number" && Number.isFinite(entry) ? entry : Number.NaN);
-  const nullableNumber = (entry: unknown): number | null => (typeof entry === "number" && Number.isFinite(entry) ? entry : null);
-  const rows: AllocationRow[] = [];
-  for (let i = 0; i < bytes.length; i += 1) {
-    const free = nullableNumber(freeTime[i]);
-    rows.push({
-      addr: number(addr[i]),
-      bytes: number(bytes[i]),
-      operator: typeof operator[i] === "string" ? (operator[i] as string) : "",
-      device: typeof device[i] === "string" ? (device[i] as string) : "",
-      allocTime: number(allocTime[i]),
-      freeTime: free,
-      lifetime: nullableNumber(lifetime[i]),
-      neverFreed: typeof neverFreed[i] === "boolean" ? (neverFreed[i] as boolean) : free === null,
-    });
-  }
-  return rows;
-}
-
-function parseOperatorRow(value: unknown): OperatorMemoryRow | null {
-  if (!isObject(value) || typeof value["name"] !== "string") return null;
-  const n = (key: string): number => numberField(value, key);
-  return {
-    name: value["name"],
-    calls: n("calls"),
-    allocations: n("allocations"),
-    frees: n("frees"),
-    selfBytes: n("self_bytes"),
-    totalBytes: n("total_bytes"),
-    selfAllocBytes: n("self_alloc_bytes"),
-    totalAllocBytes: n("total_alloc_bytes"),
-    selfPeakBytes: n("self_peak_bytes"),
-    totalPeakBytes: n("total_peak_bytes"),
-  };
-}
-
-function mapOf<T>(object: JsonObject, parse: (value: unknown) => T | null): Map<string, T> {
-  const out = new Map<string, T>();
-  for (const [key, value] of Object.entries(object)) {
-    const parsed = parse(value);
-    if (parsed !== null) out.set(key, parsed);
-  }
-  return out;
-}
-
-export function parseMemory(json: unknown): MemoryData {
-  if (!isObject(json) || typeof json["available"] !== "boolean") throw new Error("the memory answer has no 'available' flag");
-  const hint = json["hint"];
-  return {
-    available: booleanField(json, "available"),
-    hint: typeof hint === "string" ? hint : null,
-    devices: listField(json, "devices", parseDevice),
-    curves: mapOf(objectOf(json["curves"]), parseCurve),
-    peaks: mapOf(objectOf(json["peak"]), parsePeak),
-    allocations: parseAllocations(json["events"]),
-    byOperator: listField(json, "by_operator", parseOperatorRow),
+    available: answer.available,
+    hint: answer.hint ?? null,
+    spanStart: answer.span_start ?? null,
+    devices: answer.devices,
+    curves: new Map(Object.entries(answer.curves)),
+    peaks: new Map(Object.entries(answer.peak)),
+    allocations: allocationRows(answer.events),
+    byOperator: answer.by_operator,
+    notes: answer.notes ?? [],
   };
 }
 
@@ -205,11 +94,7 @@ export function memoryParams(query: MemoryQuery): QueryParams {
   };
 }
 
-export async function fetchMemory(
-  api: ApiClient,
-  ref: SpanRef,
-  query: MemoryQuery,
-  signal?: AbortSignal,
-): Promise<ApiResult<MemoryData>> {
-  return parsedResult(await api.spanRoute("memory", ref, memoryParams(query), signal), "memory", parseMemory);
+export async function fetchMemory(api: ApiClient, ref: SpanRef, query: MemoryQuery, signal?: AbortSignal): Promise<ApiResult<MemoryData>> {
+  const result = await api.spanRoute("memory", ref, memoryParams(query), signal);
+  return result.kind === "ok" ? { kind: "ok", data: memoryData(result.data) } : result;
 }

@@ -24,15 +24,25 @@ function finiteOrNull(value: unknown): number | null {
   return typeof value === "number" && Number.isFinite(value) ? value : null;
 }
 
-/** A span_info entry's facts (start time, duration, steps); unknown parts are null. */
+/** A span_info entry's facts (start time, duration, steps, device); unknown parts are null (the device absent). */
 export function parseSpanFacts(value: unknown): SpanFacts {
   const info = isObject(value) ? value : {};
   const steps = info["steps"];
   const count = isObject(steps) ? finiteOrNull(steps["count"]) : null;
+  const device = info["device"];
   return {
     startTime: finiteOrNull(info["start_time"]),
     duration: finiteOrNull(info["duration"]),
-    steps: isObject(steps) && count !== null ? { count, first: finiteOrNull(steps["first"]), last: finiteOrNull(steps["last"]) } : null,
+    steps:
+      isObject(steps) && count !== null
+        ? {
+            count,
+            first: finiteOrNull(steps["first"]),
+            last: finiteOrNull(steps["last"]),
+            ...(finiteOrNull(steps["left_out"]) ? { leftOut: finiteOrNull(steps["left_out"]) ?? 0 } : {}),
+          }
+        : null,
+    ...(typeof device === "string" && device !== "" ? { device } : {}),
   };
 }
 

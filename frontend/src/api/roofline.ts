@@ -13,7 +13,7 @@ import {
   type JsonObject,
 } from "./json_fields";
 import type { ApiResult, SpanRef } from "./types";
-import { parseEfficiency, type Efficiency } from "../lib/efficiency";
+import { parseEfficiency, type Efficiency } from "./efficiency";
 
 export interface RooflinePoint {
   readonly name: string;

@@ -14,7 +14,8 @@ import {
   stringField,
   type JsonObject,
 } from "./json_fields";
-import { parseFlameGraph, type FlameGraphData } from "./stacks";
+import type { Route } from "./schema";
+import { flameGraphData, type FlameGraphAnswer, type FlameGraphData } from "./stacks";
 import type { ApiResult } from "./types";
 
 export const GROUP_BY = ["site", "stack", "category", "annotation", "user_metadata", "compile_context", "stream"] as const;
@@ -385,7 +386,7 @@ export function parseAt(json: unknown): SnapshotAt {
     groups: listField(json, "groups", parseGroup),
     largest: listField(json, "largest", parseAllocation),
     site: nullableNumberField(json, "site"),
-    flame: isObject(json["flamegraph"]) ? parseFlameGraph(json["flamegraph"]) : null,
+    flame: isObject(json["flamegraph"]) ? flameGraphData(json["flamegraph"] as unknown as FlameGraphAnswer) : null,
   };
 }
 
@@ -452,7 +453,7 @@ export function snapshotParams(ref: SnapshotRef, extra: QueryParams = {}): Query
   return { run: ref.run, ...(ref.snapshot !== null ? { snapshot: ref.snapshot } : {}), ...extra };
 }
 
-async function get<T>(api: ApiClient, route: string, params: QueryParams, parse: (json: unknown) => T, signal?: AbortSignal): Promise<ApiResult<T>> {
+async function get<T>(api: ApiClient, route: Route, params: QueryParams, parse: (json: unknown) => T, signal?: AbortSignal): Promise<ApiResult<T>> {
   return parsedResult(await api.getJson(route, params, signal), route, parse);
 }
 

@@ -19,8 +19,16 @@ export interface SpanFacts {
   readonly startTime: number | null;
   /** µs; null until the span is loaded. */
   readonly duration: number | null;
-  /** ProfilerStep numbers (null when a step has none); null without steps. */
-  readonly steps: { readonly count: number; readonly first: number | null; readonly last: number | null } | null;
+  /** ProfilerStep numbers (null when a step has none) of the steps every page counts; null without steps. leftOut: the
+   * trace's trailing steps they leave out (the profiler stopped inside them; the Overview says why). */
+  readonly steps: {
+    readonly count: number;
+    readonly first: number | null;
+    readonly last: number | null;
+    readonly leftOut?: number;
+  } | null;
+  /** What its work ran on: the device's name, its kind, or "CPU"; absent until the trace is loaded. */
+  readonly device?: string;
 }
 
 export interface RunInfo {

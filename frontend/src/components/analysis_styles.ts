@@ -12,6 +12,7 @@ const CSS = `
 .ps-chart-head h3 { margin: 0; }
 .ps-chart-option { display: inline-flex; gap: 4px; align-items: center; cursor: pointer; margin-left: auto; }
 .ps-hover-line { font-size: 12px; color: var(--ps-fg-muted); min-height: 1.45em; margin: 4px 0 0; font-variant-numeric: tabular-nums; }
+.ps-stacks-none { color: var(--ps-fg); border-left: 4px solid var(--ps-accent); background: var(--ps-bg-raised); padding: 6px 12px; border-radius: 0 6px 6px 0; }
 .ps-range-bar { display: flex; flex-wrap: wrap; gap: 8px 12px; align-items: center; }
 .ps-range-bar .ps-range-text { font-variant-numeric: tabular-nums; }
 .ps-range-bar[data-selected="true"] .ps-range-text { color: var(--ps-accent); font-weight: 500; }

@@ -20,7 +20,9 @@ const CSS = `.ps-heatmap { display: flex; flex-direction: column; gap: 6px; }
 .ps-rank-stack-bar { display: flex; flex-wrap: wrap; gap: 8px 14px; align-items: center; }
 .ps-rank-stack-canvas { display: block; width: 100%; box-sizing: border-box; cursor: grab; border: 1px solid var(--ps-border); }
 .ps-rank-stack-scroll { max-height: 72vh; overflow-y: auto; }
-.ps-rank-stack-bar .ps-segmented button[aria-pressed="true"] { background: var(--ps-accent); color: #fff; }
+.ps-rank-stack-bar .ps-segmented { display: inline-flex; }
+.ps-rank-stack-bar .ps-segmented button + button { margin-left: -1px; }
+.ps-rank-stack-bar .ps-segmented button[aria-pressed="true"] { background: var(--ps-accent); border-color: var(--ps-accent); color: #fff; }
 `;
 
 export function injectRanksStyles(doc: Document): void {

@@ -1,6 +1,7 @@
 // A sortable, filterable table that stays fast with any number of rows: rows have a fixed
 // height and only the ones in view (plus a few) are in the DOM, absolutely positioned in a
-// body as tall as all rows. Cells are text only. Sorting/filtering logic: lib/table_model.ts.
+// body as tall as all rows. Cells are text only; a cell whose text is cut shows it whole in a tooltip.
+// Sorting/filtering logic: lib/table_model.ts.
 import {
   filterRows,
   scrollToReveal,
@@ -104,6 +105,32 @@ export function headerLabelWidth(label: string): number {
 /** A column's width: as declared, but never narrower than its header label (headers never overlap). */
 export function columnWidth(column: { readonly width: number; readonly label: string }): number {
   return Math.max(column.width, headerLabelWidth(column.label));
+}
+
+/** What `tipCutCell` reads and writes of a cell (an HTMLElement; a plain object in the unit tests). */
+export interface CellLike {
+  readonly scrollWidth: number;
+  readonly clientWidth: number;
+  readonly textContent: string | null;
+  readonly dataset: DOMStringMap;
+}
+
+/**
+ * Gives a cell whose text is cut (its text wider than the cell, shown with an ellipsis) its whole text as a
+ * tooltip, unless the column gives it a tooltip of its own; a cell no longer cut loses the tooltip it was
+ * given. Called when the pointer comes over a cell, so that only that cell is measured.
+ */
+export function tipCutCell(cell: CellLike): void {
+  const own = cell.dataset["tip"] !== undefined && cell.dataset["tipCut"] === undefined;
+  if (own) return;
+  const text = cell.textContent ?? "";
+  if (text !== "" && cell.scrollWidth > cell.clientWidth) {
+    cell.dataset["tip"] = text;
+    cell.dataset["tipCut"] = "true";
+  } else if (cell.dataset["tipCut"] !== undefined) {
+    delete cell.dataset["tip"];
+    delete cell.dataset["tipCut"];
+  }
 }
 
 function templateColumns(widths: readonly number[], grows: readonly number[]): string {
@@ -243,6 +270,7 @@ export function createVirtualTable<T>(options: VirtualTableOptions<T>): VirtualT
       const cellTip = column.cellTip?.(row) ?? null;
       if (cellTip !== null && cellTip !== "") cell.dataset["tip"] = cellTip;
       else delete cell.dataset["tip"];
+      delete cell.dataset["tipCut"]; // a cut text's tooltip is given again on hover (tipCutCell)
     });
   }
 
@@ -303,6 +331,11 @@ export function createVirtualTable<T>(options: VirtualTableOptions<T>): VirtualT
 
   scroller.addEventListener("scroll", scheduleRender, { passive: true });
   scroller.addEventListener("scroll", updateEdges, { passive: true });
+  // Before the document's tooltip listener sees the event (it listens on the document, above the body).
+  body.addEventListener("mouseover", (event) => {
+    const cell = event.target instanceof Element ? event.target.closest<HTMLElement>(".ps-vtable-td") : null;
+    if (cell !== null) tipCutCell(cell);
+  });
   body.addEventListener("click", (event) => {
     const index = rowIndexOf(event.target);
     if (index !== null) activate(index);

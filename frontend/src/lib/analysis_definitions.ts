@@ -35,15 +35,15 @@ export const DISTRIBUTED_DEFINITIONS = {
   stepTime: "Step time: mean duration of the rank's steps in the chosen span.",
   compute:
     "Computation: time device work other than collectives runs (kernels, copies, memsets); on CPU-only runs, " +
-    "host operators outside collectives. Mean per step, overlap included.",
+    "host operators, less each thread's own time in a collective. Mean per step, overlap included.",
   communication:
     "Communication: time a collective runs — collective kernels (NCCL), and the host ranges of collectives that " +
     "launch no kernel (Gloo) on GPU and CPU-only runs alike. Mean per step, overlap included; the same number as " +
     "the Overview's Communication plus this overlap.",
   overlap:
     "Overlap: communication while computation runs, mean per step. HTA counts computation kernels only (not " +
-    "copies). On CPU-only runs a thread's time during a collective cannot be told from waiting for it, so " +
-    "communication wins, as in the Overview: no overlap (torch-tb-profiler overlaps Gloo with host operators).",
+    "copies). On CPU-only runs a thread running a collective waits for it, while other threads' operators " +
+    "compute: the main thread's backward overlaps a Gloo thread's all-reduce, as torch-tb-profiler counts it.",
   other: "Other: the rest of the step (neither computation nor communication).",
   wait:
     "Wait: the part of the communication spent waiting for the last rank to arrive. Collectives are matched across " +
@@ -83,6 +83,22 @@ export const STACKS_DEFINITIONS = {
   self: "Self: the frame's own time, without what it calls.",
   calls: "Calls: how many ranges were merged into this frame.",
 } as const;
+
+/** Where the flame graph's Python frames come from (the flame graph answer's stacks_from). */
+export const STACKS_SOURCES = {
+  python_frames: "Python frames: the trace's Python function events (recorded with with_stack=True).",
+  call_stacks:
+    "Python frames: the operators' recorded call stacks (their “Call stack” argument, as older profilers write it). " +
+    "The trace has no Python function events: each stack is put above the outermost operator that carries it, " +
+    "with no self time of its own.",
+  none: "The trace records no Python stacks: only operators and annotations are shown.",
+} as const;
+
+/** The sentence that says where the Python frames come from; with none, the answer's note (how to record them). */
+export function stacksSourceText(stacksFrom: keyof typeof STACKS_SOURCES | null, note: string | null): string | null {
+  if (stacksFrom === null) return null;
+  return stacksFrom === "none" && note !== null && note !== "" ? note : STACKS_SOURCES[stacksFrom];
+}
 
 export const MODULES_DEFINITIONS = {
   calls: "Calls of the module's forward in the span.",

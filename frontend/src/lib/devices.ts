@@ -7,6 +7,34 @@ export function isGpu(device: DeviceSummary): boolean {
   return device.kind === "GPU";
 }
 
+export type DeviceCardField =
+  | "name"
+  | "memory"
+  | "computeCapability"
+  | "numSms"
+  | "utilization"
+  | "smEfficiency"
+  | "achievedOccupancy"
+  | "tensorCoreShare"
+  | "kernelTime"
+  | "communicationTime";
+
+/** The figures a device's card shows, in order. Compute capability, SMs, SM efficiency, occupancy and Tensor Cores
+ * are GPU figures: another device (Ascend, MTIA) has none of them, so its card leaves them out rather than showing
+ * "n/a". Communication time only for a device that ran collectives. */
+export function deviceCardFields(device: DeviceSummary): readonly DeviceCardField[] {
+  const gpu = isGpu(device);
+  return [
+    "name",
+    "memory",
+    ...(gpu ? (["computeCapability", "numSms"] as const) : []),
+    "utilization",
+    ...(gpu ? (["smEfficiency", "achievedOccupancy", "tensorCoreShare"] as const) : []),
+    "kernelTime",
+    ...(device.communication_time !== undefined && device.communication_time > 0 ? (["communicationTime"] as const) : []),
+  ];
+}
+
 /** "GPU summary", "GPU summary (2 GPUs)", or "Device summary…" as soon as one device is not a GPU. */
 export function summaryTitle(devices: readonly DeviceSummary[]): string {
   const noun = devices.every(isGpu) ? "GPU" : "Device";

@@ -52,18 +52,18 @@ export function rankLabel(rank: number, worker: string): string {
 export function stragglerSentence(straggler: Straggler, rankCount: number): string {
   const who = rankLabel(straggler.rank, straggler.worker);
   const reference = rankCount === 2 ? "the other rank" : "the median of the others";
-  const share = straggler.excessShare;
+  const share = straggler.excess_share;
   if (share !== null && Number.isFinite(share) && share < STRAGGLER_MIN_SHARE) {
     return (
-      `No clear straggler: the slowest, ${who}, takes ${formatDuration(straggler.stepTime)} per step, ` +
-      `only ${formatPercent(share)} above ${reference} (${formatDuration(straggler.medianOfOthers)}).`
+      `No clear straggler: the slowest, ${who}, takes ${formatDuration(straggler.step_time)} per step, ` +
+      `only ${formatPercent(share)} above ${reference} (${formatDuration(straggler.median_of_others)}).`
     );
   }
   const above =
     share !== null && Number.isFinite(share)
-      ? `${formatPercent(share)} above ${reference} (${formatDuration(straggler.medianOfOthers)})`
+      ? `${formatPercent(share)} above ${reference} (${formatDuration(straggler.median_of_others)})`
       : `${formatDuration(straggler.excess)} more than ${reference}`;
-  return `${who.charAt(0).toUpperCase()}${who.slice(1)} is the slowest: ${formatDuration(straggler.stepTime)} per step, ${above}.`;
+  return `${who.charAt(0).toUpperCase()}${who.slice(1)} is the slowest: ${formatDuration(straggler.step_time)} per step, ${above}.`;
 }
 
 /** How many span indices the run offers: the most spans any worker has. */

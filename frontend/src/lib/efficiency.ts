@@ -1,49 +1,8 @@
 // How far from the hardware's peak: the efficiency figures the Operator and Kernel tables, the Roofline page and the
 // Overview show, parsed once and formatted once, with their definitions (the column tips). The backend computes
 // them (tb_plugin/views/quantities/efficiency.py); this module only reads and shows them. Pure: no DOM.
-import { isObject, nullableNumberField, nullableStringField, stringField, type JsonObject } from "../api/json_fields";
-import type { TableColumn } from "../components/virtual_table";
-import { formatBytes, formatPercent } from "./format";
 
 const DASH = "—";
-
-export type Bound = "compute" | "memory";
-
-/** The efficiency columns of one row (null where the row has no counted calls or no roofline). */
-export interface Efficiency {
-  /** FLOPs / 1e9 of the counted calls. */
-  readonly gflops: number | null;
-  readonly bytes: number | null;
-  readonly tflopsPerS: number | null;
-  readonly tbPerS: number | null;
-  /** FLOPs per byte. */
-  readonly intensity: number | null;
-  readonly bound: Bound | null;
-  /** Roofline time / measured time, 0..1 (1 = at the roof). */
-  readonly rooflineShare: number | null;
-  /** µs. */
-  readonly rooflineTime: number | null;
-  /** Why the row has no figures ("" when it has them). */
-  readonly perfReason: string;
-  /** Why some counted calls have no roofline (no peak for the device or precision). */
-  readonly rooflineReason: string;
-}
-
-export function parseEfficiency(value: JsonObject): Efficiency {
-  const bound = value["bound"];
-  return {
-    gflops: nullableNumberField(value, "gflops"),
-    bytes: nullableNumberField(value, "bytes"),
-    tflopsPerS: nullableNumberField(value, "tflops_per_s"),
-    tbPerS: nullableNumberField(value, "tb_per_s"),
-    intensity: nullableNumberField(value, "intensity"),
-    bound: bound === "compute" || bound === "memory" ? bound : null,
-    rooflineShare: nullableNumberField(value, "roofline_share"),
-    rooflineTime: nullableNumberField(value, "roofline_time"),
-    perfReason: stringField(value, "perf_reason"),
-    rooflineReason: nullableStringField(value, "roofline_reason") ?? "",
-  };
-}
 
 /** Three significant digits, with k/M/G suffixes past 10,000: 0.00123, 1.23, 12.3, 123, 12.3k. */
 export function formatFigure(value: number | null): string {
@@ -100,45 +59,3 @@ export const EFFICIENCY_DEFINITIONS = {
     "other work takes the category of the operator that launched it (GEMM, convolution, attention...), else of the kernel's name.",
 } as const;
 
-function figureColumn<T>(
-  id: string,
-  label: string,
-  tip: string,
-  value: (row: T) => number | null,
-  format: (value: number | null) => string,
-  width = 96,
-): TableColumn<T> {
-  return { id, label, tip, width, align: "right", sortValue: value, text: (row) => format(value(row)) };
-}
-
-/** The efficiency columns of a table whose rows carry an `Efficiency` (the same ids as the CSV's). */
-export function efficiencyColumns<T>(of: (row: T) => Efficiency, why?: (row: T) => string | null): TableColumn<T>[] {
-  const tipOf = why ?? ((row: T) => of(row).perfReason || of(row).rooflineReason || null);
-  return [
-    { ...figureColumn("gflops", "GFLOP", EFFICIENCY_DEFINITIONS.gflops, (row: T) => of(row).gflops, formatFigure), cellTip: tipOf },
-    figureColumn("bytes", "Data moved", EFFICIENCY_DEFINITIONS.bytes, (row: T) => of(row).bytes, (v) => (v === null ? DASH : formatBytes(v))),
-    figureColumn("tflops_per_s", "TFLOP/s", EFFICIENCY_DEFINITIONS.tflopsPerS, (row: T) => of(row).tflopsPerS, formatFigure, 84),
-    figureColumn("tb_per_s", "TB/s", EFFICIENCY_DEFINITIONS.tbPerS, (row: T) => of(row).tbPerS, formatFigure, 76),
-    figureColumn("intensity", "FLOP/byte", EFFICIENCY_DEFINITIONS.intensity, (row: T) => of(row).intensity, formatFigure, 88),
-    {
-      id: "bound",
-      label: "Bound",
-      tip: EFFICIENCY_DEFINITIONS.bound,
-      width: 84,
-      align: "center",
-      sortValue: (row) => of(row).bound,
-      text: (row) => of(row).bound ?? DASH,
-      cellTip: tipOf,
-    },
-    {
-      ...figureColumn("roofline_share", "% of roofline", EFFICIENCY_DEFINITIONS.rooflineShare, (row: T) => of(row).rooflineShare,
-        (v) => (v === null ? DASH : formatPercent(v)), 104),
-      cellTip: tipOf,
-    },
-  ];
-}
-
-/** An answer's efficiency flag (the rows carry the columns). */
-export function hasEfficiency(json: unknown): boolean {
-  return isObject(json) && json["efficiency"] === true;
-}

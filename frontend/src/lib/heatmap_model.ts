@@ -32,12 +32,15 @@ export function isHeatMetric(value: string | null): value is HeatMetric {
 }
 
 export function cellsOf(matrix: StepMatrix, metric: HeatMetric): Cells {
-  return metric === "step_time" ? matrix.stepTime : metric === "communication" ? matrix.communication : matrix.exposedCommunication;
+  return metric === "step_time" ? matrix.step_time : metric === "communication" ? matrix.communication : matrix.exposed_communication;
 }
 
-/** Tallest and shortest row of pixels a rank gets (CSS px). */
-export const MAX_ROW_PX = 22;
+/** The tallest row a rank gets (CSS px: a table row's height, so two ranks read as two rows, not two lines). */
+export const MAX_ROW_PX = 28;
+/** The map's height at most (CSS px): beyond, a row of pixels stands for several ranks. */
 export const MAX_MAP_PX = 560;
+/** The narrowest step column (CSS px): more steps than fit at this width scroll sideways. */
+export const MIN_COLUMN_PX = 3;
 
 export interface RowLayout {
   /** Rows of pixels drawn (CSS px each: `rowHeight`). */
@@ -62,10 +65,14 @@ export function rowLayout(rankCount: number, maxPx = MAX_MAP_PX): RowLayout {
   return { rows, rowHeight: 1, first };
 }
 
-/** Width of a step's column (CSS px), for `steps` columns in `width` px. */
+/**
+ * Width of a step's column (CSS px): the steps share the `width` px the page gives the map, so the map is as
+ * wide as the page whatever the number of steps (3 steps on a 1,100 px page: 366 px each), but never narrower
+ * than MIN_COLUMN_PX (then the map scrolls sideways).
+ */
 export function columnWidth(steps: number, width: number): number {
   if (steps <= 0) return 0;
-  return Math.max(3, Math.min(72, Math.floor(width / steps)));
+  return Math.max(MIN_COLUMN_PX, Math.floor(width / steps));
 }
 
 /**
@@ -90,9 +97,9 @@ export const STRAGGLER_FRAME_SHARE = 0.1;
 
 /** The row of pixels of a step's slowest rank when it is clearly slower than the step's median, else -1. */
 export function stragglerRow(matrix: StepMatrix, layout: RowLayout, step: number): number {
-  const rank = matrix.slowestRank[step] ?? -1;
-  const median = matrix.stepMedian[step] ?? null;
-  const value = rank >= 0 ? (matrix.stepTime[rank]?.[step] ?? null) : null;
+  const rank = matrix.slowest_rank[step] ?? -1;
+  const median = matrix.step_median[step] ?? null;
+  const value = rank >= 0 ? (matrix.step_time[rank]?.[step] ?? null) : null;
   if (value === null || median === null || median <= 0 || value < median * (1 + STRAGGLER_FRAME_SHARE)) return -1;
   // The row whose ranks include it: the last row starting at or before it.
   let lo = 0;
@@ -172,25 +179,25 @@ export function cellAt(
 export function cellLines(matrix: StepMatrix, hit: CellHit): string[] {
   const rank = matrix.ranks[hit.rank];
   const at = (cells: Cells): number | null => cells[hit.rank]?.[hit.step] ?? null;
-  const stepTime = at(matrix.stepTime);
-  const median = matrix.stepMedian[hit.step] ?? null;
+  const stepTime = at(matrix.step_time);
+  const median = matrix.step_median[hit.step] ?? null;
   const lines = [`${rank !== undefined ? rankLabel(rank.rank, rank.worker) : "?"} · ${matrix.steps[hit.step] ?? ""}`];
   if (hit.ranksInRow > 1) lines.push(`The worst of ${hit.ranksInRow} ranks drawn in this row`);
   const vsMedian =
     stepTime !== null && median !== null && median > 0 ? ` (${stepTime >= median ? "+" : ""}${formatPercent(stepTime / median - 1)} vs median ${formatDuration(median)})` : "";
   lines.push(`Step time ${stepTime !== null ? formatDuration(stepTime) : "—"}${vsMedian}`);
   const comm = at(matrix.communication);
-  const exposed = at(matrix.exposedCommunication);
+  const exposed = at(matrix.exposed_communication);
   lines.push(`Communication ${comm !== null ? formatDuration(comm) : "—"}`);
   lines.push(`Exposed communication ${exposed !== null ? formatDuration(exposed) : "—"}`);
-  if (matrix.slowestRank[hit.step] === hit.rank) lines.push("The slowest rank of this step");
+  if (matrix.slowest_rank[hit.step] === hit.rank) lines.push("The slowest rank of this step");
   lines.push("Click to open this rank's step in the trace");
   return lines;
 }
 
 /** The trace window of a cell (the worker's own trace time, µs): the step, or null when unknown. */
 export function cellWindow(matrix: StepMatrix, hit: CellHit): { start: number; end: number } | null {
-  const start = matrix.stepStart[hit.rank]?.[hit.step] ?? null;
-  const length = matrix.stepTime[hit.rank]?.[hit.step] ?? null;
+  const start = matrix.step_start[hit.rank]?.[hit.step] ?? null;
+  const length = matrix.step_time[hit.rank]?.[hit.step] ?? null;
   return start !== null && length !== null ? { start, end: start + length } : null;
 }

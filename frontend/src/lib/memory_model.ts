@@ -60,6 +60,14 @@ export function earliestTime(curves: Iterable<MemoryCurve>): number | null {
   return Number.isFinite(earliest) ? earliest : null;
 }
 
+/**
+ * Where the page counts times from: the span's start the answer states (the origin of the CSV download and of
+ * the trace viewer), else the earliest point of a curve, else 0.
+ */
+export function timeOrigin(data: { readonly spanStart: number | null; readonly curves: ReadonlyMap<string, MemoryCurve> }): number {
+  return data.spanStart ?? earliestTime(data.curves.values()) ?? 0;
+}
+
 /** The largest finite value of a series (0 when none). */
 export function seriesMax(values: readonly number[]): number {
   let max = 0;

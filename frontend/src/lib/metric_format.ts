@@ -33,6 +33,14 @@ export function formatMicros(us: number): string {
   return Number.isFinite(us) ? `${formatMicrosNumber(us)} µs` : DASH;
 }
 
+/**
+ * A chart legend's value where a µs table beside the chart shows the same figures: "98,589 µs (55.5%)", the
+ * table's unit and the share of `total` (a page shows one quantity in one unit: not "98.6 ms" above "98,589 µs").
+ */
+export function formatLegendMicros(us: number, total: number): string {
+  return `${formatMicros(us)} (${formatPercent(total > 0 ? us / total : Number.NaN)})`;
+}
+
 /** A value that may be unknown (null): "—" then. */
 export function orDash<T>(value: T | null, format: (value: T) => string): string {
   return value === null ? DASH : format(value);

@@ -91,7 +91,9 @@ export const METRIC_DEFINITIONS = {
   numSms: "Number of streaming multiprocessors (SMs) of the device.",
   utilization: "GPU utilization: time at least one kernel runs on this GPU / total step time (first step start to last step end).",
   deviceUtilization:
-    "Utilization: time at least one kernel runs on this device / total step time (first step start to last step end).",
+    "Utilization: time at least one kernel keeps this device busy / total step time (first step start to last step " +
+    "end). A collective whose own tasks the device's streams show (an Ascend HCCL operator) is busy while they copy " +
+    "or reduce, not while they wait for a peer (as on the Analyses page).",
   smEfficiency:
     "Est. SM efficiency: duration-weighted min(sum of blocks per SM of concurrent kernels, 1) over the steps: " +
     "how much of the SMs the running kernels could occupy.",
@@ -99,7 +101,10 @@ export const METRIC_DEFINITIONS = {
     "Est. achieved occupancy: mean of the profiler's per-kernel estimate (active warps per SM / maximum warps per SM), " +
     "weighted by each kernel's time within the steps.",
   tensorCoreShare: "Tensor Core share: kernel time of Tensor-Core kernels / all kernel time.",
-  kernelTime: "Kernel time: sum of the durations of all kernels on this device within the steps.",
+  kernelTime:
+    "Kernel time: sum of the durations of the computation kernels on this device within the steps (collectives are " +
+    "communication time), the kernels of the breakdown's Kernel category.",
+  communicationTime: "Communication time: sum of the durations of the collective kernels on this device within the steps.",
   benchmarkSteps: "Steps measured (the steps of the breakdown).",
   minStepTime: "Shortest step time.",
   maxStepTime: "Longest step time.",

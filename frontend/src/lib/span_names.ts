@@ -19,13 +19,15 @@ export function dateAndTime(epochSeconds: number): string {
   return `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())} ${timeOfDay(epochSeconds)}`;
 }
 
-/** "steps 2–4", "step 7", "3 steps" (steps without numbers); null without steps. */
+/** "steps 2–4", "step 7", "3 steps" (steps without numbers), with "(1 left out)" when the trace has more; null
+ * without steps. */
 export function stepRangeText(steps: SpanFacts["steps"]): string | null {
   if (steps === null || steps.count <= 0) return null;
+  const leftOut = steps.leftOut !== undefined && steps.leftOut > 0 ? ` (${steps.leftOut} left out)` : "";
   if (steps.first !== null && steps.last !== null) {
-    return steps.first === steps.last ? `step ${steps.first}` : `steps ${steps.first}–${steps.last}`;
+    return (steps.first === steps.last ? `step ${steps.first}` : `steps ${steps.first}–${steps.last}`) + leftOut;
   }
-  return `${steps.count} step${steps.count === 1 ? "" : "s"}`;
+  return `${steps.count} step${steps.count === 1 ? "" : "s"}${leftOut}`;
 }
 
 /** "14:03:27 · steps 2–4 · 18.7 s": what is known of the span, or null when nothing is. */

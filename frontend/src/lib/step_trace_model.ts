@@ -74,7 +74,7 @@ export function layerValue(phases: PhaseValues, fpAndBp: number | null, layer: S
 export function visibleLayers(data: StepTraceData): StepLayer[] {
   return LAYER_ORDER.filter((layer) =>
     data.steps.some((step) => {
-      const value = layerValue(step.phases, step.fpAndBp, layer);
+      const value = layerValue(step.phases, step.fp_and_bp, layer);
       return value !== null && (value > 0 || layer !== "fp_and_bp");
     }),
   );
@@ -84,19 +84,19 @@ export function chartLayers(data: StepTraceData, layers: readonly StepLayer[]): 
   return layers.map((layer) => ({
     label: PHASE_INFO[layer].label,
     color: PHASE_INFO[layer].color,
-    values: data.steps.map((step) => layerValue(step.phases, step.fpAndBp, layer) ?? 0),
+    values: data.steps.map((step) => layerValue(step.phases, step.fp_and_bp, layer) ?? 0),
   }));
 }
 
 /** The step's time the layers account for: equal to its duration when the answer is consistent. */
 export function accountedTime(step: StepTraceRow): number {
-  return LAYER_ORDER.reduce((sum, layer) => sum + (layerValue(step.phases, step.fpAndBp, layer) ?? 0), 0);
+  return LAYER_ORDER.reduce((sum, layer) => sum + (layerValue(step.phases, step.fp_and_bp, layer) ?? 0), 0);
 }
 
 /** Mean of a layer over the steps where it is known (the backend's averages, and fp_and_bp by the same rule). */
 export function averageOf(data: StepTraceData, layer: StepLayer): number | null {
   if (layer !== "fp_and_bp") return data.average.phases[layer];
-  const known = data.steps.map((step) => layerValue(step.phases, step.fpAndBp, layer)).filter((v): v is number => v !== null);
+  const known = data.steps.map((step) => layerValue(step.phases, step.fp_and_bp, layer)).filter((v): v is number => v !== null);
   return known.length > 0 ? known.reduce((a, b) => a + b, 0) / known.length : null;
 }
 
@@ -120,14 +120,14 @@ export function markerLines(data: StepTraceData): { label: string; value: string
   const absent = fromFile ? "not in the step trace file" : "not found";
   const lines: { label: string; value: string }[] = [
     { label: "Steps", value: m.steps ?? "—" },
-    { label: "Forward start", value: m.forwardStart ?? absent },
+    { label: "Forward start", value: m.forward_start ?? absent },
     { label: "Backward", value: m.backward ?? absent },
     { label: "Optimizer", value: m.optimizer ?? absent },
-    { label: "Data loading", value: m.dataloader ?? (fromFile ? absent : "none") },
+    { label: "Data loading (host)", value: m.dataloader ?? (fromFile ? absent : "none") },
     { label: "Communication", value: m.communication ?? (fromFile ? absent : "no collectives") },
   ];
-  if (m.timeBase !== null) {
-    lines.push({ label: "Measured on", value: m.timeBase === "device" ? "the device work the ranges launched" : "host ranges" });
+  if (m.time_base !== undefined && m.time_base !== null) { // absent for MindSpore's step trace file
+    lines.push({ label: "Measured on", value: m.time_base === "device" ? "the device work the ranges launched" : "host ranges" });
   }
   return lines;
 }

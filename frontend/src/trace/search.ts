@@ -57,6 +57,23 @@ export class TraceSearch {
     await this.goTo(0, true);
   }
 
+  /**
+   * The search box now reads `query` (typed, or cleared): a text other than the one searched ends that search,
+   * so its count and highlight do not stay beside a box that no longer says what they are of (Enter searches
+   * the new text). Returns the match that was current when the box was emptied, for the viewer to unselect; null
+   * otherwise.
+   */
+  edited(query: string): EventBrief | null {
+    const trimmed = query.trim();
+    if (trimmed === this.state.query || this.state.status === "idle") return null;
+    const current = this.state.current;
+    this.controller?.abort();
+    this.controller = null;
+    this.pages = new Map();
+    this.set(IDLE, false);
+    return trimmed === "" ? current : null;
+  }
+
   /** Moves to the next (+1) or previous (-1) match; a changed query searches anew. */
   async step(delta: number, query: string): Promise<void> {
     if (query.trim() !== this.state.query || this.state.status === "error" || this.state.status === "idle") {

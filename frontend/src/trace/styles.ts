@@ -42,7 +42,11 @@ const CSS = `
   padding: 8px 12px; background: var(--ps-bg); font-size: 12px;
 }
 .ps-trace-details-header { display: flex; align-items: flex-start; gap: 8px; }
-.ps-trace-details-header h3 { flex: 1; font-size: 13px; font-weight: 600; margin: 2px 0 8px; overflow-wrap: anywhere; font-family: var(--ps-mono); }
+.ps-trace-details-header h3 { flex: 1; font-size: 13px; font-weight: 600; margin: 2px 0 8px; overflow-wrap: anywhere; font-family: var(--ps-mono);
+  max-height: 9.5em; overflow-y: auto; }
+.ps-trace-whole { margin: 0 0 8px; font-size: 12px; }
+.ps-trace-whole-text { max-height: 240px; overflow: auto; font-family: var(--ps-mono); white-space: pre-wrap; overflow-wrap: anywhere;
+  border: 1px solid var(--ps-border); border-radius: 4px; padding: 4px 6px; background: var(--ps-bg-raised); }
 .ps-trace-fields { display: grid; grid-template-columns: max-content 1fr; gap: 2px 10px; margin: 0 0 8px; }
 .ps-trace-fields dt { color: var(--ps-fg-muted); }
 .ps-trace-fields dd { margin: 0; overflow-wrap: anywhere; font-variant-numeric: tabular-nums; }

@@ -67,6 +67,8 @@ export interface TraceViewerOptions {
   readonly initialPinned?: string | null;
   /** Writes the viewer's URL parameters (null removes one). */
   readonly setParams: (patch: Readonly<Record<string, string | null>>) => void;
+  /** Buttons of the page put in the toolbar after "Critical path" (the switch to ranks side by side). */
+  readonly toolbarButtons?: readonly HTMLElement[];
 }
 
 interface Selection {
@@ -201,6 +203,7 @@ export class TraceViewer {
         jumpTo: (brief) => this.jumpTo(brief),
         zoomToSelected: () => this.zoomToSelection(),
         close: () => this.clearSelection(),
+        loadWholeTexts: (id) => fetchEventDetail(options.api, options.ref, id, this.detailController?.signal, true),
       },
       this.spanStart,
     );
@@ -240,6 +243,11 @@ export class TraceViewer {
     const next = this.button("›", "trace-search-next", "Next match (Enter)", () => void this.search.step(1, this.searchInput.value));
     const form = el("form", { className: "ps-trace-search", attrs: { role: "search" } }, this.searchInput, previous, next, this.searchCount);
     form.addEventListener("submit", (event) => event.preventDefault());
+    this.searchInput.addEventListener("input", () => {
+      // Cleared (or changed): the count and the highlight go, and so does the match the search selected.
+      const match = this.search.edited(this.searchInput.value);
+      if (match !== null && this.selection?.id === match.id) this.clearSelection();
+    });
     this.searchInput.addEventListener("keydown", (event) => {
       if (event.key !== "Enter") return;
       event.preventDefault();
@@ -266,6 +274,7 @@ export class TraceViewer {
       this.button("Zoom to selection", "trace-zoom-selection", "Zoom to the measured range or the selected slice (F)", () => this.zoomToSelection()),
       this.button("Whole span", "trace-zoom-reset", "Show the whole span", () => this.setView({ start: 0, end: this.spanDuration })),
       this.pathButton,
+      ...(options.toolbarButtons ?? []),
       download,
       this.statusText,
       el(
@@ -684,10 +693,12 @@ export class TraceViewer {
     this.searchCount.dataset["state"] = state.status;
     if (state.current === null) {
       this.match = null;
+      delete this.root.dataset["match"];
       this.requestFrame();
       return;
     }
     this.match = this.placeOf(state.current);
+    this.root.dataset["match"] = String(state.current.id);
     if (jump) this.jumpTo(state.current);
     this.requestFrame();
   }

@@ -4,9 +4,13 @@
 Per name, over the overview's steps (a host range counts when it starts inside the steps' host ranges, a device copy
 when it starts inside the device-extended steps): calls and host time (the ranges' durations); the device copies'
 count and time (from the first to the last device work of the range, as the profiler draws them; HTA's
-``get_gpu_user_annotation_breakdown`` sums the same durations); and the device work launched from inside the range
-(kernels, copies, memsets of the operators nested in it, as the operator table's device total). The steps'
-own ranges (``ProfilerStep#N``) are the steps, not annotations.
+``get_gpu_user_annotation_breakdown`` sums the same durations); and the device work launched while the range is
+open: the kernels, copies and memsets whose launching runtime call starts inside the range, on any thread of the
+range's process (``DEVICE_WORK_RULE``). Not only the operators nested in it: autograd launches the backward pass's
+kernels from its own thread, so a ``## backward ##`` range on the main thread encloses few launches of its own (and
+its device copy, which Kineto draws from those launches, is as short). A range counts work launched by other
+threads at the same time too (a data loader's pinned copies, another stream's work). The steps' own ranges
+(``ProfilerStep#N``) are the steps, not annotations.
 """
 
 from __future__ import annotations
@@ -19,15 +23,41 @@ from ...model.categories import SliceKinds
 from ...model.steps import find_steps
 from ...model.trace_model import TraceModel
 from ...model.units import NS_PER_US
-from ..operators import operator_columns
+from ..quantities import recording
 
 HOST_CATEGORIES = frozenset({"user_annotation", "UserDefined", "PythonUserDefined"})
 DEVICE_CATEGORY = "gpu_user_annotation"
+DEVICE_WORK_RULE = ("kernels, copies and memsets whose launch starts inside the range, on any thread of its process "
+                    "(autograd launches backward work from its own thread)")
 
 
 def _inside(times: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
     k = np.searchsorted(starts, times, side="right") - 1
     return (k >= 0) & (times < ends[np.maximum(k, 0)])
+
+
+def device_work_launched_in(model: TraceModel, ranges: np.ndarray) -> np.ndarray:
+    """Per host range (rows): ns of device work (kernels, copies, memsets) whose launching runtime call starts
+    inside the range, on any thread of the range's process."""
+    s = model.slices
+    out = np.zeros(len(ranges), dtype=np.float64)
+    work = np.flatnonzero(SliceKinds(model).device_work & (model.links.launcher >= 0))
+    if not len(work) or not len(ranges):
+        return out
+    process = np.unique(np.array([t.pid for t in model.tracks], dtype=object), return_inverse=True)[1].reshape(-1)
+    launcher = model.links.launcher[work]
+    launch_process, launch_time = process[s.track[launcher]], s.start[launcher]
+    range_process = process[s.track[ranges]]
+    for pid in np.unique(range_process).tolist():  # one pass per process, not per range
+        mine = launch_process == pid
+        order = np.argsort(launch_time[mine], kind="stable")
+        times = launch_time[mine][order]
+        summed = np.r_[0, np.cumsum(s.dur[work][mine][order])]
+        at = range_process == pid
+        lo = np.searchsorted(times, s.start[ranges[at]], side="left")
+        hi = np.searchsorted(times, s.end_at(ranges[at]), side="left")
+        out[at] = summed[hi] - summed[lo]
+    return out
 
 
 def annotations(model: TraceModel, marker: Optional[str] = None) -> dict[str, Any]:
@@ -43,8 +73,7 @@ def annotations(model: TraceModel, marker: Optional[str] = None) -> dict[str, An
     base: dict[str, Any] = {"steps": len(steps), "has_device_copies": bool(len(device)), "rows": []}
     if len(host) == 0 and len(device) == 0:
         return {**base, "available": False,
-                "reason": "No record_function or user annotation ranges in the steps: wrap regions of the training "
-                          "step in torch.profiler.record_function(\"name\") to see them here."}
+                "reason": "No record_function or user annotation ranges in the steps. " + recording.record_annotations(model)}
 
     names = np.r_[s.name[host], s.name[device]].astype(np.int64)
     unique, inverse = np.unique(names, return_inverse=True)
@@ -52,7 +81,7 @@ def annotations(model: TraceModel, marker: Optional[str] = None) -> dict[str, An
     of_host, of_device = inverse[:len(host)], inverse[len(host):]
     n = len(unique)
     has_device = bool(kinds.device_work.any())
-    work = operator_columns(model).device_total_counted[host].astype(np.float64)
+    work = device_work_launched_in(model, host)
 
     def total(index: np.ndarray, values: np.ndarray) -> np.ndarray:
         return np.bincount(index, weights=values.astype(np.float64), minlength=n)
@@ -78,4 +107,5 @@ def annotations(model: TraceModel, marker: Optional[str] = None) -> dict[str, An
                      "example_id": int(s.event_id[example[i]]), "example_start": int(s.start[example[i]]) / NS_PER_US,
                      "example_end": int(s.end_at(example[i])) / NS_PER_US})
     rows.sort(key=lambda r: (-r["host_total"], -(r["device_total"] or 0.0)))
-    return {**base, "available": True, "reason": None, "has_device": has_device, "rows": rows}
+    return {**base, "available": True, "reason": None, "has_device": has_device,
+            "device_work_rule": DEVICE_WORK_RULE if has_device else None, "rows": rows}

@@ -12,7 +12,9 @@ work that ends it:
 As HTA's ``get_idle_time_breakdown`` does, the gaps between consecutive work count; unlike it, gaps are measured
 inside the steps only, streams are lanes (a device's stream, not a stream number shared by several devices), and
 the idle time before the stream's first work and after its last work in the steps is reported too (``no_work``),
-so that the four parts add up to the steps' time less the stream's busy time.
+so that the four parts add up to the steps' time less the stream's busy time. Each stream's ``host_wait_share`` is
+its host wait over its own idle time: a share over all streams together would let nearly idle side streams speak
+for a main stream that is busy (the page leads with the busiest stream, the first of ``streams``).
 """
 
 from __future__ import annotations
@@ -71,6 +73,7 @@ def idle_time(model: TraceModel, marker: Optional[str] = None, kernel_wait_us: f
         streams.append({**stream_reference(model, work, i), "busy": int(busy[i]) / NS_PER_US,
                         "idle": idle / NS_PER_US, **parts, "no_work": no_work / NS_PER_US,
                         "idle_share": idle / step_time if step_time > 0 else 0.0,
+                        "host_wait_share": int(split[i, HOST_WAIT]) / idle if idle > 0 else None,
                         "gaps": int((stream_of_gap == i).sum())})
     streams.sort(key=lambda row: -row["busy"])
 

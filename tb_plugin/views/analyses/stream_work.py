@@ -2,8 +2,9 @@
 share, over the overview's steps.
 
 A stream is a device lane of the trace (one track: Kineto writes each CUDA/HIP stream as its own thread of the
-device's process). Its work is the kernels, copies and memsets on it (``SliceKinds.device_work``): device-side
-annotations and synchronisation are not work. The launching runtime call of each is ``links.launcher`` (by
+device's process). Its work is the kernels, copies and memsets on it (``SliceKinds.busy_work``): device-side
+annotations and synchronisation are not work, and an Ascend collective whose own tasks are on the streams is
+its tasks that copy or reduce, not its span or its notify waits (the Overview's utilization counts the same). The launching runtime call of each is ``links.launcher`` (by
 correlation): ``cudaLaunchKernel``, ``cudaMemcpyAsync``, a ``cudaGraphLaunch`` that launched many kernels, ...
 """
 
@@ -54,7 +55,7 @@ def stream_work(model: TraceModel, marker: Optional[str] = None) -> StreamWork:
     def compute() -> StreamWork:
         steps = find_steps(model, marker)
         s = model.slices
-        work = SliceKinds(model).device_work
+        work = SliceKinds(model).busy_work
         lo, hi = (int(steps.start[0]), int(steps.end[-1])) if len(steps) else (0, 0)
         rows = np.flatnonzero(work & (s.end > lo) & (s.start < hi))
         start, end = np.clip(s.start[rows], lo, hi), np.clip(s.end_at(rows), lo, hi)

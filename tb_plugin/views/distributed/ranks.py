@@ -25,6 +25,7 @@ from ...model.trace_model import TraceModel
 from ...model.units import NS_PER_US
 from ..quantities import collective_bandwidth
 from ..quantities.accounting import step_times
+from ..quantities.devices import device
 from ..quantities.efficiency import Roofs
 from .rank_summary import (
     RankSummary, Table, collectives_table, joined, joined_codes, kernels_table, operators_table, steps_table,
@@ -43,6 +44,12 @@ _NON_TENSOR_INPUTS = frozenset({"", "Scalar", "ScalarList", "GenericList"})
 _KERNEL_COLLECTIVE = re.compile(r"nccl(?:Dev)?Kernel_([A-Za-z]+)|rccl\w*?_([A-Za-z]+)", re.IGNORECASE)
 _OP_COLLECTIVE = re.compile(r"^(?:nccl:|gloo:|c10d::|hccl:|xccl:)([A-Za-z_]+?)_?$", re.IGNORECASE)
 _RANK_IN_NAME = re.compile(r"(?:rank|worker)[-_]?(\d+)", re.IGNORECASE)
+# The backend that a collective's kernel or host range names, for a trace whose distributedInfo names none (an Ascend
+# timeline: HCCL's hcom_ operators); torch's own backend strings.
+_BACKEND_OF_NAME = ((re.compile(r"^(?:hcom_|hccl)", re.IGNORECASE), "hccl"),
+                    (re.compile(r"^(?:void )?(?:nccl|ncclKernel|ncclDevKernel)", re.IGNORECASE), "nccl"),
+                    (re.compile(r"^rccl", re.IGNORECASE), "rccl"), (re.compile(r"^gloo:"), "gloo"),
+                    (re.compile(r"^hccl:"), "hccl"), (re.compile(r"^xccl:"), "xccl"))
 
 
 def normalize_collective(name: str) -> str:
@@ -250,6 +257,28 @@ def rank_breakdown(model: TraceModel) -> dict[str, float]:
     return model.memo("rank_breakdown", compute)
 
 
+def backend_of(model: TraceModel) -> Optional[str]:
+    """The communication backend: the one distributedInfo names, else the one the collectives' names say (HCCL for
+    an Ascend timeline's hcom_ operators, or its collectives on an Ascend device), else None."""
+    info = model.metadata.get("distributedInfo")
+    if isinstance(info, dict) and isinstance(info.get("backend"), str) and info["backend"]:
+        return str(info["backend"])
+    kinds = SliceKinds(model)
+    s = model.slices
+    rows = np.flatnonzero(kinds.collective_kernel | kinds.collective_range)
+    for name_id in np.unique(s.name[rows]).tolist():  # one test per distinct name
+        name = model.strings[name_id]
+        for pattern, backend in _BACKEND_OF_NAME:
+            if pattern.match(name):
+                return backend
+    kernels = np.flatnonzero(kinds.collective_kernel)
+    if len(kernels):
+        ids = {int(d) for d in np.unique(s.device[kernels]) if d >= 0}
+        if any(device(model, d).kind == "Ascend" for d in ids):
+            return "hccl"
+    return None
+
+
 def _is_distributed(model: TraceModel) -> bool:
     """A rank of a distributed job: the profiler recorded its process group, or it ran collectives."""
     info = model.metadata.get("distributedInfo")
@@ -270,7 +299,7 @@ def summary_of(worker: str, span: str, model: TraceModel, operators_rows: Option
         base = model.metadata.get("baseTimeNanoseconds")
         return RankSummary(
             worker=worker, span=span, recorded_rank=distributed_rank(model), world_size=info.get("world_size"),
-            backend=info.get("backend"), is_distributed=_is_distributed(model),
+            backend=backend_of(model), is_distributed=_is_distributed(model),
             base_time_ns=base if isinstance(base, int) and not isinstance(base, bool) else None,
             steps=steps_table(model), collectives=collectives_table(collective_instances(model)),
             operators=operators_table(operators_rows) if operators_rows is not None else Table({}, {}),

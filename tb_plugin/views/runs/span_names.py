@@ -12,6 +12,7 @@ from typing import Any, Optional
 import numpy as np
 
 from ...model.categories import SliceKinds
+from ...model.steps import find_steps
 from ...model.trace_model import TraceModel
 from ...model.units import NS_PER_S, NS_PER_US
 from ..quantities.devices import device, devices_of_rows
@@ -71,13 +72,17 @@ def device_text(model: TraceModel) -> str:
 
 def model_facts(model: TraceModel) -> dict[str, Any]:
     """``span_facts`` of a loaded span (``views/answers.span_facts`` keeps it with the first answers)."""
-    steps = model.steps
     step_facts = None
-    if len(steps):
-        numbers = steps.number
+    if len(model.steps):
+        # The steps every page counts (trailing steps the profiler cut are left out, model/steps.py), and how many
+        # of the trace's are not: the picker shows the overview's count.
+        counted = find_steps(model)
+        kept = len(counted)
+        numbers = model.steps.number[:kept]
         known = numbers >= 0
-        step_facts = {"count": int(len(steps)),
-                      "first": int(numbers[0]) if known[0] else None,
-                      "last": int(numbers[-1]) if known[-1] else None}
+        step_facts = {"count": kept,
+                      "first": int(numbers[0]) if kept and known[0] else None,
+                      "last": int(numbers[-1]) if kept and known[-1] else None,
+                      "left_out": len(counted.left_out)}
     return {"start_time": wall_time_s(model), "duration": (model.end - model.start) / NS_PER_US, "steps": step_facts,
             "device": device_text(model)}

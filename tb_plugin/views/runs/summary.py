@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 from ...model.categories import GENERIC, SliceKinds
 from ...model.trace_model import TraceModel
 from ...model.units import NS_PER_US
+from ..memory import memory_events
+from ..quantities import recording
 
 # How many unknown categories a limitation names (the parse notes list them all).
 NAMED_CATEGORIES = 5
@@ -53,7 +53,8 @@ def span_summary(model: TraceModel) -> dict[str, Any]:
 
 
 def _memory_events(model: TraceModel) -> int:
-    return int(np.count_nonzero(model.instants.addr >= 0)) if len(model.instants) else 0
+    """The memory view's events (``views/memory.py``: with an address, an allocator total, or a size)."""
+    return len(memory_events(model).rows)
 
 
 def _plural(count: int, word: str) -> str:
@@ -76,7 +77,8 @@ def limitations(model: TraceModel) -> list[dict[str, str]]:
         note("generic_trace", "Not a trace of a known profiler: operators are the host ranges by name and kernels the "
                               "ranges on device lanes, without shapes, call stacks or links between them.")
     if len(model.steps) == 0:
-        note("no_steps", "No step markers (ProfilerStep#N): the whole span counts as one step.")
+        note("no_steps", "No step markers (ProfilerStep#N): the whole span counts as one step. "
+                         + recording.record_steps(model))
     has_device = bool(kinds.device_activity.any())
     if not has_device:
         note("no_device", "No device activity (kernels, copies): no GPU summary, and the step breakdown has no "
@@ -87,7 +89,7 @@ def limitations(model: TraceModel) -> list[dict[str, str]]:
     if not kinds.operator.any():
         note("no_operators", "No framework operators: the operator view is empty.")
     if _memory_events(model) == 0:
-        note("no_memory", "No memory events: the memory view is empty (record with profile_memory=True).")
+        note("no_memory", "No memory events: the memory view is empty. " + recording.record_memory(model))
     for key, label in (("begin_end", "duration (B/E)"), ("async", "async (b/e)")):
         counts = model.stats.get(key, {})
         unclosed, unmatched = int(counts.get("closed_at_end", 0)), int(counts.get("unmatched_ends", 0))

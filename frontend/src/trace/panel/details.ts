@@ -1,14 +1,17 @@
 // The side panel of the selected slice: its fields, arguments, stack and ancestors, and the
 // events it links to (launching operator, launch call, launched kernels, flows) as "jump to"
 // buttons. Trace strings go in as text only (the shell's `el`).
-import type { EventBrief, EventDetail } from "../../api/trace";
+import { charactersCut, type EventBrief, type EventDetail } from "../../api/trace";
+import type { ApiResult } from "../../api/types";
 import { el, replaceChildren } from "../../components/dom";
-import { formatDuration } from "../../lib/format";
+import { formatCount, formatDuration } from "../../lib/format";
 
 export interface DetailsCallbacks {
   jumpTo(brief: EventBrief): void;
   zoomToSelected(): void;
   close(): void;
+  /** The slice with its own texts whole (`trace/event?full_text=1`). */
+  loadWholeTexts(id: number): Promise<ApiResult<EventDetail>>;
 }
 
 const microsFormat = new Intl.NumberFormat("en-US", { maximumFractionDigits: 3 });
@@ -91,6 +94,7 @@ export class DetailsPanel {
     replaceChildren(
       this.root,
       this.header(detail.name, "trace-details-name"),
+      this.wholeName(detail),
       list,
       el("div", { className: "ps-trace-details-actions" }, zoom),
       this.links(detail),
@@ -98,6 +102,39 @@ export class DetailsPanel {
       this.stack(detail),
       this.ancestors(detail),
     );
+  }
+
+  /**
+   * For a name the backend cut ("… (N more characters)"), a button that asks for the whole name and shows it in
+   * a scrolling box under the header (text only, whatever its length); null for a whole name.
+   */
+  private wholeName(detail: EventDetail): HTMLElement | null {
+    const cut = charactersCut(detail.name);
+    if (cut === null) return null;
+    const status = el("span", { className: "ps-trace-muted", testId: "trace-details-whole-status" });
+    const button = el(
+      "button",
+      { className: "ps-trace-button", testId: "trace-details-whole", attrs: { type: "button", title: "The name is cut in every answer; this asks for it whole" } },
+      `Show whole name (${formatCount(cut)} more characters)`,
+    );
+    const box = el("div", { className: "ps-trace-whole" }, button, status);
+    button.addEventListener("click", () => {
+      button.disabled = true;
+      status.textContent = " Loading…";
+      this.callbacks.loadWholeTexts(detail.id).then(
+        (result) => {
+          if (this.root.dataset["eventId"] !== String(detail.id) || !box.isConnected) return; // another slice by now
+          if (result.kind !== "ok") {
+            button.disabled = false;
+            status.textContent = result.kind === "loading" ? " The trace is still loading; try again in a moment." : ` ${result.message}`;
+            return;
+          }
+          replaceChildren(box, el("div", { className: "ps-trace-whole-text", testId: "trace-details-whole-name" }, result.data.name));
+        },
+        () => undefined, // aborted: the slice was closed
+      );
+    });
+    return box;
   }
 
   private jumpButton(brief: EventBrief, testId: string, prefix = ""): HTMLElement {

@@ -144,7 +144,7 @@ export class RangePanel {
       );
     }
     const names = steps.names.length <= 4 ? steps.names.join(", ") : `${steps.names.slice(0, 3).join(", ")}, … ${steps.names[steps.names.length - 1] ?? ""}`;
-    const mean = steps.meanStepTime ?? 0;
+    const mean = steps.mean_step_time ?? 0;
     const rows = BREAKDOWN_CATEGORIES.filter((category) => (steps.breakdown?.[category] ?? 0) > 0).map((category) => {
       const value = steps.breakdown?.[category] ?? 0;
       const swatch = el("span", { className: "ps-swatch" });

@@ -80,7 +80,7 @@ export function mountRankStack(host: HTMLElement, options: RankStackOptions): vo
 
 function controls(placement: RankPlacement | null, options: RankStackOptions): HTMLElement {
   const button = (align: RankAlign, text: string, title: string): HTMLButtonElement => {
-    const b = el("button", { className: "ps-button", testId: `rank-stack-align-${align}`, attrs: { type: "button", title, "aria-pressed": String(options.align === align) } }, text);
+    const b = el("button", { className: "ps-trace-button", testId: `rank-stack-align-${align}`, attrs: { type: "button", title, "aria-pressed": String(options.align === align) } }, text);
     b.addEventListener("click", () => options.onChange(align, placement?.step ?? options.step), { signal: options.signal });
     return b;
   };
@@ -88,7 +88,7 @@ function controls(placement: RankPlacement | null, options: RankStackOptions): H
   for (const name of placement?.steps ?? []) stepPicker.appendChild(new Option(name, name));
   if (placement?.step != null) stepPicker.value = placement.step;
   stepPicker.addEventListener("change", () => options.onChange(options.align, stepPicker.value), { signal: options.signal });
-  const close = el("button", { className: "ps-button", testId: "rank-stack-close", attrs: { type: "button" } }, "One span");
+  const close = el("button", { className: "ps-trace-button", testId: "rank-stack-close", attrs: { type: "button" } }, "One span");
   close.addEventListener("click", () => options.onClose(), { signal: options.signal });
   return el(
     "div",
@@ -253,8 +253,8 @@ function show(root: HTMLElement, placement: RankPlacement, options: RankStackOpt
       }
       drawn.push({ x: 0, y: top, w: width, h: worker.bottom - worker.top, lines: [label, "Click to open this rank's span here"] });
       // The step's bounds on this worker.
-      const s0 = Math.max(gutter, gutter + xOf(w.stepStart + w.shift, window, plot));
-      const s1 = Math.min(width, gutter + xOf(w.stepEnd + w.shift, window, plot));
+      const s0 = Math.max(gutter, gutter + xOf(w.step_start + w.shift, window, plot));
+      const s1 = Math.min(width, gutter + xOf(w.step_end + w.shift, window, plot));
       ctx.fillStyle = "rgba(120, 120, 120, 0.12)";
       ctx.fillRect(s0, top + headerPx, Math.max(0, s1 - s0), worker.bottom - worker.top - headerPx - (worker.compact ? 1 : 4));
       const data = slicesOf.get(w.worker);

@@ -86,8 +86,8 @@ export interface AxisWindow {
 /** The step on every worker, on the common axis, with a margin of 3% each side. */
 export function initialWindow(workers: readonly PlacedWorker[]): AxisWindow {
   if (workers.length === 0) return { start: 0, end: 1 };
-  const start = Math.min(...workers.map((w) => w.stepStart + w.shift));
-  const end = Math.max(...workers.map((w) => w.stepEnd + w.shift));
+  const start = Math.min(...workers.map((w) => w.step_start + w.shift));
+  const end = Math.max(...workers.map((w) => w.step_end + w.shift));
   const margin = Math.max((end - start) * 0.03, 1);
   return { start: start - margin, end: end + margin };
 }

@@ -1,4 +1,4 @@
-// The trace view's entry to ranks side by side: a switch shown when the run has several workers, and
+// The trace view's entry to ranks side by side: a toolbar button shown when the run has several workers, and
 // the stacked view itself when the URL asks for it (trace.ranks=step|time, trace.rank_step=<step>).
 import type { RankAlign } from "../../api/rank_steps";
 import { el } from "../../components/dom";
@@ -13,20 +13,23 @@ export function ranksParam(value: string | null): RankAlign | null {
   return value === "step" || value === "time" ? value : null;
 }
 
-function severalWorkers(ctx: ViewContext): boolean {
+function severalWorkers(ctx: Pick<ViewContext, "selection">): boolean {
   return (ctx.selection.run?.workers.length ?? 0) >= 2;
 }
 
-/** A bar above the single-span viewer with the switch to ranks side by side; null for a one-worker run. */
-export function ranksSwitch(ctx: ViewContext): HTMLElement | null {
+/**
+ * The switch to ranks side by side, a button of the viewer's toolbar (beside "Critical path", styled as its
+ * other buttons); null for a one-worker run.
+ */
+export function ranksSwitch(ctx: Pick<ViewContext, "selection" | "navigate" | "signal">): HTMLButtonElement | null {
   if (!severalWorkers(ctx)) return null;
   const button = el(
     "button",
-    { className: "ps-button", testId: "trace-ranks-open", attrs: { type: "button", title: "This step of every worker of the run, stacked on one time axis" } },
+    { className: "ps-trace-button", testId: "trace-ranks-open", attrs: { type: "button", title: "This step of every worker of the run, stacked on one time axis" } },
     "Ranks side by side",
   );
   button.addEventListener("click", () => ctx.navigate("trace", { [PARAM_RANKS]: "step" }), { signal: ctx.signal });
-  return el("div", { className: "ps-rank-stack-bar" }, button);
+  return button;
 }
 
 /** Mounts ranks side by side when the URL asks for it; false when the single-span viewer should show instead. */

@@ -1,6 +1,6 @@
 // Analyses page, annotations: the user's own record_function ranges ("data/*", "train/*") and their copies on
 // the device, as a table like the operator table: calls, host time, device time.
-import { ANALYSIS_ROUTES, parseAnnotations, type AnnotationRow, type AnnotationsData } from "../../api/analyses";
+import { ANALYSIS_ROUTES, type AnnotationRow, type AnnotationsData } from "../../api/analyses";
 import { formatCount } from "../../lib/format";
 import {
   analysisSection,
@@ -14,7 +14,9 @@ import {
 const DEVICE_COPY =
   "Device time of the range's copies on the device (gpu_user_annotation): from the first to the last device work of " +
   "the range, as the profiler draws them (HTA's user annotation breakdown sums the same).";
-const DEVICE_WORK = "Device work launched from inside the range: the kernels, copies and memsets of the operators nested in it.";
+const DEVICE_WORK =
+  "Device work launched while the range is open: the kernels, copies and memsets whose launch starts inside it, on " +
+  "any thread of its process (autograd launches the backward pass from its own thread).";
 const HOW =
   "record_function / user_annotation ranges that start in the Overview's steps, by name (the steps' own ranges left " +
   `out): calls and host time (the ranges' durations). ${DEVICE_COPY} ${DEVICE_WORK}`;
@@ -26,15 +28,15 @@ function render(data: AnnotationsData, ctx: SectionContext, signal: AbortSignal)
       text: (r: AnnotationRow) => r.name },
     { id: "calls", label: "Calls", width: 70, align: "right" as const, sortValue: (r: AnnotationRow) => r.calls,
       text: (r: AnnotationRow) => formatCount(r.calls) },
-    microsColumn<AnnotationRow>("host_total", "Host total", "Sum of the ranges' durations on the host.", (r) => r.hostTotal),
-    microsColumn<AnnotationRow>("host_mean", "Host mean", "Mean duration of a range on the host.", (r) => r.hostMean),
-    microsColumn<AnnotationRow>("host_max", "Host max", "Longest range on the host.", (r) => r.hostMax),
+    microsColumn<AnnotationRow>("host_total", "Host total", "Sum of the ranges' durations on the host.", (r) => r.host_total),
+    microsColumn<AnnotationRow>("host_mean", "Host mean", "Mean duration of a range on the host.", (r) => r.host_mean),
+    microsColumn<AnnotationRow>("host_max", "Host max", "Longest range on the host.", (r) => r.host_max),
   ];
-  if (data.hasDeviceCopies) {
-    columns.push(microsColumn<AnnotationRow>("device_total", "Device time", DEVICE_COPY, (r) => r.deviceTotal));
+  if (data.has_device_copies) {
+    columns.push(microsColumn<AnnotationRow>("device_total", "Device time", DEVICE_COPY, (r) => r.device_total));
   }
-  if (data.hasDevice) {
-    columns.push(microsColumn<AnnotationRow>("device_work", "Device work", DEVICE_WORK, (r) => r.deviceWork));
+  if (data.has_device) {
+    columns.push(microsColumn<AnnotationRow>("device_work", "Device work", DEVICE_WORK, (r) => r.device_work));
   }
   return [
     sectionTable<AnnotationRow>(
@@ -49,7 +51,7 @@ function render(data: AnnotationsData, ctx: SectionContext, signal: AbortSignal)
         sort: { column: "host_total", direction: "desc" },
         route: ANALYSIS_ROUTES.annotations,
         testId: "analysis-annotations-table",
-        onActivate: (r) => showInTrace(ctx, r.exampleStart, r.exampleEnd, r.exampleId),
+        onActivate: (r) => showInTrace(ctx, r.example_start, r.example_end, r.example_id),
       },
       signal,
     ),
@@ -61,7 +63,6 @@ export const annotationsSection = analysisSection({
   title: "Annotations",
   how: HOW,
   route: ANALYSIS_ROUTES.annotations,
-  parse: parseAnnotations,
   what: "annotations",
   render,
 });

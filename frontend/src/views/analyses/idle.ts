@@ -1,7 +1,7 @@
 // Analyses page, idle time: each device stream's idle time in the steps split by its cause (waiting on the
 // host, on the previous kernels, other), as stacked columns and a table, and the longest gaps with a way
 // into the trace viewer.
-import { ANALYSIS_ROUTES, parseIdleTime, type IdleGap, type IdleStream, type IdleTimeData } from "../../api/analyses";
+import { ANALYSIS_ROUTES, type IdleGap, type IdleStream, type IdleTimeData } from "../../api/analyses";
 import { createStackedColumnChart } from "../../components/chart";
 import { keyValueList } from "../../components/view_parts";
 import { formatCount, formatPercent } from "../../lib/format";
@@ -15,7 +15,7 @@ import {
   type SectionContext,
 } from "./section_frame";
 import { el } from "../../components/dom";
-import { hostWaitShare } from "./model";
+import { busiestStream, idleSplitText, streamHostWaitShare } from "./model";
 
 export const IDLE_DEFINITIONS = {
   hostWait:
@@ -32,13 +32,16 @@ const HOW =
   "Each gap takes the cause of the work that ends it. " +
   `${IDLE_DEFINITIONS.hostWait} ${IDLE_DEFINITIONS.kernelWait} ${IDLE_DEFINITIONS.other} ` +
   "As HTA's idle time breakdown, measured inside the steps only and per stream of each device; the time before the " +
-  "first and after the last work is shown apart, so that the parts add up to the stream's idle time.";
+  "first and after the last work is shown apart, so that the parts add up to the stream's idle time. " +
+  "The headline is the busiest stream's: nearly idle side streams say little about the stream that does the work.";
+
+const HOST_WAIT_SHARE = "Host wait / the stream's idle time: how much of its idle time the stream waited for the CPU.";
 
 const LAYERS = [
-  { key: "hostWait", label: "Host wait", color: "#e15759", definition: IDLE_DEFINITIONS.hostWait },
-  { key: "kernelWait", label: "Kernel wait", color: "#f28e2b", definition: IDLE_DEFINITIONS.kernelWait },
+  { key: "host_wait", label: "Host wait", color: "#e15759", definition: IDLE_DEFINITIONS.hostWait },
+  { key: "kernel_wait", label: "Kernel wait", color: "#f28e2b", definition: IDLE_DEFINITIONS.kernelWait },
   { key: "other", label: "Other", color: "#76b7b2", definition: IDLE_DEFINITIONS.other },
-  { key: "noWork", label: "Before first / after last work", color: "#bab0ac", definition: IDLE_DEFINITIONS.noWork },
+  { key: "no_work", label: "Before first / after last work", color: "#bab0ac", definition: IDLE_DEFINITIONS.noWork },
 ] as const;
 
 const CATEGORY_LABELS: Readonly<Record<string, string>> = { host_wait: "Host wait", kernel_wait: "Kernel wait", other: "Other" };
@@ -73,17 +76,19 @@ function render(data: IdleTimeData, ctx: SectionContext, signal: AbortSignal): H
         { id: "stream", label: "Stream", width: 170, grow: 2, firstDirection: "asc", sortValue: (r) => r.stream, text: (r) => r.stream },
         microsColumn("busy", "Busy", "Time the stream runs work inside the steps.", (r) => r.busy),
         microsColumn("idle", "Idle", "The steps' time less the stream's busy time.", (r) => r.idle),
-        microsColumn("host_wait", "Host wait", IDLE_DEFINITIONS.hostWait, (r) => r.hostWait),
-        microsColumn("kernel_wait", "Kernel wait", IDLE_DEFINITIONS.kernelWait, (r) => r.kernelWait),
+        microsColumn("host_wait", "Host wait", IDLE_DEFINITIONS.hostWait, (r) => r.host_wait),
+        microsColumn("kernel_wait", "Kernel wait", IDLE_DEFINITIONS.kernelWait, (r) => r.kernel_wait),
         microsColumn("other", "Other", IDLE_DEFINITIONS.other, (r) => r.other),
-        microsColumn("no_work", "Edges", IDLE_DEFINITIONS.noWork, (r) => r.noWork),
+        microsColumn("no_work", "Edges", IDLE_DEFINITIONS.noWork, (r) => r.no_work),
         { id: "idle_share", label: "Idle share", tip: "Idle time / the steps' time.", width: 86, align: "right",
-          sortValue: (r) => r.idleShare, text: (r) => formatPercent(r.idleShare) },
+          sortValue: (r) => r.idle_share, text: (r) => formatPercent(r.idle_share) },
+        { id: "host_wait_share", label: "Host wait share", tip: HOST_WAIT_SHARE, width: 96, align: "right",
+          sortValue: (r) => r.host_wait_share, text: (r) => formatPercent(streamHostWaitShare(r)) },
       ],
       rows: data.streams,
       rowKey: (r) => r.track,
       filterText: (r) => r.stream,
-      sort: { column: "idle", direction: "desc" },
+      sort: { column: "busy", direction: "desc" },
       route: ANALYSIS_ROUTES.idle,
       table: "streams",
       testId: "analysis-idle-streams",
@@ -105,24 +110,41 @@ function render(data: IdleTimeData, ctx: SectionContext, signal: AbortSignal): H
         { id: "after", label: "Work after", width: 160, grow: 2, firstDirection: "asc", sortValue: (r) => shortKernelName(r.after),
           text: (r) => shortKernelName(r.after), cellTip: (r) => r.after },
       ],
-      rows: data.longestGaps,
+      rows: data.longest_gaps,
       rowKey: (r) => `${r.stream}\u0000${r.start}`,
       filterText: (r) => `${r.stream} ${r.before} ${r.after}`,
       sort: { column: "dur", direction: "desc" },
       route: ANALYSIS_ROUTES.idle,
       table: "gaps",
       testId: "analysis-idle-gaps",
-      onActivate: (r) => showInTrace(ctx, r.start, r.end, r.afterId),
+      onActivate: (r) => showInTrace(ctx, r.start, r.end, r.after_id),
     },
     signal,
   );
-  const idle = data.streams.reduce((sum, s) => sum + s.idle, 0);
+  const busiest = busiestStream(data);
+  const stepShare = (us: number): string => formatPercent(data.step_time > 0 ? us / data.step_time : Number.NaN);
   const summary = keyValueList([
     { label: "Steps", value: formatCount(data.steps) },
-    { label: "Step time", value: formatTime(data.stepTime) },
+    { label: "Step time", value: formatTime(data.step_time) },
     { label: "Streams", value: formatCount(data.streams.length) },
-    { label: "Idle time, all streams", value: formatTime(idle) },
-    { label: "Waiting on the host", tip: IDLE_DEFINITIONS.hostWait, value: formatPercent(hostWaitShare(data)), testId: "analysis-idle-host-share" },
+    ...(busiest === null
+      ? []
+      : [
+          {
+            label: "Busiest stream",
+            tip: "The stream that runs the most work in the steps; the figures below are its own.",
+            value: `${busiest.stream} · busy ${formatTime(busiest.busy)} (${stepShare(busiest.busy)} of the steps)`,
+            testId: "analysis-idle-busiest",
+          },
+          { label: "Its idle time", value: `${formatTime(busiest.idle)} (${stepShare(busiest.idle)} of the steps)` },
+          {
+            label: "Waiting on the host",
+            tip: `${HOST_WAIT_SHARE} ${IDLE_DEFINITIONS.hostWait}`,
+            value: formatPercent(streamHostWaitShare(busiest)),
+            testId: "analysis-idle-host-share",
+          },
+          { label: "Its idle time split", value: idleSplitText(busiest), testId: "analysis-idle-busiest-split" },
+        ]),
   ]);
   return [summary, chart, legend, streams, gaps];
 }
@@ -132,7 +154,6 @@ export const idleSection = analysisSection({
   title: "Idle time",
   how: HOW,
   route: ANALYSIS_ROUTES.idle,
-  parse: parseIdleTime,
   what: "idle time",
   render,
 });

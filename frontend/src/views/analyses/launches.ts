@@ -3,7 +3,6 @@
 // (launch-bound work); histograms; the runtime calls by name, the short kernels and the longest calls and delays.
 import {
   ANALYSIS_ROUTES,
-  parseLaunches,
   type Launch,
   type LaunchesData,
   type LaunchGroup,
@@ -61,12 +60,12 @@ function groupColumns(nameLabel: string, kernelNames: boolean): TableColumn<Laun
     },
     { id: "calls", label: "Launches", width: 80, align: "right", sortValue: (r) => r.calls, text: (r) => formatCount(r.calls) },
     { id: "short", label: "Short", tip: LAUNCH_DEFINITIONS.short, width: 70, align: "right", sortValue: (r) => r.short, text: (r) => formatCount(r.short) },
-    microsColumn("cpu_total", "CPU total", LAUNCH_DEFINITIONS.cpu, (r) => r.cpuTotal),
-    microsColumn("cpu_mean", "CPU mean", LAUNCH_DEFINITIONS.cpu, (r) => r.cpuMean),
-    microsColumn("delay_mean", "Delay mean", LAUNCH_DEFINITIONS.delay, (r) => r.delayMean),
-    microsColumn("delay_max", "Delay max", LAUNCH_DEFINITIONS.delay, (r) => r.delayMax),
-    microsColumn("device_total", "Device total", LAUNCH_DEFINITIONS.device, (r) => r.deviceTotal),
-    microsColumn("device_mean", "Device mean", LAUNCH_DEFINITIONS.device, (r) => r.deviceMean),
+    microsColumn("cpu_total", "CPU total", LAUNCH_DEFINITIONS.cpu, (r) => r.cpu_total),
+    microsColumn("cpu_mean", "CPU mean", LAUNCH_DEFINITIONS.cpu, (r) => r.cpu_mean),
+    microsColumn("delay_mean", "Delay mean", LAUNCH_DEFINITIONS.delay, (r) => r.delay_mean),
+    microsColumn("delay_max", "Delay max", LAUNCH_DEFINITIONS.delay, (r) => r.delay_max),
+    microsColumn("device_total", "Device total", LAUNCH_DEFINITIONS.device, (r) => r.device_total),
+    microsColumn("device_mean", "Device mean", LAUNCH_DEFINITIONS.device, (r) => r.device_mean),
   ];
 }
 
@@ -84,16 +83,16 @@ function launchColumns(): TableColumn<Launch>[] {
 
 function render(data: LaunchesData, ctx: SectionContext, signal: AbortSignal): HTMLElement[] {
   const summary = keyValueList([
-    { label: "Launches", value: `${formatCount(data.launches)} (${formatCount(data.deviceActivities)} device activities)`, testId: "analysis-launches-count" },
-    { label: "CUDA graph launches", tip: "Launches of more than one device activity (cudaGraphLaunch): each counted once.", value: formatCount(data.graphLaunches) },
-    { label: "Short launches", tip: LAUNCH_DEFINITIONS.short, value: `${formatCount(data.short)} (${formatPercent(data.shortShare)})`, testId: "analysis-launches-short" },
+    { label: "Launches", value: `${formatCount(data.launches)} (${formatCount(data.device_activities)} device activities)`, testId: "analysis-launches-count" },
+    { label: "CUDA graph launches", tip: "Launches of more than one device activity (cudaGraphLaunch): each counted once.", value: formatCount(data.graph_launches) },
+    { label: "Short launches", tip: LAUNCH_DEFINITIONS.short, value: `${formatCount(data.short)} (${formatPercent(data.short_share)})`, testId: "analysis-launches-short" },
     { label: "CPU duration", tip: LAUNCH_DEFINITIONS.cpu, value: statsText(data.cpu) },
     { label: "Launch delay", tip: LAUNCH_DEFINITIONS.delay, value: statsText(data.delay) },
     { label: "Device duration", tip: LAUNCH_DEFINITIONS.device, value: statsText(data.device) },
-    { label: "Slow runtime calls", tip: `Runtime calls over ${formatTime(data.runtimeCutoffUs)} (HTA's cutoff).`, value: formatCount(data.runtimeOutliers) },
-    { label: "Long launch delays", tip: `Launch delays over ${formatTime(data.launchDelayCutoffUs)} (HTA's cutoff).`, value: formatCount(data.delayOutliers) },
+    { label: "Slow runtime calls", tip: `Runtime calls over ${formatTime(data.runtime_cutoff_us)} (HTA's cutoff).`, value: formatCount(data.runtime_outliers) },
+    { label: "Long launch delays", tip: `Launch delays over ${formatTime(data.launch_delay_cutoff_us)} (HTA's cutoff).`, value: formatCount(data.delay_outliers) },
   ]);
-  const edges = data.histogramEdgesUs;
+  const edges = data.histogram_edges_us;
   const histograms = el(
     "div",
     { className: "ps-row" },
@@ -107,24 +106,24 @@ function render(data: LaunchesData, ctx: SectionContext, signal: AbortSignal): H
     summary,
     histograms,
     sectionTable<LaunchGroup>(ctx, {
-      title: "Runtime calls", tip: HOW, columns: groupColumns("Runtime call", false), rows: data.byCall, rowKey: (r) => r.name,
+      title: "Runtime calls", tip: HOW, columns: groupColumns("Runtime call", false), rows: data.by_call, rowKey: (r) => r.name,
       filterText: (r) => r.name, sort: { column: "cpu_total", direction: "desc" }, route: common.route, table: "calls",
       testId: "analysis-launches-calls",
     }, signal),
     sectionTable<LaunchGroup>(ctx, {
       title: "Short kernels", tip: `${LAUNCH_DEFINITIONS.short} By the name of the launch's first device work.`,
-      columns: groupColumns("Kernel", true), rows: data.shortKernels, rowKey: (r) => r.name, filterText: (r) => r.name,
+      columns: groupColumns("Kernel", true), rows: data.short_kernels, rowKey: (r) => r.name, filterText: (r) => r.name,
       sort: { column: "calls", direction: "desc" }, route: common.route, table: "short", testId: "analysis-launches-short-kernels",
     }, signal),
     sectionTable<Launch>(ctx, {
       title: "Longest runtime calls", tip: `${LAUNCH_DEFINITIONS.cpu} ${SHOW_IN_TRACE_HINT}`, columns: launchColumns(),
-      rows: data.longestCalls, rowKey: (r) => String(r.id), filterText: (r) => `${r.name} ${r.kernel}`,
+      rows: data.longest_calls, rowKey: (r) => String(r.id), filterText: (r) => `${r.name} ${r.kernel}`,
       sort: { column: "cpu", direction: "desc" }, route: common.route, table: "longest_calls",
       testId: "analysis-launches-longest-calls", onActivate: open,
     }, signal),
     sectionTable<Launch>(ctx, {
       title: "Longest launch delays", tip: `${LAUNCH_DEFINITIONS.delay} ${SHOW_IN_TRACE_HINT}`, columns: launchColumns(),
-      rows: data.longestDelays, rowKey: (r) => String(r.id), filterText: (r) => `${r.name} ${r.kernel}`,
+      rows: data.longest_delays, rowKey: (r) => String(r.id), filterText: (r) => `${r.name} ${r.kernel}`,
       sort: { column: "delay", direction: "desc" }, route: common.route, table: "longest_delays",
       testId: "analysis-launches-longest-delays", onActivate: open,
     }, signal),
@@ -136,7 +135,6 @@ export const launchesSection = analysisSection({
   title: "Kernel launches",
   how: HOW,
   route: ANALYSIS_ROUTES.launches,
-  parse: parseLaunches,
   what: "kernel launches",
   render,
 });

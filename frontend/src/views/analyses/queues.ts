@@ -1,7 +1,7 @@
 // Analyses page, queue length: how much launched work waits on each stream. The series itself is a counter
 // track of the trace viewer (one per stream, beside the device's lanes); here, per stream over the steps, the
 // deepest queue, the mean length and the time with an empty queue.
-import { ANALYSIS_ROUTES, parseQueueLength, type QueueLengthData, type QueueStream } from "../../api/analyses";
+import { ANALYSIS_ROUTES, type QueueLengthData, type QueueStream } from "../../api/analyses";
 import { el } from "../../components/dom";
 import { formatCount, formatPercent } from "../../lib/format";
 import { formatFixed } from "../../lib/metric_format";
@@ -28,7 +28,7 @@ function render(data: QueueLengthData, ctx: SectionContext, signal: AbortSignal)
           sortValue: (r) => r.mean, text: (r) => formatFixed(r.mean, 2) },
         microsColumn("empty", "Empty", "Time inside the steps with nothing waiting on the stream.", (r) => r.empty),
         { id: "empty_share", label: "Empty share", tip: "Time with an empty queue / the steps' time.", width: 96, align: "right",
-          sortValue: (r) => r.emptyShare, text: (r) => formatPercent(r.emptyShare) },
+          sortValue: (r) => r.empty_share, text: (r) => formatPercent(r.empty_share) },
       ],
       rows: data.streams,
       rowKey: (r) => r.counter,
@@ -49,7 +49,6 @@ export const queuesSection = analysisSection({
   title: "Queue length",
   how: HOW,
   route: ANALYSIS_ROUTES.queues,
-  parse: parseQueueLength,
   what: "queue length",
   render,
 });

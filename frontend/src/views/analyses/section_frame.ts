@@ -3,7 +3,8 @@
 // with the backend's reason, tables with a CSV download, and "show in trace" links. A section is a small
 // module that only draws its answer; `section_list.ts` lists them in page order.
 import type { ApiClient } from "../../api/client";
-import { fetchAnalysis, type Availability } from "../../api/analyses";
+import { fetchAnalysis, isAvailable, type AnalysisRoute, type Availability, type Available } from "../../api/analyses";
+import type { Answer } from "../../api/schema";
 import type { SpanRef } from "../../api/types";
 import { csvDownloadLink } from "../../components/csv_download";
 import { el, replaceChildren, type Child } from "../../components/dom";
@@ -43,28 +44,27 @@ export function sectionFrame(section: AnalysisSection): { root: HTMLElement; bod
   return { root, body };
 }
 
-export interface SectionLoad<T extends Availability> {
-  readonly route: string;
-  readonly parse: (json: unknown) => T;
+export interface SectionLoad<R extends AnalysisRoute> {
+  readonly route: R;
   readonly what: string;
   readonly testId: string;
   readonly params?: Readonly<Record<string, string | number | undefined>>;
-  readonly render: (data: T, signal: AbortSignal) => Child[];
+  readonly render: (data: Available<Answer<R>>, signal: AbortSignal) => Child[];
 }
 
 /** Loads the section's answer into its body; an answer that is not available shows its reason. */
-export function loadSection<T extends Availability>(body: HTMLElement, ctx: SectionContext, load: SectionLoad<T>): Promise<void> {
+export function loadSection<R extends AnalysisRoute>(body: HTMLElement, ctx: SectionContext, load: SectionLoad<R>): Promise<void> {
   return loadInto(
     {
       host: body,
-      fetch: (signal) => fetchAnalysis(ctx.api, load.route, ctx.ref, load.parse, signal, load.params ?? {}),
+      fetch: (signal) => fetchAnalysis(ctx.api, load.route, ctx.ref, signal, load.params ?? {}),
       what: load.what,
       testIdPrefix: load.testId,
       errorTitle: `The ${load.what} could not be computed`,
       render: (data, signal) => {
-        if (!data.available) {
+        if (!isAvailable(data)) {
           replaceChildren(body, el("p", { className: "ps-muted ps-analysis-empty", testId: `${load.testId}-empty` },
-            data.reason ?? "Nothing to show for this span."));
+            (data as Availability).reason ?? "Nothing to show for this span."));
           return;
         }
         replaceChildren(body, ...load.render(data, signal));
@@ -74,20 +74,19 @@ export function loadSection<T extends Availability>(body: HTMLElement, ctx: Sect
   );
 }
 
-/** What a section is made of: its route and parser, and how it draws an available answer. */
-export interface SectionSpec<T extends Availability> {
+/** What a section is made of: its route, and how it draws an available answer. */
+export interface SectionSpec<R extends AnalysisRoute> {
   readonly id: string;
   readonly title: string;
   readonly how: string;
-  readonly route: string;
-  readonly parse: (json: unknown) => T;
+  readonly route: R;
   /** The loading note's subject ("idle time"). */
   readonly what: string;
-  readonly render: (data: T, ctx: SectionContext, signal: AbortSignal) => Child[];
+  readonly render: (data: Available<Answer<R>>, ctx: SectionContext, signal: AbortSignal) => Child[];
 }
 
 /** A section that loads its route into its body (test ids `analysis-<id>-loading`, `-error`, `-empty`). */
-export function analysisSection<T extends Availability>(spec: SectionSpec<T>): AnalysisSection {
+export function analysisSection<R extends AnalysisRoute>(spec: SectionSpec<R>): AnalysisSection {
   return {
     id: spec.id,
     title: spec.title,
@@ -95,7 +94,6 @@ export function analysisSection<T extends Availability>(spec: SectionSpec<T>): A
     mount: (body, ctx) =>
       void loadSection(body, ctx, {
         route: spec.route,
-        parse: spec.parse,
         what: spec.what,
         testId: `analysis-${spec.id}`,
         render: (data, signal) => spec.render(data, ctx, signal),

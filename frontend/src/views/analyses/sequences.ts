@@ -1,6 +1,6 @@
 // Analyses page, frequent kernel sequences: the same operator launching the same kernels in the same order,
 // again and again, the most device time first: candidates for fusion or for a CUDA graph.
-import { ANALYSIS_ROUTES, parseKernelSequences, type KernelSequence, type KernelSequencesData } from "../../api/analyses";
+import { ANALYSIS_ROUTES, type KernelSequence, type KernelSequencesData } from "../../api/analyses";
 import { formatCount, formatPercent } from "../../lib/format";
 import { sequenceText } from "./model";
 import {
@@ -31,11 +31,11 @@ function render(data: KernelSequencesData, ctx: SectionContext, signal: AbortSig
           { id: "kernels", label: "Kernels", width: 260, grow: 4, sortValue: (r) => r.length, text: sequenceText,
             cellTip: (r) => r.kernels.join("\n") },
           { id: "count", label: "Occurrences", width: 96, align: "right", sortValue: (r) => r.count, text: (r) => formatCount(r.count) },
-          microsColumn("device_total", "Device total", "The sequence's device work over all its occurrences.", (r) => r.deviceTotal),
-          microsColumn("device_mean", "Per occurrence", "Device time of one occurrence, on average.", (r) => r.deviceMean),
-          microsColumn("cpu_total", "Operator CPU", "The launching operators' durations on the host.", (r) => r.cpuTotal),
+          microsColumn("device_total", "Device total", "The sequence's device work over all its occurrences.", (r) => r.device_total),
+          microsColumn("device_mean", "Per occurrence", "Device time of one occurrence, on average.", (r) => r.device_mean),
+          microsColumn("cpu_total", "Operator CPU", "The launching operators' durations on the host.", (r) => r.cpu_total),
           { id: "device_share", label: "Share", tip: "Share of all device work launched by operators in the steps.", width: 72,
-            align: "right", sortValue: (r) => r.deviceShare, text: (r) => formatPercent(r.deviceShare) },
+            align: "right", sortValue: (r) => r.device_share, text: (r) => formatPercent(r.device_share) },
         ],
         rows: data.sequences,
         rowKey: (r) => `${r.operator}\u0000${r.kernels.join("\u0000")}`,
@@ -43,7 +43,7 @@ function render(data: KernelSequencesData, ctx: SectionContext, signal: AbortSig
         sort: { column: "device_total", direction: "desc" },
         route: ANALYSIS_ROUTES.sequences,
         testId: "analysis-sequences-table",
-        onActivate: (r) => showInTrace(ctx, r.exampleStart, r.exampleEnd, r.exampleId),
+        onActivate: (r) => showInTrace(ctx, r.example_start, r.example_end, r.example_id),
       },
       signal,
     ),
@@ -55,7 +55,6 @@ export const sequencesSection = analysisSection({
   title: "Frequent kernel sequences",
   how: HOW,
   route: ANALYSIS_ROUTES.sequences,
-  parse: parseKernelSequences,
   what: "kernel sequences",
   render,
 });

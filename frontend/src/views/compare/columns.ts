@@ -81,8 +81,9 @@ function pairedColumns<T, S>(
 interface ImpactRow {
   readonly impact: number;
   readonly ratio: number | null;
-  readonly perStep: { readonly base: number | null; readonly exp: number | null };
-  readonly perSample: { readonly base: number | null; readonly exp: number | null; readonly impact: number } | null;
+  readonly per_step: { readonly base: number | null; readonly exp: number | null };
+  /** Only with both batch sizes known. */
+  readonly per_sample?: { readonly base: number | null; readonly exp: number | null; readonly impact: number };
 }
 
 function perSampleColumn<T extends ImpactRow>(): TableColumn<T> {
@@ -93,13 +94,13 @@ function perSampleColumn<T extends ImpactRow>(): TableColumn<T> {
     tip: COMPARE_DEF.impactPerSample,
     width: 112,
     align: "right",
-    sortValue: (row) => (row.perSample === null ? null : Math.abs(row.perSample.impact)),
-    text: (row) => (row.perSample === null ? "—" : formatSignedMicros(row.perSample.impact)),
-    cellClass: (row) => (row.perSample === null ? null : directionClass(row.perSample.base, row.perSample.exp)),
+    sortValue: (row) => (row.per_sample === undefined ? null : Math.abs(row.per_sample.impact)),
+    text: (row) => (row.per_sample === undefined ? "—" : formatSignedMicros(row.per_sample.impact)),
+    cellClass: (row) => (row.per_sample === undefined ? null : directionClass(row.per_sample.base, row.per_sample.exp)),
     cellTip: (row) =>
-      row.perSample === null
+      row.per_sample === undefined
         ? null
-        : [perSampleText("Baseline", row.perSample.base), perSampleText("Experiment", row.perSample.exp)].join("\n"),
+        : [perSampleText("Baseline", row.per_sample.base), perSampleText("Experiment", row.per_sample.exp)].join("\n"),
   };
 }
 
@@ -118,7 +119,7 @@ function impactColumns<T extends ImpactRow>(explain: (row: T) => string, perSamp
       align: "right",
       sortValue: (row) => Math.abs(row.impact),
       text: (row) => formatSignedMicros(row.impact),
-      cellClass: (row) => directionClass(row.perStep.base, row.perStep.exp),
+      cellClass: (row) => directionClass(row.per_step.base, row.per_step.exp),
       cellTip: explain,
     },
     {
@@ -130,7 +131,7 @@ function impactColumns<T extends ImpactRow>(explain: (row: T) => string, perSamp
       align: "right",
       sortValue: (row) => row.ratio,
       text: (row) => formatRatio(row.ratio),
-      cellClass: (row) => directionClass(row.perStep.base, row.perStep.exp),
+      cellClass: (row) => directionClass(row.per_step.base, row.per_step.exp),
     },
   ];
   if (perSample) columns.splice(1, 0, perSampleColumn<T>());
@@ -155,7 +156,7 @@ function nameColumn<T extends { name: string }>(label: string): TableColumn<T> {
 }
 
 export function compareOperatorKey(row: CompareOperatorRow): string {
-  return `${row.name}\u0000${row.inputShape ?? ""}`;
+  return `${row.name}\u0000${row.input_shape ?? ""}`;
 }
 
 export function compareOperatorColumns(groupBy: CompareGrouping, hasDevice: boolean, perSample = false): TableColumn<CompareOperatorRow>[] {
@@ -169,27 +170,27 @@ export function compareOperatorColumns(groupBy: CompareGrouping, hasDevice: bool
       width: 160,
       grow: 1,
       firstDirection: "asc",
-      sortValue: (row) => row.inputShape ?? "",
-      text: (row) => row.inputShape ?? "",
-      cellTip: (row) => row.inputShape,
+      sortValue: (row) => row.input_shape ?? "",
+      text: (row) => row.input_shape ?? "",
+      cellTip: (row) => row.input_shape ?? null,
     });
   }
   columns.push(sideColumn(), ...impactColumns<CompareOperatorRow>((row) => {
-    const lines = [perStepText("Baseline", row.perStep.base), perStepText("Experiment", row.perStep.exp)];
-    if (hasDevice) lines.push(`Δ device total (span): ${formatSignedMicros(row.delta.deviceTotal)} µs`);
-    lines.push(`Δ host total (span): ${formatSignedMicros(row.delta.hostTotal)} µs`);
+    const lines = [perStepText("Baseline", row.per_step.base), perStepText("Experiment", row.per_step.exp)];
+    if (hasDevice) lines.push(`Δ device total (span): ${formatSignedMicros(row.delta.device_total)} µs`);
+    lines.push(`Δ host total (span): ${formatSignedMicros(row.delta.host_total)} µs`);
     return lines.join("\n");
   }, perSample));
   columns.push(...pairedColumns("calls", "Calls", DEF.calls, "", side, (r) => r.calls, 84));
   if (hasDevice) {
     columns.push(
-      ...pairedColumns("device_self", "Device self", DEF.deviceSelf, "µs", side, (r) => r.deviceSelf),
-      ...pairedColumns("device_total", "Device total", DEF.deviceTotal, "µs", side, (r) => r.deviceTotal),
+      ...pairedColumns("device_self", "Device self", DEF.deviceSelf, "µs", side, (r) => r.device_self),
+      ...pairedColumns("device_total", "Device total", DEF.deviceTotal, "µs", side, (r) => r.device_total),
     );
   }
   columns.push(
-    ...pairedColumns("host_self", "Host self", DEF.hostSelf, "µs", side, (r) => r.hostSelf),
-    ...pairedColumns("host_total", "Host total", DEF.hostTotal, "µs", side, (r) => r.hostTotal),
+    ...pairedColumns("host_self", "Host self", DEF.hostSelf, "µs", side, (r) => r.host_self),
+    ...pairedColumns("host_total", "Host total", DEF.hostTotal, "µs", side, (r) => r.host_total),
   );
   return columns;
 }
@@ -201,8 +202,8 @@ export function compareKernelColumns(perSample = false): TableColumn<CompareKern
     sideColumn(),
     ...impactColumns<CompareKernelRow>((row) =>
       [
-        perStepText("Baseline", row.perStep.base),
-        perStepText("Experiment", row.perStep.exp),
+        perStepText("Baseline", row.per_step.base),
+        perStepText("Experiment", row.per_step.exp),
         `Δ total (span): ${formatSignedMicros(row.delta.total)} µs`,
       ].join("\n"),
       perSample,

@@ -2,7 +2,8 @@
 // operators and kernels that changed most per step. The pair lives in the URL
 // (compare.base_run / base_worker / base_span and compare.exp_*), so a copied link reopens
 // it; without one, the baseline is the current selection and the experiment the span after
-// it (or the next run's first span). The page also holds the run table of every span, whose
+// it, or the span most like it (same profiler, device and worker count; a note says when the page chose,
+// and how the spans differ); a link may name the runs only. The page also holds the run table of every span, whose
 // rows pick a new pair. Other URL parameters: compare.group_by, compare.op_sort,
 // compare.op_filter, compare.kernel_sort, compare.kernel_filter, compare.table_sort, and
 // compare.base_batch / compare.exp_batch (batch sizes entered in the page, for per-sample figures).
@@ -113,16 +114,16 @@ function operatorSection(ctx: ViewContext, data: CompareData, request: CompareRe
   if (data.operators.length === 0) {
     return emptyNote("compare-operators-empty", "No operators", "Neither span records framework operators (cpu_op events).");
   }
-  const hasDevice = data.operators.some((row) => (row.base?.deviceTotal ?? 0) > 0 || (row.exp?.deviceTotal ?? 0) > 0);
+  const hasDevice = data.operators.some((row) => (row.base?.device_total ?? 0) > 0 || (row.exp?.device_total ?? 0) > 0);
   return deltaTableSection<CompareOperatorRow>({
     ctx,
     title: "Operators, by change per step",
     titleTip: COMPARE_DEF.impact,
     noun: "operator",
     rows: data.operators,
-    columns: compareOperatorColumns(data.groupBy, hasDevice, data.perSample !== null),
+    columns: compareOperatorColumns(data.group_by, hasDevice, data.per_sample !== null),
     rowKey: compareOperatorKey,
-    filterText: (row) => `${row.name} ${row.inputShape ?? ""}`,
+    filterText: (row) => `${row.name} ${row.input_shape ?? ""}`,
     param: "op",
     testId: "compare-operators",
     csv: { table: "operators", params: compareParams(request) },
@@ -140,7 +141,7 @@ function kernelSection(ctx: ViewContext, data: CompareData, request: CompareRequ
     titleTip: COMPARE_DEF.impact,
     noun: "kernel",
     rows: data.kernels,
-    columns: compareKernelColumns(data.perSample !== null),
+    columns: compareKernelColumns(data.per_sample !== null),
     rowKey: (row) => row.name,
     filterText: (row) => row.name,
     param: "kernel",
@@ -161,7 +162,9 @@ function mountCompare(host: HTMLElement, ctx: ViewContext): void {
     page.appendChild(emptyNote("compare-empty", "Nothing to compare yet", "No run lists a span yet: Compare needs two spans."));
     return;
   }
-  let pair: ComparePair = initial;
+  let pair: ComparePair = { base: initial.base, exp: initial.exp };
+  /** How the page chose what the link left open; null once the person picks a pair. */
+  let auto = initial.auto;
   const groupParam = ctx.param("group_by");
   let groupBy: CompareGrouping = isCompareGrouping(groupParam) ? groupParam : "name";
   let batch = { base: parseBatchSize(ctx.param("base_batch")), exp: parseBatchSize(ctx.param("exp_batch")) };
@@ -187,6 +190,7 @@ function mountCompare(host: HTMLElement, ctx: ViewContext): void {
 
   function setPair(next: ComparePair): void {
     pair = next;
+    auto = null;
     ctx.setParams(pairParams(next));
     runTable.setPair(next);
     renderPickers();
@@ -214,6 +218,7 @@ function mountCompare(host: HTMLElement, ctx: ViewContext): void {
           ctx.setParams({ base_batch: next.base === null ? null : String(next.base), exp_batch: next.exp === null ? null : String(next.exp) });
           load();
         },
+        auto,
       }),
     );
   }
@@ -229,7 +234,7 @@ function mountCompare(host: HTMLElement, ctx: ViewContext): void {
       errorTitle: "The comparison could not be computed",
       stateOn: resultHost,
       render: (data, signal) => {
-        const manifest = (side: "base" | "exp") => (data[side].batchSizeSource === "manifest" ? data[side].batchSize : null);
+        const manifest = (side: "base" | "exp") => (data[side].batch_size_source === "manifest" ? data[side].batch_size : null);
         if (manifest("base") !== known.base || manifest("exp") !== known.exp) {
           known = { base: manifest("base"), exp: manifest("exp") };
           renderPickers();

@@ -24,6 +24,20 @@ export interface SpanChoice {
   readonly label: string;
   /** The whole span name, for a tooltip (the label shortens nothing but may be cut by the select). */
   readonly title: string;
+  /** What makes it comparable with another span; absent facts are unknown. */
+  readonly profile?: SpanProfile;
+}
+
+/** What a span must share with another to compare like with like: the run list's facts of it. */
+export interface SpanProfile {
+  /** The profiler that wrote it ("pytorch", "paddle", ...); null until known. */
+  readonly framework: string | null;
+  /** What its work ran on (the device's name, its kind, or "CPU"); null until its trace is loaded. */
+  readonly device: string | null;
+  /** How many workers its run has. */
+  readonly workers: number;
+  /** Its run failed to load: nothing to compare. */
+  readonly failed?: boolean;
 }
 
 /** A key that identifies a span (names may contain any character, so JSON rather than a separator). */
@@ -52,6 +66,12 @@ export function spanChoices(runs: readonly RunInfo[]): SpanChoice[] {
           ref,
           label: `${spanChoiceLabel(ref, index, worker.spans.length)}${facts !== null ? ` · ${facts}` : ""}`,
           title: `${run.name} · ${worker.name} · ${spanOptionTitle(span, worker.spanFacts?.[index])}`,
+          profile: {
+            framework: run.framework ?? null,
+            device: worker.spanFacts?.[index]?.device ?? null,
+            workers: run.workers.length,
+            ...(run.status === "error" ? { failed: true } : {}),
+          },
         });
       });
     }
@@ -59,43 +79,207 @@ export function spanChoices(runs: readonly RunInfo[]): SpanChoice[] {
   return out;
 }
 
-function refFromParams(read: (name: string) => string | null, names: { run: string; worker: string; span: string }): SpanRef | null {
-  const run = read(names.run);
-  const worker = read(names.worker);
-  const span = read(names.span);
-  return run !== null && worker !== null && span !== null && run !== "" && worker !== "" && span !== "" ? { run, worker, span } : null;
+/** One side of a link: a run, and maybe a worker and a span (a link may name the runs only). */
+interface LinkSide {
+  readonly run: string;
+  readonly worker: string | null;
+  readonly span: string | null;
+}
+
+function sideFromParams(read: (name: string) => string | null, names: { run: string; worker: string; span: string }): LinkSide | null {
+  const value = (name: string): string | null => {
+    const text = read(name);
+    return text !== null && text !== "" ? text : null;
+  };
+  const run = value(names.run);
+  return run === null ? null : { run, worker: value(names.worker), span: value(names.span) };
+}
+
+/** The workers of a run, in the run list's order. */
+function workersOf(choices: readonly SpanChoice[], run: string): string[] {
+  const out: string[] = [];
+  for (const choice of choices) if (choice.ref.run === run && !out.includes(choice.ref.worker)) out.push(choice.ref.worker);
+  return out;
 }
 
 /**
- * The span compared with `base` when the link names none: the next span of the same worker,
- * else the first span of the next run (the run list's order, wrapping round), else `base` itself.
+ * The span a side of a link names: all three parts as given; a run alone (or a run and a worker) takes the
+ * worker `preferredWorker` names when the run has it, else its first, and that worker's first span. Null when
+ * the run lists no such worker or no span.
  */
-export function defaultExperiment(choices: readonly SpanChoice[], base: SpanRef): SpanRef {
-  const at = choices.findIndex((choice) => sameSpan(choice.ref, base));
-  if (at < 0) return choices.find((choice) => !sameSpan(choice.ref, base))?.ref ?? base;
-  const next = choices[at + 1];
-  if (next !== undefined && next.ref.run === base.run && next.ref.worker === base.worker) return next.ref;
-  for (let step = 1; step < choices.length; step += 1) {
-    const candidate = choices[(at + step) % choices.length];
-    if (candidate !== undefined && candidate.ref.run !== base.run) return candidate.ref;
+function completeSide(side: LinkSide, choices: readonly SpanChoice[], preferredWorker: string | null): SpanRef | null {
+  if (side.worker !== null && side.span !== null) return { run: side.run, worker: side.worker, span: side.span };
+  const workers = workersOf(choices, side.run);
+  const worker = side.worker ?? (preferredWorker !== null && workers.includes(preferredWorker) ? preferredWorker : (workers[0] ?? null));
+  if (worker === null) return null;
+  return choices.find((choice) => choice.ref.run === side.run && choice.ref.worker === worker)?.ref ?? null;
+}
+
+/** A way two spans differ that makes their comparison one of unlike things. */
+export interface ProfileDifference {
+  readonly what: "framework" | "device" | "workers";
+  readonly base: string;
+  readonly exp: string;
+}
+
+/** How two spans differ in framework, device and worker count; a fact unknown on either side is no difference. */
+export function profileDifferences(base: SpanProfile | undefined, exp: SpanProfile | undefined): ProfileDifference[] {
+  if (base === undefined || exp === undefined) return [];
+  const out: ProfileDifference[] = [];
+  if (base.framework !== null && exp.framework !== null && base.framework !== exp.framework) {
+    out.push({ what: "framework", base: base.framework, exp: exp.framework });
   }
-  return choices.find((choice) => !sameSpan(choice.ref, base))?.ref ?? base;
+  if (base.device !== null && exp.device !== null && base.device !== exp.device) out.push({ what: "device", base: base.device, exp: exp.device });
+  if (base.workers !== exp.workers) out.push({ what: "workers", base: String(base.workers), exp: String(exp.workers) });
+  return out;
 }
 
 /**
- * The pair to compare: from the URL when it names both sides; a side it does not name
- * defaults to the current selection (baseline) and the span after it (experiment).
- * Null when there is nothing to compare at all.
+ * How far apart two spans are: a CPU run against a device run, or another profiler, counts double; two
+ * different devices (an H100 against a V100), or another worker count, once.
+ */
+export function differenceCost(differences: readonly ProfileDifference[]): number {
+  let cost = 0;
+  for (const d of differences) {
+    const cpuAgainstDevice = d.what === "device" && (d.base === "CPU") !== (d.exp === "CPU");
+    cost += d.what === "framework" || cpuAgainstDevice ? 2 : 1;
+  }
+  return cost;
+}
+
+/** "device (Tesla V100 against CPU), workers (8 against 1)". */
+export function differencesText(differences: readonly ProfileDifference[]): string {
+  const noun = { framework: "profiler", device: "device", workers: "workers" } as const;
+  return differences.map((d) => `${noun[d.what]} (${d.base} against ${d.exp})`).join(", ");
+}
+
+/** Why the page chose a span the link did not name. */
+export type AutoReason =
+  /** The same worker's next span (the usual case: two spans of one job). */
+  | "next_span"
+  /** Another span with the same framework, device and worker count. */
+  | "similar"
+  /** No span is like the baseline: the one with the fewest differences. */
+  | "closest"
+  /** The link named the runs only: a worker and the first span of each. */
+  | "link_runs"
+  /** The only span there is. */
+  | "only_span";
+
+export interface AutoChoice {
+  readonly ref: SpanRef;
+  readonly reason: AutoReason;
+  /** How the chosen span differs from the baseline (framework, device, workers). */
+  readonly differences: readonly ProfileDifference[];
+}
+
+/**
+ * The spans that could be compared with `base`, in the order ties are broken: the same worker's later
+ * spans, then the other runs in the run list's order from the baseline's (wrapping round; in each run, the
+ * worker of the baseline's name first), then the baseline run's other workers and the same worker's earlier spans.
+ */
+function candidates(choices: readonly SpanChoice[], at: number): SpanChoice[] {
+  const base = choices[at];
+  if (base === undefined) return [...choices];
+  const runs: string[] = [];
+  for (const choice of choices) if (!runs.includes(choice.ref.run)) runs.push(choice.ref.run);
+  const first = runs.indexOf(base.ref.run);
+  const order = [...runs.slice(first + 1), ...runs.slice(0, first)];
+  const out: SpanChoice[] = choices.slice(at + 1).filter((c) => c.ref.run === base.ref.run && c.ref.worker === base.ref.worker);
+  for (const run of order) {
+    const inRun = choices.filter((c) => c.ref.run === run);
+    out.push(...inRun.filter((c) => c.ref.worker === base.ref.worker), ...inRun.filter((c) => c.ref.worker !== base.ref.worker));
+  }
+  out.push(...choices.filter((c) => c.ref.run === base.ref.run && c.ref.worker !== base.ref.worker));
+  out.push(...choices.slice(0, at).filter((c) => c.ref.run === base.ref.run && c.ref.worker === base.ref.worker));
+  return out;
+}
+
+/**
+ * The span compared with `base` when the link names none: the most similar one (same framework, device and
+ * worker count; a device not known yet costs a little, a run that failed to load is left out), the same
+ * worker's next span first, then in the order of
+ * `candidates`; when no span is like it, the closest (`differenceCost`), said so (`closest`).
+ */
+export function chooseExperiment(choices: readonly SpanChoice[], base: SpanRef): AutoChoice {
+  const at = choices.findIndex((choice) => sameSpan(choice.ref, base));
+  const baseProfile = choices[at]?.profile;
+  let best: AutoChoice | null = null;
+  let bestCost = Infinity;
+  for (const candidate of candidates(choices, at)) {
+    if (sameSpan(candidate.ref, base) || candidate.profile?.failed === true) continue;
+    const differences = profileDifferences(baseProfile, candidate.profile);
+    // A span whose device is not known yet (its trace still loading) comes after one known to be like the baseline.
+    const unknown = baseProfile?.device != null && candidate.profile?.device == null ? 0.5 : 0;
+    const cost = differenceCost(differences) + unknown;
+    if (cost < bestCost) {
+      bestCost = cost;
+      const nextSpan: boolean = best === null && candidate.ref.run === base.run && candidate.ref.worker === base.worker && choices.indexOf(candidate) > at;
+      best = { ref: candidate.ref, reason: differences.length > 0 ? "closest" : nextSpan ? "next_span" : "similar", differences };
+      if (cost === 0) break;
+    }
+  }
+  return best ?? { ref: base, reason: "only_span", differences: [] };
+}
+
+/** The span compared with `base` when the link names none (`chooseExperiment`'s span). */
+export function defaultExperiment(choices: readonly SpanChoice[], base: SpanRef): SpanRef {
+  return chooseExperiment(choices, base).ref;
+}
+
+/** A pair, and how the page chose what the link did not name (null: the link named both spans). */
+export interface ResolvedPair extends ComparePair {
+  readonly auto: AutoChoice | null;
+}
+
+/**
+ * The pair to compare: from the URL when it names both spans. A link that names the runs only (`base_run`
+ * and `exp_run`, without worker or span) takes the worker of the same name when both runs have it, else
+ * each run's first, and their first spans. A side the link does not name defaults to the current selection
+ * (baseline) and the span most like it (experiment). Null when there is nothing to compare at all.
  */
 export function resolvePair(
   read: (name: string) => string | null,
   current: SpanRef | null,
   choices: readonly SpanChoice[],
-): ComparePair | null {
-  const base = refFromParams(read, PAIR_PARAMS.base) ?? current ?? choices[0]?.ref ?? null;
+): ResolvedPair | null {
+  const baseSide = sideFromParams(read, PAIR_PARAMS.base);
+  const expSide = sideFromParams(read, PAIR_PARAMS.exp);
+  // The worker name both runs have, when the link leaves it to the page.
+  const expWorkers = expSide !== null ? workersOf(choices, expSide.run) : [];
+  const shared = baseSide !== null && baseSide.worker === null
+    ? (workersOf(choices, baseSide.run).find((worker) => expWorkers.includes(worker)) ?? null)
+    : null;
+  const base =
+    (baseSide !== null ? completeSide(baseSide, choices, shared ?? current?.worker ?? null) : null) ?? current ?? choices[0]?.ref ?? null;
   if (base === null) return null;
-  const exp = refFromParams(read, PAIR_PARAMS.exp) ?? defaultExperiment(choices, base);
-  return { base, exp };
+  const exp = expSide !== null ? completeSide(expSide, choices, base.worker) : null;
+  if (exp !== null) {
+    const complete = (side: LinkSide | null): boolean => side !== null && side.worker !== null && side.span !== null;
+    if (complete(baseSide) && complete(expSide)) return { base, exp, auto: null };
+    const profile = (ref: SpanRef): SpanProfile | undefined => choices.find((choice) => sameSpan(choice.ref, ref))?.profile;
+    return { base, exp, auto: { ref: exp, reason: "link_runs", differences: profileDifferences(profile(base), profile(exp)) } };
+  }
+  const auto = chooseExperiment(choices, base);
+  return { base, exp: auto.ref, auto };
+}
+
+/** What the note under the pickers says of a span the page chose: why it, and how it differs from the baseline. */
+export function autoChoiceText(auto: AutoChoice): string {
+  const differ = auto.differences.length > 0 ? ` They differ in ${differencesText(auto.differences)}.` : "";
+  switch (auto.reason) {
+    case "next_span":
+      return "The experiment was chosen automatically: the next span of the same worker.";
+    case "similar":
+      return "The experiment was chosen automatically: the first span like the baseline (same profiler, device and number of workers).";
+    case "closest":
+      return `No span is like the baseline, so the experiment was chosen automatically as the closest one.${differ} ` +
+        "Pick the spans to compare above, or in the run table.";
+    case "link_runs":
+      return `The link names the runs only: a worker of the same name in both (else each run's first) and their first spans were chosen.${differ}`;
+    case "only_span":
+      return "There is no other span to compare with: the baseline is compared with itself.";
+  }
 }
 
 /** The URL parameters that name a pair. */
@@ -138,6 +322,11 @@ export function formatSignedMicros(us: number): string {
   if (!Number.isFinite(us)) return "—";
   const text = formatMicrosNumber(us);
   return us > 0 && text !== "0" ? `+${text}` : text;
+}
+
+/** A signed duration in µs with its unit, as a µs table beside it reads: "+1,234 µs", "-23,758 µs", "0 µs". */
+export function formatSignedMicrosUnit(us: number): string {
+  return Number.isFinite(us) ? `${formatSignedMicros(us)} µs` : "—";
 }
 
 /** A signed count: "+2", "-1", "0". */

@@ -1,25 +1,27 @@
 // The parts of the Compare page built from a `compare` answer: the pair pickers, the step
 // time headline with paired stacked bars (baseline above experiment, on one scale), the
 // per-category table with delta and ratio, and the notes.
-import type { CompareData, CompareGrouping, Paired } from "../../api/compare";
+import { pairedCategory, type CompareData, type CompareGrouping, type Paired } from "../../api/compare";
 import type { BreakdownCategory } from "../../api/overview";
 import { el } from "../../components/dom";
 import { passiveTip } from "../../components/tooltip";
 import { keyValueList, metricLabel } from "../../components/view_parts";
 import { formatCount, formatPercent } from "../../lib/format";
-import { formatMicros, formatTime } from "../../lib/metric_format";
+import { formatMicros } from "../../lib/metric_format";
 import { EFFICIENCY_DEFINITIONS } from "../../lib/efficiency";
 import { CATEGORY_INFO, METRIC_DEFINITIONS as DEF, STEP_SOURCE_TEXT } from "../../lib/metrics";
 import {
+  autoChoiceText,
   formatChange,
   formatRatio,
-  formatSignedTime,
+  formatSignedMicrosUnit,
   parseBatchSize,
   sameSpan,
   sampleTimeSentence,
   spanKey,
   stepTimeSentence,
   timeDirection,
+  type AutoChoice,
   type ComparePair,
   type SpanChoice,
 } from "./model";
@@ -58,6 +60,23 @@ export interface PairPickerOptions {
   /** From the manifests (shown as the inputs' placeholders). */
   readonly manifestBatch: BatchSizes;
   readonly onBatch: (batch: BatchSizes) => void;
+  /** How the page chose a span the link did not name; null once the pair is the person's. */
+  readonly auto: AutoChoice | null;
+}
+
+/** The note under the pickers that says a span was chosen automatically, and how it differs from the baseline. */
+function autoNote(auto: AutoChoice | null): HTMLElement | null {
+  if (auto === null) return null;
+  const warn = auto.differences.length > 0 || auto.reason === "only_span";
+  return el(
+    "p",
+    {
+      className: `ps-cmp-auto${warn ? " ps-cmp-auto-warn" : ""}`,
+      testId: "compare-auto-note",
+      attrs: { "data-reason": auto.reason, "data-differs": auto.differences.map((d) => d.what).join(" ") },
+    },
+    autoChoiceText(auto),
+  );
 }
 
 function batchInput(which: "base" | "exp", options: PairPickerOptions, changed: () => void): HTMLInputElement {
@@ -135,6 +154,7 @@ export function pairPickers(options: PairPickerOptions): HTMLElement {
       el("label", {}, el("span", { className: "ps-cmp-role ps-cmp-role-exp" }, "Experiment"), exp),
       el("label", {}, "Join operators by", grouping),
     ),
+    autoNote(options.auto),
     el(
       "div",
       { className: "ps-cmp-batches" },
@@ -150,7 +170,7 @@ function deltaCell(paired: Paired, testId?: string): HTMLElement {
   return el(
     "td",
     { className: `ps-num${direction === "same" ? "" : ` ps-cmp-${direction}`}`, ...(testId !== undefined ? { testId } : {}) },
-    formatSignedTime(paired.delta),
+    formatSignedMicrosUnit(paired.delta),
   );
 }
 
@@ -160,16 +180,16 @@ function ratioCell(paired: Paired, testId?: string): HTMLElement {
 
 function stackedBar(data: CompareData, which: "base" | "exp", scale: number): HTMLElement {
   const segments = data.categories.map((category) => {
-    const value = data.breakdown[category][which];
+    const value = data.breakdown[which][category];
     const segment = el("span", { className: "ps-cmp-segment" });
     segment.style.width = `${scale > 0 && Number.isFinite(value) ? (value / scale) * 100 : 0}%`;
     segment.style.background = CATEGORY_INFO[category].color;
-    const total = data.stepTime[which];
-    return passiveTip(segment, `${CATEGORY_INFO[category].label}: ${formatTime(value)} (${formatPercent(total > 0 ? value / total : Number.NaN)})`);
+    const total = data.step_time[which];
+    return passiveTip(segment, `${CATEGORY_INFO[category].label}: ${formatMicros(value)} (${formatPercent(total > 0 ? value / total : Number.NaN)})`);
   });
   return el(
     "div",
-    { className: "ps-cmp-track", testId: `compare-bar-${which}`, attrs: { role: "img", "aria-label": `${which === "base" ? "Baseline" : "Experiment"}: ${formatTime(data.stepTime[which])} per step` } },
+    { className: "ps-cmp-track", testId: `compare-bar-${which}`, attrs: { role: "img", "aria-label": `${which === "base" ? "Baseline" : "Experiment"}: ${formatMicros(data.step_time[which])} per step` } },
     el("div", { className: "ps-cmp-stack" }, ...segments),
   );
 }
@@ -187,14 +207,14 @@ function sideLabel(data: CompareData, which: "base" | "exp"): HTMLElement {
 
 /** Headline, paired stacked bars and the per-category table. */
 export function stepTimeSection(data: CompareData): HTMLElement {
-  const scale = Math.max(data.stepTime.base, data.stepTime.exp);
-  const direction = timeDirection(data.stepTime.base, data.stepTime.exp);
+  const scale = Math.max(data.step_time.base, data.step_time.exp);
+  const direction = timeDirection(data.step_time.base, data.step_time.exp);
   const headline = el(
     "p",
     { className: `ps-cmp-headline${direction === "same" ? "" : ` ps-cmp-${direction}`}`, testId: "compare-headline" },
-    stepTimeSentence(data.stepTime, data.perSample !== null),
+    stepTimeSentence(data.step_time, data.per_sample !== null),
   );
-  const perSample = data.perSample;
+  const perSample = data.per_sample;
   const sampleDirection = perSample !== null ? timeDirection(perSample.base, perSample.exp) : "same";
   const sampleHeadline =
     perSample === null
@@ -210,17 +230,18 @@ export function stepTimeSection(data: CompareData): HTMLElement {
           el(
             "span",
             { className: "ps-cmp-throughput" },
-            ` Throughput ${throughputText(perSample.samplesPerSecond.base)} → ${throughputText(perSample.samplesPerSecond.exp)} samples/s` +
-              ` (batch ${formatCount(data.base.batchSize ?? 0)} → ${formatCount(data.exp.batchSize ?? 0)}).`,
+            ` Throughput ${throughputText(perSample.samples_per_second.base)} → ${throughputText(perSample.samples_per_second.exp)} samples/s` +
+              ` (batch ${formatCount(data.base.batch_size ?? 0)} → ${formatCount(data.exp.batch_size ?? 0)}).`,
           ),
         );
+  const sides = data.mfu;
   const mfu =
-    data.mfu.base !== null || data.mfu.exp !== null
+    sides !== undefined && (sides.base !== null || sides.exp !== null)
       ? el(
           "p",
           { className: "ps-note", testId: "compare-mfu" },
           metricLabel("Model FLOPs utilization", EFFICIENCY_DEFINITIONS.mfu),
-          `: ${data.mfu.base === null ? "n/a" : formatPercent(data.mfu.base)} → ${data.mfu.exp === null ? "n/a" : formatPercent(data.mfu.exp)}.`,
+          `: ${sides.base === null ? "n/a" : formatPercent(sides.base)} → ${sides.exp === null ? "n/a" : formatPercent(sides.exp)}.`,
         )
       : null;
   const bars = el(
@@ -228,10 +249,11 @@ export function stepTimeSection(data: CompareData): HTMLElement {
     { className: "ps-cmp-bars", testId: "compare-bars" },
     sideLabel(data, "base"),
     stackedBar(data, "base", scale),
-    el("span", { className: "ps-cmp-bar-value" }, formatTime(data.stepTime.base)),
+    // In the table's unit: the bars and the table below them read the same figures.
+    el("span", { className: "ps-cmp-bar-value", testId: "compare-bar-value-base" }, formatMicros(data.step_time.base)),
     sideLabel(data, "exp"),
     stackedBar(data, "exp", scale),
-    el("span", { className: "ps-cmp-bar-value" }, formatTime(data.stepTime.exp)),
+    el("span", { className: "ps-cmp-bar-value", testId: "compare-bar-value-exp" }, formatMicros(data.step_time.exp)),
   );
   const legend = el(
     "ul",
@@ -271,7 +293,7 @@ function miniBars(paired: Paired, color: string, scale: number): HTMLElement {
 
 function categoryRow(data: CompareData, category: BreakdownCategory, scale: number): HTMLElement {
   const info = CATEGORY_INFO[category];
-  const paired = data.breakdown[category];
+  const paired = pairedCategory(data.breakdown, category);
   const swatch = el("span", { className: "ps-swatch" });
   swatch.style.background = info.color;
   return el(
@@ -288,7 +310,7 @@ function categoryRow(data: CompareData, category: BreakdownCategory, scale: numb
 }
 
 function categoryTable(data: CompareData, scale: number): HTMLElement {
-  const maxCategory = Math.max(0, ...data.categories.flatMap((c) => [data.breakdown[c].base, data.breakdown[c].exp]).filter(Number.isFinite));
+  const maxCategory = Math.max(0, ...data.categories.flatMap((c) => [data.breakdown.base[c], data.breakdown.exp[c]]).filter(Number.isFinite));
   const head = el(
     "tr",
     {},
@@ -304,15 +326,15 @@ function categoryTable(data: CompareData, scale: number): HTMLElement {
     "tr",
     {},
     el("td", {}, metricLabel("Step time", DEF.meanStepTime)),
-    el("td", { className: "ps-num", testId: "compare-step-base" }, formatMicros(data.stepTime.base)),
-    el("td", { className: "ps-num", testId: "compare-step-exp" }, formatMicros(data.stepTime.exp)),
-    el("td", {}, miniBars(data.stepTime, "var(--ps-fg-muted)", scale)),
-    deltaCell(data.stepTime, "compare-delta-step"),
-    el("td", { className: "ps-num" }, formatChange(data.stepTime.ratio)),
-    ratioCell(data.stepTime, "compare-ratio-step"),
+    el("td", { className: "ps-num", testId: "compare-step-base" }, formatMicros(data.step_time.base)),
+    el("td", { className: "ps-num", testId: "compare-step-exp" }, formatMicros(data.step_time.exp)),
+    el("td", {}, miniBars(data.step_time, "var(--ps-fg-muted)", scale)),
+    deltaCell(data.step_time, "compare-delta-step"),
+    el("td", { className: "ps-num" }, formatChange(data.step_time.ratio)),
+    ratioCell(data.step_time, "compare-ratio-step"),
   );
   const footer: HTMLElement[] = [total];
-  const perSample = data.perSample;
+  const perSample = data.per_sample;
   if (perSample !== null) {
     footer.push(
       el(
@@ -330,12 +352,12 @@ function categoryTable(data: CompareData, scale: number): HTMLElement {
         "tr",
         { testId: "compare-throughput-row" },
         el("td", {}, metricLabel("Samples per second", PAIR_DEF.throughput)),
-        el("td", { className: "ps-num" }, throughputText(perSample.samplesPerSecond.base)),
-        el("td", { className: "ps-num" }, throughputText(perSample.samplesPerSecond.exp)),
+        el("td", { className: "ps-num" }, throughputText(perSample.samples_per_second.base)),
+        el("td", { className: "ps-num" }, throughputText(perSample.samples_per_second.exp)),
         el("td", {}, ""),
         el("td", {}, ""),
-        el("td", { className: "ps-num" }, formatChange(perSample.samplesPerSecond.ratio)),
-        el("td", { className: "ps-num" }, formatRatio(perSample.samplesPerSecond.ratio)),
+        el("td", { className: "ps-num" }, formatChange(perSample.samples_per_second.ratio)),
+        el("td", { className: "ps-num" }, formatRatio(perSample.samples_per_second.ratio)),
       ),
     );
   }
@@ -359,12 +381,12 @@ function sideFacts(data: CompareData, which: "base" | "exp"): HTMLElement {
         { label: "Run", value: info.run },
         { label: "Worker", value: info.worker },
         { label: "Span", value: info.span },
-        { label: "Devices", value: info.devices.length > 0 ? info.devices.join(", ") : info.hasDevice ? "Device activity without device properties" : "CPU only" },
-        { label: "Steps", tip: DEF.stepCount, value: `${formatCount(info.steps)} (${STEP_SOURCE_TEXT[info.stepSource]})` },
+        { label: "Devices", value: info.devices.length > 0 ? info.devices.join(", ") : info.has_device ? "Device activity without device properties" : "CPU only" },
+        { label: "Steps", tip: DEF.stepCount, value: `${formatCount(info.steps)} (${STEP_SOURCE_TEXT[info.step_source]})` },
         {
           label: "Batch size",
           tip: PAIR_DEF.batch,
-          value: info.batchSize === null ? "unknown" : `${formatCount(info.batchSize)} (${info.batchSizeSource === "page" ? "entered" : "manifest"})`,
+          value: info.batch_size === null ? "unknown" : `${formatCount(info.batch_size)} (${info.batch_size_source === "page" ? "entered" : "manifest"})`,
         },
         { label: "Framework", value: info.framework },
       ],

@@ -30,7 +30,7 @@ export const RUN_TABLE_DEF = {
 const DEFAULT_SORT: SortState = { column: "run", direction: "asc" };
 
 function statusText(row: RunTableRow): string {
-  if (row.status === "loading") return row.progress !== null ? `loading ${formatPercent(row.progress, 0)}` : "loading";
+  if (row.status === "loading") return row.progress !== undefined ? `loading ${formatPercent(row.progress, 0)}` : "loading";
   return row.status;
 }
 
@@ -40,13 +40,13 @@ function tagsText(row: RunTableRow): string {
 
 /** Categories worth a column: those any loaded span spends time in. */
 export function tableCategories(rows: readonly RunTableRow[]): BreakdownCategory[] {
-  return BREAKDOWN_CATEGORIES.filter((category) => rows.some((row) => (row.breakdown[category] ?? 0) > 0));
+  return BREAKDOWN_CATEGORIES.filter((category) => rows.some((row) => (row.breakdown?.[category] ?? 0) > 0));
 }
 
 /** Device types with a peak in any row ("GPU" first). */
 export function peakMemoryTypes(rows: readonly RunTableRow[]): string[] {
   const types = new Set<string>();
-  for (const row of rows) for (const key of Object.keys(row.peakMemory ?? {})) types.add(key);
+  for (const row of rows) for (const key of Object.keys(row.peak_memory ?? {})) types.add(key);
   return [...types].sort((a, b) => (a === "GPU" ? -1 : b === "GPU" ? 1 : a.localeCompare(b)));
 }
 
@@ -91,7 +91,7 @@ function runTableColumns(rows: readonly RunTableRow[], picks: () => readonly Spa
       width: 160,
       grow: 2,
       firstDirection: "asc",
-      sortValue: (row) => `${row.run}\u0000${row.worker}\u0000${String(row.spanIndex).padStart(6, "0")}`,
+      sortValue: (row) => `${row.run}\u0000${row.worker}\u0000${String(row.span_index).padStart(6, "0")}`,
       text: (row) => row.run,
       cellTip: (row) => row.run,
     },
@@ -111,8 +111,8 @@ function runTableColumns(rows: readonly RunTableRow[], picks: () => readonly Spa
       tip: RUN_TABLE_DEF.span,
       width: 64,
       align: "right",
-      sortValue: (row) => row.spanIndex,
-      text: (row) => String(row.spanIndex + 1),
+      sortValue: (row) => row.span_index,
+      text: (row) => String(row.span_index + 1),
       cellTip: (row) => row.span,
     },
     {
@@ -124,29 +124,29 @@ function runTableColumns(rows: readonly RunTableRow[], picks: () => readonly Spa
       sortValue: (row) => row.status,
       text: statusText,
       cellClass: (row) => (row.status === "ready" ? null : `ps-cmp-status-${row.status}`),
-      cellTip: (row) => row.error,
+      cellTip: (row) => row.error ?? null,
     },
-    number("steps", "Steps", DEF.stepCount, (row) => row.steps, formatCount, undefined, 64),
-    number("mean_step_time", "Step time", DEF.meanStepTime, (row) => row.meanStepTime, formatMicrosNumber, "µs", 100),
+    number("steps", "Steps", DEF.stepCount, (row) => row.steps ?? null, formatCount, undefined, 64),
+    number("mean_step_time", "Step time", DEF.meanStepTime, (row) => row.mean_step_time ?? null, formatMicrosNumber, "µs", 100),
   ];
   for (const category of tableCategories(rows)) {
     const info = CATEGORY_INFO[category];
     columns.push({
-      ...number(category, info.label, info.definition, (row) => row.breakdown[category] ?? null, formatMicrosNumber, "µs"),
+      ...number(category, info.label, info.definition, (row) => row.breakdown?.[category] ?? null, formatMicrosNumber, "µs"),
       cellTip: (row) => {
-        const share = row.shares[category];
-        return share === undefined ? null : `${info.label}: ${formatPercent(share)} of the mean step time`;
+        const share = row.shares?.[category];
+        return share === undefined || share === null ? null : `${info.label}: ${formatPercent(share)} of the mean step time`;
       },
     });
   }
-  columns.push(number("gpu_utilization", "GPU util.", RUN_TABLE_DEF.gpuUtilization, (row) => row.gpuUtilization, (v) => formatPercent(v), undefined, 84));
-  columns.push(number("mfu", "MFU", EFFICIENCY_DEFINITIONS.mfu, (row) => row.mfu, (v) => formatPercent(v), undefined, 72));
+  columns.push(number("gpu_utilization", "GPU util.", RUN_TABLE_DEF.gpuUtilization, (row) => row.gpu_utilization ?? null, (v) => formatPercent(v), undefined, 84));
+  columns.push(number("mfu", "MFU", EFFICIENCY_DEFINITIONS.mfu, (row) => row.mfu ?? null, (v) => formatPercent(v), undefined, 72));
   for (const type of peakMemoryTypes(rows)) {
-    columns.push(number(`peak_${type}`, `Peak ${type} mem.`, RUN_TABLE_DEF.peakMemory, (row) => row.peakMemory?.[type] ?? null, formatBytes, undefined, 104));
+    columns.push(number(`peak_${type}`, `Peak ${type} mem.`, RUN_TABLE_DEF.peakMemory, (row) => row.peak_memory?.[type] ?? null, formatBytes, undefined, 104));
   }
-  columns.push(number("batch_size", "Batch", DEF.batchSize, (row) => row.batchSize, formatCount, undefined, 64));
+  columns.push(number("batch_size", "Batch", DEF.batchSize, (row) => row.batch_size, formatCount, undefined, 64));
   columns.push(
-    number("samples_per_second", "Samples/s", DEF.samplesPerSecond, (row) => row.samplesPerSecond, (v) => formatCount(Math.round(v)), undefined, 92),
+    number("samples_per_second", "Samples/s", DEF.samplesPerSecond, (row) => row.samples_per_second ?? null, (v) => formatCount(Math.round(v)), undefined, 92),
   );
   columns.push(
     {
@@ -163,9 +163,9 @@ function runTableColumns(rows: readonly RunTableRow[], picks: () => readonly Spa
       width: 140,
       grow: 1,
       firstDirection: "asc",
-      sortValue: (row) => row.devices.join(", "),
-      text: (row) => (row.status !== "ready" ? "" : row.devices.length > 0 ? row.devices.join(", ") : "CPU only"),
-      cellTip: (row) => row.devices.join(", "),
+      sortValue: (row) => (row.devices ?? []).join(", "),
+      text: (row) => (row.status !== "ready" ? "" : (row.devices ?? []).length > 0 ? (row.devices ?? []).join(", ") : "CPU only"),
+      cellTip: (row) => (row.devices ?? []).join(", "),
     },
   );
   if (rows.some((row) => row.tags !== null)) {
@@ -234,7 +234,7 @@ export function createRunTableSection(options: RunTableSectionOptions): RunTable
     const describe = (ref: SpanRef | undefined): string => {
       if (ref === undefined) return "—";
       const row = rows.find((candidate) => sameSpan(candidate, ref));
-      return row !== undefined ? `${row.run} · ${row.worker} · span ${row.spanIndex + 1}` : `${ref.run} · ${ref.worker}`;
+      return row !== undefined ? `${row.run} · ${row.worker} · span ${row.span_index + 1}` : `${ref.run} · ${ref.worker}`;
     };
     replaceChildren(
       pickText,

@@ -12,6 +12,8 @@ const CSS = `
 .ps-cmp-batches { display: flex; flex-wrap: wrap; gap: 8px 16px; align-items: center; margin-top: 10px; font-size: 12px; color: var(--ps-fg-muted); }
 .ps-cmp-batches label { display: inline-flex; gap: 6px; align-items: center; }
 .ps-cmp-batch { min-width: 0; width: 130px; }
+.ps-cmp-auto { margin: 10px 0 0; font-size: 12px; color: var(--ps-fg-muted); }
+.ps-cmp-auto-warn { color: var(--ps-fg); border-left: 4px solid var(--ps-error-fg); background: var(--ps-bg-raised); padding: 6px 12px; border-radius: 0 6px 6px 0; }
 .ps-cmp-throughput { color: var(--ps-fg-muted); font-size: 13px; }
 .ps-cmp-role { display: inline-block; font-size: 11px; font-weight: 600; letter-spacing: 0.02em; text-transform: uppercase; }
 .ps-cmp-role-base { color: #4e79a7; }

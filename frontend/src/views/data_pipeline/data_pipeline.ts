@@ -71,7 +71,7 @@ const USAGE_DEF =
   "A slow operator leaves the queue after it mostly empty and the queue before it full.";
 
 const LAYERS = [
-  { key: "dataWait", label: "Waiting for data", color: CATEGORY_INFO.dataloader.color, definition: DATA_WAIT_DEF },
+  { key: "data_wait", label: "Waiting for data", color: CATEGORY_INFO.dataloader.color, definition: DATA_WAIT_DEF },
   { key: "compute", label: "Computing", color: CATEGORY_INFO.kernel.color, definition: COMPUTE_DEF },
   { key: "other", label: "Other", color: CATEGORY_INFO.other.color, definition: OTHER_DEF },
 ] as const;
@@ -80,8 +80,8 @@ function loaderText(data: DataPipelineData): string {
   const loader = data.loader;
   if (loader.calls === 0) return "no data-loading ranges in the trace";
   let workers: string;
-  if (loader.numWorkers === 0) workers = "no workers: batches are loaded in the training process";
-  else if (loader.numWorkers !== null) workers = `${formatCount(loader.numWorkers)} worker${loader.numWorkers === 1 ? "" : "s"}`;
+  if (loader.num_workers === 0) workers = "no workers: batches are loaded in the training process";
+  else if (loader.num_workers !== null) workers = `${formatCount(loader.num_workers)} worker${loader.num_workers === 1 ? "" : "s"}`;
   else workers = loader.multiprocess === true ? "worker processes (how many is not recorded)" : "workers unknown";
   return `${formatCount(loader.calls)} batches fetched, ${workers}`;
 }
@@ -99,11 +99,11 @@ function verdictSection(data: DataPipelineData): HTMLElement {
       {
         label: "Waiting for data",
         tip: SHARE_DEF,
-        value: traceBased ? formatPercent(summary.dataShare) : "—",
+        value: traceBased ? formatPercent(summary.data_share) : "—",
         testId: "datapipeline-share",
       },
-      { label: "Mean wait per step", tip: DATA_WAIT_DEF, value: traceBased ? formatTime(summary.meanDataWait) : "—" },
-      { label: "Mean step time", value: formatTime(summary.meanStepTime) },
+      { label: "Mean wait per step", tip: DATA_WAIT_DEF, value: traceBased ? formatTime(summary.mean_data_wait) : "—" },
+      { label: "Mean step time", value: formatTime(summary.mean_step_time) },
       { label: "Steps", value: formatCount(summary.steps) },
       { label: "DataLoader", value: loaderText(data), testId: "datapipeline-loader" },
       ...(data.loader.iterators.length > 0 ? [{ label: "Ranges", value: data.loader.iterators.join(", ") }] : []),
@@ -128,14 +128,14 @@ function stepChartSection(data: DataPipelineData, signal: AbortSignal): HTMLElem
   const summary = data.summary;
   function show(index: number | null): void {
     const step = index !== null ? data.steps[index] : undefined;
-    const total = step !== undefined ? step.dur : summary.meanStepTime;
+    const total = step !== undefined ? step.dur : summary.mean_step_time;
     readout.textContent = step !== undefined ? `${step.name}: ${formatTime(step.dur)}` : `Mean per step: ${formatTime(total)}`;
-    const values: Record<string, number> =
+    const values: Readonly<Record<(typeof LAYERS)[number]["key"], number>> =
       step !== undefined
-        ? { dataWait: step.dataWait, compute: step.compute, other: step.other }
-        : { dataWait: summary.meanDataWait, compute: summary.meanCompute, other: summary.meanOther };
+        ? { data_wait: step.data_wait, compute: step.compute, other: step.other }
+        : { data_wait: summary.mean_data_wait, compute: summary.mean_compute, other: summary.mean_other };
     for (const layer of LAYERS) {
-      const value = values[layer.key] ?? Number.NaN;
+      const value = values[layer.key];
       const cell = cells.get(layer.key);
       if (cell !== undefined) cell.textContent = `${formatTime(value)} (${formatPercent(total > 0 ? value / total : Number.NaN)})`;
     }
@@ -206,47 +206,47 @@ function meter(fraction: number | null, color: string, label: string): HTMLEleme
 }
 
 function operatorCard(op: MindDataOperator, bottleneckId: number | null): HTMLElement {
-  const isBottleneck = op.opId === bottleneckId;
-  const usage = op.queueUsage;
+  const isBottleneck = op.op_id === bottleneckId;
+  const usage = op.queue_usage;
   const usageText = orDash(usage, (value) => formatPercent(value));
   const card = el(
     "article",
     {
       className: "ps-dp-op",
       testId: "minddata-operator",
-      attrs: { "data-op-id": String(op.opId), "data-bottleneck": String(isBottleneck) },
+      attrs: { "data-op-id": String(op.op_id), "data-bottleneck": String(isBottleneck) },
     },
     isBottleneck ? el("span", { className: "ps-dp-badge", testId: "minddata-bottleneck-badge" }, "Bottleneck") : null,
-    el("h3", {}, op.opType),
-    el("span", { className: "ps-dp-muted" }, `operator ${op.opId} · ${orDash(op.numWorkers, formatCount)} workers`),
+    el("h3", {}, op.op_type),
+    el("span", { className: "ps-dp-muted" }, `operator ${op.op_id} · ${orDash(op.num_workers, formatCount)} workers`),
     el("span", {}, metricLabel("Output queue", USAGE_DEF), ` ${usageText}`, el("span", { className: "ps-dp-muted" },
-      op.queueCapacity !== null ? ` of ${formatCount(op.queueCapacity)}` : "")),
+      op.queue_capacity !== null ? ` of ${formatCount(op.queue_capacity)}` : "")),
     meter(usage, usage !== null && usage < 0.1 ? "var(--ps-error-fg)" : CATEGORY_INFO.dataloader.color, `output queue ${usageText} full`),
-    el("span", { className: "ps-dp-muted" }, `empty in ${orDash(op.queueEmptyRate, (v) => formatPercent(v, 0))} of samples`),
-    op.cpuUtilization !== null
-      ? el("span", { className: "ps-dp-muted" }, `CPU ${formatPercent(op.cpuUtilization, 0)} (${orDash(op.cpuPerWorker, (v) => formatPercent(v, 0))} per worker)`)
+    el("span", { className: "ps-dp-muted" }, `empty in ${orDash(op.queue_empty_rate, (v) => formatPercent(v, 0))} of samples`),
+    op.cpu_utilization !== null
+      ? el("span", { className: "ps-dp-muted" }, `CPU ${formatPercent(op.cpu_utilization, 0)} (${orDash(op.cpu_per_worker, (v) => formatPercent(v, 0))} per worker)`)
       : null,
   );
-  return passiveTip(card, `${op.opType} (operator ${op.opId})\nsampled queue sizes: ${op.queueSizes.join(", ") || "none"}`);
+  return passiveTip(card, `${op.op_type} (operator ${op.op_id})\nsampled queue sizes: ${op.queue_sizes.join(", ") || "none"}`);
 }
 
 function deviceQueueCard(pipeline: MindDataPipeline): HTMLElement | null {
-  const queue = pipeline.deviceQueue;
+  const queue = pipeline.device_queue;
   if (queue === null) return null;
   const title = queue.source === "dataset_iterator" ? "Dataset iterator queue" : "Device queue";
   return el(
     "article",
     { className: "ps-dp-op", testId: "minddata-device-queue" },
     el("h3", {}, title),
-    el("span", {}, `empty for ${formatCount(queue.emptyBatches)} of ${formatCount(queue.batches)} batches`),
-    meter(queue.emptyRate, "var(--ps-error-fg)", `empty in ${orDash(queue.emptyRate, (v) => formatPercent(v, 0))} of batches`),
-    el("span", { className: "ps-dp-muted" }, `capacity ${orDash(queue.capacity, formatCount)} · full ${formatCount(queue.fullBatches)} times`),
-    queue.meanBatchTime !== null ? el("span", { className: "ps-dp-muted" }, `batch time ${formatTime(queue.meanBatchTime)}`) : null,
-    pipeline.getNext !== null
+    el("span", {}, `empty for ${formatCount(queue.empty_batches)} of ${formatCount(queue.batches)} batches`),
+    meter(queue.empty_rate, "var(--ps-error-fg)", `empty in ${orDash(queue.empty_rate, (v) => formatPercent(v, 0))} of batches`),
+    el("span", { className: "ps-dp-muted" }, `capacity ${orDash(queue.capacity, formatCount)} · full ${formatCount(queue.full_batches)} times`),
+    queue.mean_batch_time !== null ? el("span", { className: "ps-dp-muted" }, `batch time ${formatTime(queue.mean_batch_time)}`) : null,
+    pipeline.get_next !== null
       ? el(
           "span",
           { className: "ps-dp-muted", testId: "minddata-get-next" },
-          `device GetNext: empty ${formatCount(pipeline.getNext.emptyBatches)} of ${formatCount(pipeline.getNext.batches)}`,
+          `device GetNext: empty ${formatCount(pipeline.get_next.empty_batches)} of ${formatCount(pipeline.get_next.batches)}`,
         )
       : null,
   );
@@ -254,7 +254,7 @@ function deviceQueueCard(pipeline: MindDataPipeline): HTMLElement | null {
 
 function mindDataSection(pipeline: MindDataPipeline): HTMLElement {
   const operators = operatorsInFlowOrder(pipeline);
-  const bottleneckId = pipeline.bottleneck?.opId ?? null;
+  const bottleneckId = pipeline.bottleneck?.op_id ?? null;
   const chain: (HTMLElement | string)[] = [];
   for (const op of operators) {
     if (chain.length > 0) chain.push(el("span", { className: "ps-dp-arrow", attrs: { "aria-hidden": "true" } }, "→"));
@@ -269,12 +269,12 @@ function mindDataSection(pipeline: MindDataPipeline): HTMLElement {
   return el(
     "section",
     { className: "ps-section ps-panel", testId: "minddata-section" },
-    el("h2", {}, `Dataset pipeline (MindData, device ${pipeline.deviceId})`),
+    el("h2", {}, `Dataset pipeline (MindData, device ${pipeline.device_id})`),
     bottleneck !== null
       ? el(
           "p",
           { className: "ps-dp-text", testId: "minddata-bottleneck" },
-          `Bottleneck: ${bottleneck.opType} (operator ${bottleneck.opId}): ${bottleneck.reason}.`,
+          `Bottleneck: ${bottleneck.op_type} (operator ${bottleneck.op_id}): ${bottleneck.reason}.`,
         )
       : el("p", { className: "ps-dp-text ps-dp-muted", testId: "minddata-bottleneck" }, "No operator stands out: the queues stay full."),
     chain.length > 0 ? el("div", { className: "ps-dp-chain", testId: "minddata-chain" }, ...chain) : null,

@@ -108,7 +108,7 @@ function mountDistributed(host: HTMLElement, ctx: ViewContext): void {
     const crossHost = el("div", { testId: "distributed-cross-host" });
     void loadCrossRank(crossHost, signal);
     // A thousand bars are no chart: beyond a few dozen ranks, the slowest (and the most waiting) are drawn.
-    const slowest = barRanks(data.ranks, (rank) => rank.stepTime);
+    const slowest = barRanks(data.ranks, (rank) => rank.step_time);
     const waiting = barRanks(data.ranks, (rank) => rank.wait);
     const barsNote =
       slowest.hidden > 0
@@ -121,11 +121,11 @@ function mountDistributed(host: HTMLElement, ctx: ViewContext): void {
     replaceChildren(
       body,
       failedNote(data),
-      ...data.notes.map((note) => el("p", { className: "ps-note", testId: "distributed-note" }, note)),
+      ...(data.notes ?? []).map((note) => el("p", { className: "ps-note", testId: "distributed-note" }, note)),
       stragglerCallout(data),
       barsNote,
       el("div", { className: "ps-row" }, stepBars(slowest.shown, stragglerWorker), waitBars(waiting.shown, stragglerWorker)),
-      data.waitMethod !== null ? el("p", { className: "ps-note" }, `Wait: collectives ${data.waitMethod}.`) : null,
+      data.wait_method !== undefined ? el("p", { className: "ps-note" }, `Wait: collectives ${data.wait_method}.`) : null,
       heatmapHost,
       el("section", {}, sectionHead("Ranks (mean per step)", csv("ranks", () => table.sortState())), table.root),
       el(

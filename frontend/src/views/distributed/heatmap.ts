@@ -1,5 +1,5 @@
-// The Distributed view's rank × step heat map (like a cluster view): one canvas, whatever the number
-// of ranks (1,000 ranks are 560 rows of pixels, each the worst of its ranks), a text-only tooltip with
+// The Distributed view's rank × step heat map (like a cluster view): one canvas as wide as the page, whatever
+// the number of ranks (rows up to 28 px; 1,000 ranks are 560 rows of pixels, each the worst of its ranks), a text-only tooltip with
 // the cell's figures, a click that opens that rank's step in the trace viewer.
 import type { StepMatrix } from "../../api/rank_steps";
 import { el } from "../../components/dom";
@@ -86,6 +86,7 @@ export function createHeatmap(matrix: StepMatrix, options: HeatmapOptions): HTML
   const definition = el("div", {});
   const tipBox = el("div", { className: "ps-ranks-tip", testId: "heatmap-tooltip" });
   tipBox.hidden = true;
+  const scrollBox = el("div", { className: "ps-heatmap-scroll" }, canvas, stepAxis);
   const root = el(
     "section",
     { className: "ps-heatmap", testId: "distributed-heatmap", attrs: { "data-ranks": String(matrix.ranks.length), "data-steps": String(matrix.steps.length) } },
@@ -102,7 +103,7 @@ export function createHeatmap(matrix: StepMatrix, options: HeatmapOptions): HTML
       }),
     ),
     definition,
-    el("div", { className: "ps-heatmap-frame" }, axis, el("div", { className: "ps-heatmap-scroll" }, canvas, stepAxis)),
+    el("div", { className: "ps-heatmap-frame" }, axis, scrollBox),
     legendHost,
     tipBox,
   );
@@ -113,7 +114,8 @@ export function createHeatmap(matrix: StepMatrix, options: HeatmapOptions): HTML
   function draw(): void {
     const cells = cellsOf(matrix, metric);
     const max = maxCell(cells);
-    const available = Math.max(240, (root.clientWidth || 800) - 110);
+    // The width the page leaves beside the rank labels (the canvas's 1 px border on either side comes on top).
+    const available = Math.max(240, (scrollBox.clientWidth || (root.clientWidth || 800) - 110) - 2);
     colWidth = columnWidth(matrix.steps.length, available);
     const width = colWidth * matrix.steps.length;
     const height = layout.rows * layout.rowHeight;
@@ -136,7 +138,7 @@ export function createHeatmap(matrix: StepMatrix, options: HeatmapOptions): HTML
       for (let step = 0; step < matrix.steps.length; step += 1) {
         const rank = worstRank(cells, layout, row, step);
         const value = rank >= 0 ? (cells[rank]?.[step] ?? null) : null;
-        context.fillStyle = heatColour(metric, value, matrix.stepMedian[step] ?? null, max);
+        context.fillStyle = heatColour(metric, value, matrix.step_median[step] ?? null, max);
         context.fillRect(step * colWidth, row * layout.rowHeight, colWidth - gapX, layout.rowHeight - gapY);
       }
     }

@@ -94,7 +94,7 @@ export function stepBars(ranks: readonly RankRow[], stragglerWorker: string | nu
   return rankBars(
     ranks.map((rank) => ({
       rank,
-      total: rank.stepTime,
+      total: rank.step_time,
       parts: rankSegments(rank).map((segment) => ({ label: RANK_PART_LABELS[segment.part], value: segment.value, color: PART_COLORS[segment.part] })),
     })),
     {
@@ -140,7 +140,7 @@ export function rankColumns(): TableColumn<RankRow>[] {
     { id: "worker", label: "Worker", width: 100, grow: 2, firstDirection: "asc", sortValue: (row) => row.worker, text: (row) => row.worker, cellTip: (row) => row.worker },
     { id: "backend", label: "Backend", width: 70, firstDirection: "asc", sortValue: (row) => row.backend, text: (row) => row.backend ?? "—" },
     { id: "steps", label: "Steps", width: 56, align: "right", sortValue: (row) => row.steps, text: (row) => formatCount(row.steps) },
-    micros("step_time", "Step time", DEF.stepTime, (row) => row.stepTime, 92),
+    micros("step_time", "Step time", DEF.stepTime, (row) => row.step_time, 92),
     micros("compute", "Computation", DEF.compute, (row) => row.compute, 104),
     micros("communication", "Communication", DEF.communication, (row) => row.communication, 124),
     micros("overlap", "Overlap", DEF.overlap, (row) => row.overlap),
@@ -153,8 +153,8 @@ export function rankColumns(): TableColumn<RankRow>[] {
       tip: DEF.collectiveCalls,
       width: 92,
       align: "right",
-      sortValue: (row) => row.collectiveCalls,
-      text: (row) => formatCount(row.collectiveCalls),
+      sortValue: (row) => row.collective_calls,
+      text: (row) => formatCount(row.collective_calls),
     },
   ];
 }
@@ -203,10 +203,10 @@ export function collectivesTable(rows: readonly CollectiveRow[]): HTMLElement {
       td(formatMicrosNumber(row.wait)),
       td(formatMicrosNumber(row.transfer)),
       td(formatBandwidth(row.bandwidth)),
-      td(formatBandwidth(row.busbw)),
-      td(formatBandwidth(row.transferBusbw)),
+      td(formatBandwidth(row.busbw ?? null)),
+      td(formatBandwidth(row.transfer_busbw ?? null)),
     );
-    const subRows = row.perRank.map((entry) => {
+    const subRows = row.per_rank.map((entry) => {
       const entrySize = meanMessageBytes(entry.bytes, entry.calls);
       return el(
         "tr",

@@ -15,7 +15,8 @@ import { kernelsTitle } from "../../lib/devices";
 import { formatCount, formatPercent } from "../../lib/format";
 import { formatFixed, formatMicrosNumber, formatTime, shortKernelName } from "../../lib/metric_format";
 import { METRIC_DEFINITIONS as DEF } from "../../lib/metrics";
-import { efficiencyColumns } from "../../lib/efficiency";
+import { efficiencyOf } from "../../api/efficiency";
+import { efficiencyColumns } from "../../components/efficiency_columns";
 import { formatSortParam, parseSortParam } from "../../lib/table_model";
 import type { ViewContext, ViewDefinition } from "../types";
 
@@ -58,7 +59,7 @@ export function kernelColumns(groupBy: KernelGrouping, tensorCoresKnown = true, 
       firstDirection: "asc",
       sortValue: (row) => row.op ?? "",
       text: (row) => row.op ?? "",
-      cellTip: (row) => row.op,
+      cellTip: (row) => row.op ?? null,
     });
   }
   columns.push(
@@ -73,8 +74,8 @@ export function kernelColumns(groupBy: KernelGrouping, tensorCoresKnown = true, 
       tip: DEF.blocksPerSm,
       width: 90,
       align: "right",
-      sortValue: (row) => row.blocksPerSm,
-      text: (row) => (row.blocksPerSm === null ? "—" : formatFixed(row.blocksPerSm, 2)),
+      sortValue: (row) => row.blocks_per_sm,
+      text: (row) => (row.blocks_per_sm === null ? "—" : formatFixed(row.blocks_per_sm, 2)),
     },
     {
       id: "achieved_occupancy",
@@ -82,8 +83,8 @@ export function kernelColumns(groupBy: KernelGrouping, tensorCoresKnown = true, 
       tip: DEF.kernelOccupancy,
       width: 116,
       align: "right",
-      sortValue: (row) => row.achievedOccupancy,
-      text: (row) => (row.achievedOccupancy === null ? "—" : formatPercent(row.achievedOccupancy)),
+      sortValue: (row) => row.achieved_occupancy,
+      text: (row) => (row.achieved_occupancy === null ? "—" : formatPercent(row.achieved_occupancy)),
     },
   );
   if (tensorCoresKnown) {
@@ -93,11 +94,11 @@ export function kernelColumns(groupBy: KernelGrouping, tensorCoresKnown = true, 
       tip: DEF.tensorCores,
       width: 84,
       align: "center",
-      sortValue: (row) => row.tensorCores,
-      text: (row) => (row.tensorCores ? "yes" : "no"),
+      sortValue: (row) => row.tensor_cores,
+      text: (row) => (row.tensor_cores ? "yes" : "no"),
     });
   }
-  if (efficiency) columns.push(...efficiencyColumns((row: KernelRow) => row.efficiency));
+  if (efficiency) columns.push(...efficiencyColumns((row: KernelRow) => efficiencyOf(row)));
   return columns;
 }
 
@@ -111,19 +112,19 @@ export function filteredKernelTotals(
   rows: readonly KernelRow[],
   filtered: boolean,
 ): { total: number; tensorCoreShare: number | null } {
-  if (!filtered || !data.tensorCoresKnown || data.tensorCoreShare === null) {
+  if (!filtered || !data.tensor_cores_known || data.tensor_core_share === null) {
     const total = filtered ? rows.reduce((sum, row) => sum + row.total, 0) : data.total;
-    return { total, tensorCoreShare: data.tensorCoresKnown ? data.tensorCoreShare : null };
+    return { total, tensorCoreShare: data.tensor_cores_known ? data.tensor_core_share : null };
   }
   const total = rows.reduce((sum, row) => sum + row.total, 0);
-  const tensorCores = rows.reduce((sum, row) => sum + (row.tensorCores ? row.total : 0), 0);
+  const tensorCores = rows.reduce((sum, row) => sum + (row.tensor_cores ? row.total : 0), 0);
   return { total, tensorCoreShare: total > 0 ? tensorCores / total : 0 };
 }
 
 /** What of the span's kernel time lies within the steps, when some lies outside: the Overview's device
  *  figures (kernel time, utilization, Tensor Core share) are over the steps only. */
 export function inStepsNote(data: KernelsData): string | null {
-  const inside = data.inStepsTotal;
+  const inside = data.in_steps === null ? null : data.in_steps.total;
   if (inside === null || !(data.total > 0) || Math.abs(data.total - inside) <= 0.005 * data.total) return null;
   return `${formatTime(inside)} of the ${formatTime(data.total)} kernel time lies within the steps, the window of the Overview's device figures.`;
 }
@@ -139,9 +140,9 @@ function chartRow(data: KernelsData, rows: readonly KernelRow[], filter: string)
   const matching = filtered ? ` matching “${filter.trim()}”` : "";
   const { total, tensorCoreShare } = filteredKernelTotals(data, rows, filtered);
   const top = topN(rows, (row) => row.total, TOP_COUNT);
-  const fullName = (row: KernelRow): string => (data.groupBy === "op_and_name" && row.op !== null ? `${row.op} → ${row.name}` : row.name);
+  const fullName = (row: KernelRow): string => (data.group_by === "op_and_name" && row.op !== undefined ? `${row.op} → ${row.name}` : row.name);
   const label = (row: KernelRow): string =>
-    data.groupBy === "op_and_name" && row.op !== null ? `${row.op} → ${shortKernelName(row.name)}` : shortKernelName(row.name);
+    data.group_by === "op_and_name" && row.op !== undefined ? `${row.op} → ${shortKernelName(row.name)}` : shortKernelName(row.name);
   const topKernels = createBarList(
     top.map((row) => ({
       label: label(row),
@@ -237,7 +238,7 @@ function mountKernel(host: HTMLElement, ctx: ViewContext): void {
 
   function show(loaded: KernelsData, signal: AbortSignal): void {
     data = loaded;
-    title.textContent = loaded.rows.length > 0 ? kernelsTitle(loaded.deviceKind) : "Kernels";
+    title.textContent = loaded.rows.length > 0 ? kernelsTitle(loaded.device_kind) : "Kernels";
     if (loaded.rows.length === 0) {
       controls.root.hidden = true;
       replaceChildren(chartsHost);
@@ -249,16 +250,16 @@ function mountKernel(host: HTMLElement, ctx: ViewContext): void {
     }
     controls.root.hidden = false;
     total = loaded.rows.length;
-    const columns = kernelColumns(loaded.groupBy, loaded.tensorCoresKnown, loaded.efficiency);
+    const columns = kernelColumns(loaded.group_by, loaded.tensor_cores_known, loaded.efficiency ?? false);
     const sort = parseSortParam(ctx.param("sort"), columns.map((column) => column.id), { column: "total", direction: "desc" });
     const created = createVirtualTable({
       columns,
       rowKey: kernelRowKey,
-      filterText: (row) => (row.op !== null ? `${row.name} ${row.op}` : row.name),
+      filterText: (row) => (row.op !== undefined ? `${row.name} ${row.op}` : row.name),
       sort,
       onSortChange: (next) => ctx.setParams({ sort: formatSortParam(next) }),
       onActivate: (row) => created.setSelected(kernelRowKey(row)),
-      label: kernelsTitle(data.deviceKind),
+      label: kernelsTitle(data.device_kind),
       testId: "kernel-table",
       emptyText: "No kernel matches the filter.",
       signal,

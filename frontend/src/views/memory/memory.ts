@@ -4,7 +4,6 @@
 // memory.min_bytes, memory.name (allocations by operator name), memory.op_filter,
 // memory.alloc_sort, memory.op_sort.
 import { fetchMemory, memoryParams, type AllocationRow, type MemoryData, type MemoryQuery, type OperatorMemoryRow } from "../../api/memory";
-import { fetchSpanSummary } from "../../api/summary";
 import type { ApiResult, SpanRef } from "../../api/types";
 import { injectAnalysisStyles } from "../../components/analysis_styles";
 import { el, replaceChildren } from "../../components/dom";
@@ -15,11 +14,11 @@ import { injectViewStyles } from "../../components/view_styles";
 import { createVirtualTable, type VirtualTable } from "../../components/virtual_table";
 import { formatCount } from "../../lib/format";
 import {
-  earliestTime,
   formatRangeParams,
   MIN_SIZE_CHOICES,
   parseMinBytes,
   parseRangeParams,
+  timeOrigin,
   type TimeRange,
 } from "../../lib/memory_model";
 import { formatSortParam, parseSortParam } from "../../lib/table_model";
@@ -44,11 +43,11 @@ interface MemoryPage {
   readonly origin: number;
 }
 
+/** The memory answer, with its own statement of the span's start as the page's time origin (one request). */
 async function fetchMemoryPage(ctx: ViewContext, ref: SpanRef, query: MemoryQuery, signal: AbortSignal): Promise<ApiResult<MemoryPage>> {
-  const [memory, summary] = await Promise.all([fetchMemory(ctx.api, ref, query, signal), fetchSpanSummary(ctx.api, ref, signal)]);
+  const memory = await fetchMemory(ctx.api, ref, query, signal);
   if (memory.kind !== "ok") return memory;
-  const start = summary.kind === "ok" && Number.isFinite(summary.data.start) ? summary.data.start : null;
-  return { kind: "ok", data: { memory: memory.data, origin: start ?? earliestTime(memory.data.curves.values()) ?? 0 } };
+  return { kind: "ok", data: { memory: memory.data, origin: timeOrigin(memory.data) } };
 }
 
 function mountMemory(host: HTMLElement, ctx: ViewContext): void {
@@ -335,7 +334,8 @@ function mountMemory(host: HTMLElement, ctx: ViewContext): void {
       });
     }
 
-    replaceChildren(body, controls, cardsHost, chartsHost, tables);
+    const notes = memory.notes.map((note) => el("p", { className: "ps-note", testId: "memory-note" }, note));
+    replaceChildren(body, controls, ...notes, cardsHost, chartsHost, tables);
     renderRange();
     renderDevices();
     renderTables(memory);

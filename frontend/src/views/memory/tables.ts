@@ -85,8 +85,8 @@ export function allocationColumns(origin: number): TableColumn<AllocationRow>[] 
       width: 104,
       align: "center",
       sortValue: (row) => row.neverFreed,
-      text: (row) => (row.neverFreed ? "never freed" : ""),
-      cellClass: (row) => (row.neverFreed ? "ps-badge" : null),
+      text: (row) => (row.neverFreed === null ? "unknown" : row.neverFreed ? "never freed" : ""),
+      cellClass: (row) => (row.neverFreed === true ? "ps-badge" : null),
     },
   ];
 }
@@ -110,12 +110,12 @@ export function operatorMemoryColumns(): TableColumn<OperatorMemoryRow>[] {
     countColumn("calls", "Calls", DEF.opCalls, (row) => row.calls),
     countColumn("allocations", "Allocs", DEF.allocations, (row) => row.allocations),
     countColumn("frees", "Frees", DEF.frees, (row) => row.frees),
-    bytesColumn("self_bytes", "Self net", DEF.selfBytes, (row) => row.selfBytes),
-    bytesColumn("total_bytes", "Total net", DEF.totalBytes, (row) => row.totalBytes),
-    bytesColumn("self_alloc_bytes", "Self alloc.", DEF.selfAllocBytes, (row) => row.selfAllocBytes),
-    bytesColumn("total_alloc_bytes", "Total alloc.", DEF.totalAllocBytes, (row) => row.totalAllocBytes),
-    bytesColumn("self_peak_bytes", "Peak self", DEF.selfPeakBytes, (row) => row.selfPeakBytes),
-    bytesColumn("total_peak_bytes", "Peak total", DEF.totalPeakBytes, (row) => row.totalPeakBytes),
+    bytesColumn("self_bytes", "Self net", DEF.selfBytes, (row) => row.self_bytes),
+    bytesColumn("total_bytes", "Total net", DEF.totalBytes, (row) => row.total_bytes),
+    bytesColumn("self_alloc_bytes", "Self alloc.", DEF.selfAllocBytes, (row) => row.self_alloc_bytes),
+    bytesColumn("total_alloc_bytes", "Total alloc.", DEF.totalAllocBytes, (row) => row.total_alloc_bytes),
+    bytesColumn("self_peak_bytes", "Peak self", DEF.selfPeakBytes, (row) => row.self_peak_bytes ?? Number.NaN),
+    bytesColumn("total_peak_bytes", "Peak total", DEF.totalPeakBytes, (row) => row.total_peak_bytes ?? Number.NaN),
   ];
 }
 
@@ -126,18 +126,20 @@ export function operatorMemoryColumns(): TableColumn<OperatorMemoryRow>[] {
  */
 export function peakHolders(rows: readonly OperatorMemoryRow[], peak: number | null, inRange: boolean, filter = ""): HTMLElement {
   const matching = filter.trim() !== "" ? ` matching “${filter.trim()}”` : "";
+  // Null where nothing is paired with its free (events without an address): what is live at the peak is unknown.
+  const livePeak = (row: OperatorMemoryRow): number => row.self_peak_bytes ?? 0;
   const holders = topN(
-    rows.filter((row) => row.selfPeakBytes > 0),
-    (row) => row.selfPeakBytes,
+    rows.filter((row) => livePeak(row) > 0),
+    livePeak,
     TOP_COUNT,
   );
-  const held = rows.reduce((sum, row) => sum + (row.selfPeakBytes > 0 ? row.selfPeakBytes : 0), 0);
+  const held = rows.reduce((sum, row) => sum + livePeak(row), 0);
   return createBarList(
     holders.map((row) => ({
       label: row.name,
-      value: row.selfPeakBytes,
-      valueText: formatBytes(row.selfPeakBytes),
-      tip: `${row.name}\n${formatBytes(row.selfPeakBytes)} of its own allocations are live at the peak ` +
+      value: livePeak(row),
+      valueText: formatBytes(livePeak(row)),
+      tip: `${row.name}\n${formatBytes(livePeak(row))} of its own allocations are live at the peak ` +
         `(${formatCount(row.allocations)} allocations in ${formatCount(row.calls)} calls)`,
     })),
     {

@@ -15,7 +15,7 @@ import { allParents, expandedToDepth, flattenTree, indexTree, type TreeIndex } f
 import { formatSortParam, parseSortParam, type SortState } from "../../lib/table_model";
 import type { ViewContext, ViewDefinition } from "../types";
 
-type ModuleMetric = "calls" | "forwardHost" | "forwardDevice" | "backwardHost" | "backwardDevice";
+type ModuleMetric = "calls" | "forward_host" | "forward_device" | "backward_host" | "backward_device";
 
 interface ModuleColumn {
   readonly id: string;
@@ -27,10 +27,10 @@ interface ModuleColumn {
 
 const COLUMNS: readonly ModuleColumn[] = [
   { id: "calls", label: "Calls", tip: DEF.calls, metric: "calls" },
-  { id: "forward_host", label: "Forward host", unit: "µs", tip: DEF.forwardHost, metric: "forwardHost" },
-  { id: "forward_device", label: "Forward device", unit: "µs", tip: DEF.forwardDevice, metric: "forwardDevice" },
-  { id: "backward_host", label: "Backward host", unit: "µs", tip: DEF.backwardHost, metric: "backwardHost" },
-  { id: "backward_device", label: "Backward device", unit: "µs", tip: DEF.backwardDevice, metric: "backwardDevice" },
+  { id: "forward_host", label: "Forward host", unit: "µs", tip: DEF.forwardHost, metric: "forward_host" },
+  { id: "forward_device", label: "Forward device", unit: "µs", tip: DEF.forwardDevice, metric: "forward_device" },
+  { id: "backward_host", label: "Backward host", unit: "µs", tip: DEF.backwardHost, metric: "backward_host" },
+  { id: "backward_device", label: "Backward device", unit: "µs", tip: DEF.backwardDevice, metric: "backward_device" },
 ];
 
 /** Shown before any header is clicked: the order the modules were recorded in. */
@@ -41,7 +41,7 @@ const NATURAL_ORDER: SortState = { column: "order", direction: "asc" };
  * answer, so it shows the sum of its children (the top-level modules) instead.
  */
 export function moduleValues(nodes: ModuleTree, index: TreeIndex): Record<ModuleMetric, number[]> {
-  const metrics: ModuleMetric[] = ["calls", "forwardHost", "forwardDevice", "backwardHost", "backwardDevice"];
+  const metrics: ModuleMetric[] = ["calls", "forward_host", "forward_device", "backward_host", "backward_device"];
   const out = {} as Record<ModuleMetric, number[]>;
   for (const metric of metrics) {
     const values = nodes[metric].map((value) => (Number.isFinite(value) ? value : 0));
@@ -85,7 +85,7 @@ function mountModules(host: HTMLElement, ctx: ViewContext): void {
     const recorded = (metric: ModuleMetric): boolean => metric === "calls" || values[metric].some((value) => value > 0);
     const columns = COLUMNS.filter((column) => recorded(column.metric));
     const hidden = COLUMNS.filter((column) => !recorded(column.metric)).map((column) => column.label.toLowerCase());
-    const rootForward = index.roots.reduce((sum, rootNode) => sum + (values.forwardHost[rootNode] ?? 0), 0);
+    const rootForward = index.roots.reduce((sum, rootNode) => sum + (values.forward_host[rootNode] ?? 0), 0);
     let expanded = expandedToDepth(index, 3);
     let sort = parseSortParam(ctx.param("sort"), columns.map((column) => column.id).concat(["name"]), NATURAL_ORDER);
 
@@ -174,7 +174,7 @@ function mountModules(host: HTMLElement, ctx: ViewContext): void {
             ...columns.map((column) => {
               const value = values[column.metric][row.node] ?? Number.NaN;
               const text = column.metric === "calls" ? (row.node === 0 && value === 0 ? "—" : formatCount(value)) : formatMicrosNumber(value);
-              if (column.metric !== "forwardHost" || !(rootForward > 0)) return el("td", { className: "ps-num" }, text);
+              if (column.metric !== "forward_host" || !(rootForward > 0)) return el("td", { className: "ps-num" }, text);
               // Forward host time also as a bar: the module's share of the whole model's forward.
               const fill = el("span", {});
               fill.style.width = `${Math.min(100, Math.max(0, (value / rootForward) * 100))}%`;

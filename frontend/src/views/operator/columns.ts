@@ -5,7 +5,8 @@ import type { TableColumn } from "../../components/virtual_table";
 import { formatCount, formatPercent } from "../../lib/format";
 import { formatMicrosNumber } from "../../lib/metric_format";
 import { METRIC_DEFINITIONS as DEF } from "../../lib/metrics";
-import { efficiencyColumns } from "../../lib/efficiency";
+import { efficiencyOf } from "../../api/efficiency";
+import { efficiencyColumns } from "../../components/efficiency_columns";
 
 /** First frame of a call stack and how many more there are: "train.py(42): step (+5 frames)". */
 export function stackSummary(stack: string | null): string {
@@ -17,7 +18,7 @@ export function stackSummary(stack: string | null): string {
 
 /** Identifies a row within one grouping (names repeat across shapes and stacks). */
 export function operatorRowKey(row: OperatorRow): string {
-  return `${row.name}\u0000${row.inputShape ?? ""}\u0000${row.stack ?? ""}`;
+  return `${row.name}\u0000${row.input_shape ?? ""}\u0000${row.stack ?? ""}`;
 }
 
 function micros(
@@ -40,7 +41,7 @@ function micros(
 
 /** A Tensor Core share means something for eligible operators with device time (or any that used Tensor Cores). */
 function shareApplies(row: OperatorRow, value: number): boolean {
-  return row.deviceTotal > 0 && (row.tcEligible || value > 0);
+  return row.device_total > 0 && (row.tc_eligible || value > 0);
 }
 
 function share(id: string, label: string, tipText: string, value: (row: OperatorRow) => number): TableColumn<OperatorRow> {
@@ -76,9 +77,9 @@ export function operatorColumns(groupBy: OperatorGrouping, hasDevice: boolean, e
       width: 200,
       grow: 2,
       firstDirection: "asc",
-      sortValue: (row) => row.inputShape ?? "",
-      text: (row) => row.inputShape ?? "",
-      cellTip: (row) => row.inputShape,
+      sortValue: (row) => row.input_shape ?? "",
+      text: (row) => row.input_shape ?? "",
+      cellTip: (row) => row.input_shape ?? null,
     });
   }
   if (groupBy === "stack") {
@@ -90,8 +91,8 @@ export function operatorColumns(groupBy: OperatorGrouping, hasDevice: boolean, e
       grow: 3,
       firstDirection: "asc",
       sortValue: (row) => row.stack ?? "",
-      text: (row) => stackSummary(row.stack),
-      cellTip: (row) => row.stack,
+      text: (row) => stackSummary(row.stack ?? null),
+      cellTip: (row) => row.stack ?? null,
     });
   }
   columns.push({
@@ -105,13 +106,13 @@ export function operatorColumns(groupBy: OperatorGrouping, hasDevice: boolean, e
   });
   if (hasDevice) {
     columns.push(
-      micros("device_self", "Device self", DEF.deviceSelf, (row) => row.deviceSelf),
-      micros("device_total", "Device total", DEF.deviceTotal, (row) => row.deviceTotal),
+      micros("device_self", "Device self", DEF.deviceSelf, (row) => row.device_self),
+      micros("device_total", "Device total", DEF.deviceTotal, (row) => row.device_total),
     );
   }
   columns.push(
-    micros("host_self", "Host self", DEF.hostSelf, (row) => row.hostSelf),
-    micros("host_total", "Host total", DEF.hostTotal, (row) => row.hostTotal),
+    micros("host_self", "Host self", DEF.hostSelf, (row) => row.host_self),
+    micros("host_total", "Host total", DEF.hostTotal, (row) => row.host_total),
   );
   if (hasDevice) {
     columns.push(
@@ -121,13 +122,13 @@ export function operatorColumns(groupBy: OperatorGrouping, hasDevice: boolean, e
         tip: DEF.tcEligible,
         width: 96,
         align: "center",
-        sortValue: (row) => row.tcEligible,
-        text: (row) => (row.tcEligible ? "yes" : "no"),
+        sortValue: (row) => row.tc_eligible,
+        text: (row) => (row.tc_eligible ? "yes" : "no"),
       },
-      share("tc_self_share", "TC self", DEF.tcSelfShare, (row) => row.tcSelfShare),
-      share("tc_total_share", "TC total", DEF.tcTotalShare, (row) => row.tcTotalShare),
+      share("tc_self_share", "TC self", DEF.tcSelfShare, (row) => row.tc_self_share),
+      share("tc_total_share", "TC total", DEF.tcTotalShare, (row) => row.tc_total_share),
     );
   }
-  if (efficiency) columns.push(...efficiencyColumns((row: OperatorRow) => row.efficiency));
+  if (efficiency) columns.push(...efficiencyColumns((row: OperatorRow) => efficiencyOf(row)));
   return columns;
 }

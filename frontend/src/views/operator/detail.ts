@@ -41,13 +41,13 @@ function stacksTable(stacks: readonly OperatorStackRow[], hasDevice: boolean): H
   const columns: SimpleColumn<OperatorStackRow>[] = [
     { label: "Call stack", tip: DEF.stack, cell: (row) => el("pre", {}, row.stack === "" ? "(no stack)" : row.stack) },
     { label: "Calls", tip: DEF.calls, numeric: true, cell: (row) => formatCount(row.calls) },
-    microsColumn("Host self", DEF.hostSelf, (row) => row.hostSelf),
-    microsColumn("Host total", DEF.hostTotal, (row) => row.hostTotal),
+    microsColumn("Host self", DEF.hostSelf, (row) => row.host_self),
+    microsColumn("Host total", DEF.hostTotal, (row) => row.host_total),
   ];
   if (hasDevice) {
     columns.push(
-      microsColumn("Device self", DEF.deviceSelf, (row) => row.deviceSelf),
-      microsColumn("Device total", DEF.deviceTotal, (row) => row.deviceTotal),
+      microsColumn("Device self", DEF.deviceSelf, (row) => row.device_self),
+      microsColumn("Device total", DEF.deviceTotal, (row) => row.device_total),
     );
   }
   return el("div", { className: "ps-drill-scroll" }, simpleTable(stacks, columns, "operator-detail-stacks"));
@@ -98,13 +98,13 @@ function detailBody(options: DetailOptions, detail: OperatorDetail, summary: Spa
   const row = options.row;
   const facts: KeyValue[] = [
     { label: "Calls", tip: DEF.calls, value: formatCount(row.calls) },
-    { label: "Host self", tip: DEF.hostSelf, value: formatTime(row.hostSelf) },
-    { label: "Host total", tip: DEF.hostTotal, value: formatTime(row.hostTotal) },
+    { label: "Host self", tip: DEF.hostSelf, value: formatTime(row.host_self) },
+    { label: "Host total", tip: DEF.hostTotal, value: formatTime(row.host_total) },
   ];
   if (options.hasDevice) {
     facts.push(
-      { label: "Device self", tip: DEF.deviceSelf, value: formatTime(row.deviceSelf) },
-      { label: "Device total", tip: DEF.deviceTotal, value: formatTime(row.deviceTotal) },
+      { label: "Device self", tip: DEF.deviceSelf, value: formatTime(row.device_self) },
+      { label: "Device total", tip: DEF.deviceTotal, value: formatTime(row.device_total) },
     );
   }
   const shown = detail.occurrences.length;

@@ -38,8 +38,8 @@ const DEVICE_COLOR = "#4e79a7";
 const HOST_COLOR = "#76b7b2";
 
 function rowLabel(row: OperatorRow, groupBy: OperatorGrouping): string {
-  if (groupBy === "input_shape") return `${row.name} ${row.inputShape ?? ""}`.trim();
-  if (groupBy === "stack") return `${row.name} · ${stackSummary(row.stack)}`;
+  if (groupBy === "input_shape") return `${row.name} ${row.input_shape ?? ""}`.trim();
+  if (groupBy === "stack") return `${row.name} · ${stackSummary(row.stack ?? null)}`;
   return row.name;
 }
 
@@ -50,10 +50,10 @@ function topCharts(data: OperatorsData, rows: readonly OperatorRow[], filter: st
     const top = topN(rows, value, TOP_COUNT);
     return createBarList(
       top.map((row) => ({
-        label: rowLabel(row, data.groupBy),
+        label: rowLabel(row, data.group_by),
         value: value(row),
         valueText: formatTime(value(row)),
-        tip: `${rowLabel(row, data.groupBy)}\n${formatTime(value(row))} in ${row.calls} calls`,
+        tip: `${rowLabel(row, data.group_by)}\n${formatTime(value(row))} in ${row.calls} calls`,
       })),
       {
         title: `${title}${matching}`,
@@ -71,10 +71,10 @@ function topCharts(data: OperatorsData, rows: readonly OperatorRow[], filter: st
   return el(
     "div",
     { className: "ps-row" },
-    data.hasDevice
-      ? chart(`Top ${TOP_COUNT} by device self time`, DEF.deviceSelf, "top-operators-device", DEVICE_COLOR, (row) => row.deviceSelf)
+    data.has_device
+      ? chart(`Top ${TOP_COUNT} by device self time`, DEF.deviceSelf, "top-operators-device", DEVICE_COLOR, (row) => row.device_self)
       : null,
-    chart(`Top ${TOP_COUNT} by host self time`, DEF.hostSelf, "top-operators-host", HOST_COLOR, (row) => row.hostSelf),
+    chart(`Top ${TOP_COUNT} by host self time`, DEF.hostSelf, "top-operators-host", HOST_COLOR, (row) => row.host_self),
   );
 }
 
@@ -159,7 +159,7 @@ function mountOperator(host: HTMLElement, ctx: ViewContext): void {
   function openDetail(row: OperatorRow, writeUrl: boolean): void {
     if (data === null) return;
     const signal = detailSignals.next();
-    const key: OperatorKey = { name: row.name, inputShape: groupBy === "input_shape" ? row.inputShape : null };
+    const key: OperatorKey = { name: row.name, inputShape: groupBy === "input_shape" ? (row.input_shape ?? null) : null };
     if (writeUrl) ctx.setParams({ op: key.name, op_shape: key.inputShape });
     table?.setSelected(operatorRowKey(row));
     const panel = createOperatorDetailPanel({
@@ -167,13 +167,13 @@ function mountOperator(host: HTMLElement, ctx: ViewContext): void {
       ref: ref!,
       row,
       key,
-      hasDevice: data.hasDevice,
+      hasDevice: data.has_device ?? false,
       summary: spanSummary,
       openInTrace: (occurrence) =>
         ctx.navigate("trace", {
           start: String(occurrence.start),
           end: String(occurrence.start + occurrence.dur),
-          select: String(occurrence.eventId),
+          select: String(occurrence.event_id),
         }),
       onClose: () => {
         ctx.setParams({ op: null, op_shape: null });
@@ -193,8 +193,9 @@ function mountOperator(host: HTMLElement, ctx: ViewContext): void {
       controls.setCount(0, 0);
       return;
     }
-    const columns = operatorColumns(groupBy, loaded.hasDevice, loaded.efficiency);
-    const sort = parseSortParam(ctx.param("sort"), columns.map((column) => column.id), defaultSort(loaded.hasDevice));
+    const hasDevice = loaded.has_device ?? false; // absent when the span has no operators
+    const columns = operatorColumns(groupBy, hasDevice, loaded.efficiency ?? false);
+    const sort = parseSortParam(ctx.param("sort"), columns.map((column) => column.id), defaultSort(hasDevice));
     table = createVirtualTable({
       columns,
       rowKey: operatorRowKey,
@@ -216,7 +217,7 @@ function mountOperator(host: HTMLElement, ctx: ViewContext): void {
     const wanted = ctx.param("op");
     if (wanted !== null) {
       const shape = ctx.param("op_shape");
-      const row = loaded.rows.find((candidate) => candidate.name === wanted && (shape === null || candidate.inputShape === shape));
+      const row = loaded.rows.find((candidate) => candidate.name === wanted && (shape === null || candidate.input_shape === shape));
       if (row !== undefined) openDetail(row, false);
     }
   }

@@ -30,7 +30,7 @@ const MARKER_PARAM = "step_marker";
 
 /** Where the GPU summary would be: why there is none and how to record it (a span with device work has cards). */
 function noGpuNote(data: OverviewData, framework: string | undefined): HTMLElement | null {
-  return data.hasDevice ? null : emptyStateNote("gpu-summary-unavailable", noGpuState(framework));
+  return data.has_device ? null : emptyStateNote("gpu-summary-unavailable", noGpuState(framework));
 }
 
 function markerForm(current: string, onApply: (marker: string) => void): HTMLElement {
@@ -72,15 +72,15 @@ function configurationSection(
   const devices =
     data.devices.length > 0
       ? data.devices.map((device) => device.name).join(", ")
-      : data.hasDevice
+      : data.has_device
         ? "Device activity without device properties"
         : "CPU only";
   const markerMissed =
-    marker !== "" && data.stepSource !== "user"
+    marker !== "" && data.step_source !== "user"
       ? el(
           "p",
           { className: "ps-warn", testId: "step-marker-missed" },
-          `No range named "${marker}" was found in this span: ${STEP_SOURCE_TEXT[data.stepSource]}.`,
+          `No range named "${marker}" was found in this span: ${STEP_SOURCE_TEXT[data.step_source]}.`,
         )
       : null;
   return el(
@@ -100,11 +100,14 @@ function configurationSection(
         "overview-selection",
       ),
       keyValueList([
-        { label: "Step source", tip: DEF.stepSource, value: STEP_SOURCE_TEXT[data.stepSource], testId: "step-source" },
+        { label: "Step source", tip: DEF.stepSource, value: STEP_SOURCE_TEXT[data.step_source], testId: "step-source" },
         { label: "Steps", tip: DEF.stepCount, value: formatCount(data.steps.length), testId: "step-count" },
-        { label: "Mean step time", tip: DEF.meanStepTime, value: formatTime(data.meanStepTime) },
+        { label: "Mean step time", tip: DEF.meanStepTime, value: formatTime(data.mean_step_time) },
       ]),
       el("div", {}, markerForm(marker, onMarker), markerMissed),
+      ...(data.steps_left_out ?? []).map((step) =>
+        el("p", { className: "ps-note", testId: "step-left-out" }, `${step.name} is left out of every figure: ${step.reason}.`),
+      ),
     ),
   );
 }

@@ -1,6 +1,6 @@
 // The parts of the Overview page, each built from the parsed `overview` answer.
-import type { DeviceSummary, HostCpu, OverviewData, Recommendation, UtilizationFigures } from "../../api/overview";
-import { isGpu, summaryTitle } from "../../lib/devices";
+import { overviewEfficiency, type DeviceSummary, type HostCpu, type OverviewData, type Recommendation, type UtilizationFigures } from "../../api/overview";
+import { deviceCardFields, isGpu, summaryTitle, type DeviceCardField } from "../../lib/devices";
 import { createStackedColumnChart } from "../../components/chart";
 import { fewSamplesText } from "../../lib/host_cpu";
 import { el, replaceChildren, type Child } from "../../components/dom";
@@ -15,6 +15,7 @@ import {
   evidenceLabel,
   formatAxisDuration,
   formatEvidenceValue,
+  formatLegendMicros,
   formatMicros,
   formatQuantity,
   formatTime,
@@ -36,34 +37,41 @@ function deviceFigure(device: DeviceSummary, field: string, value: number | null
 }
 
 function deviceCard(device: DeviceSummary): HTMLElement {
+  const gpu = isGpu(device);
+  const rows: Record<DeviceCardField, Parameters<typeof keyValueList>[0][number]> = {
+    name: { label: "Name", tip: DEF.deviceName, value: device.name },
+    memory: { label: "Memory", tip: DEF.deviceMemory, value: orDash(device.memory, formatBytes) },
+    computeCapability: { label: "Compute capability", tip: DEF.computeCapability, value: device.compute_capability ?? "—" },
+    numSms: { label: "SMs", tip: DEF.numSms, value: orDash(device.num_sms, formatCount) },
+    utilization: {
+      label: gpu ? "GPU utilization" : "Utilization",
+      tip: gpu ? DEF.utilization : DEF.deviceUtilization,
+      value: percentOrDash(device.utilization),
+      testId: "gpu-utilization",
+    },
+    smEfficiency: { label: "Est. SM efficiency", tip: DEF.smEfficiency, value: deviceFigure(device, "sm_efficiency", device.sm_efficiency) },
+    achievedOccupancy: {
+      label: "Est. achieved occupancy",
+      tip: DEF.achievedOccupancy,
+      value: deviceFigure(device, "achieved_occupancy", device.achieved_occupancy),
+    },
+    tensorCoreShare: {
+      label: "Tensor Core share",
+      tip: DEF.tensorCoreShare,
+      value: deviceFigure(device, "tensor_core_share", device.tensor_core_share),
+    },
+    kernelTime: { label: "Kernel time", tip: DEF.kernelTime, value: orDash(device.kernel_time, formatTime) },
+    communicationTime: {
+      label: "Communication time",
+      tip: DEF.communicationTime,
+      value: orDash(device.communication_time ?? null, formatTime),
+    },
+  };
   return el(
     "article",
     { className: "ps-card", testId: "gpu-card", attrs: { "data-device": String(device.id) } },
     el("h3", {}, ...(device.name === device.label ? [device.name] : [`${device.label}: `, device.name])),
-    keyValueList([
-      { label: "Name", tip: DEF.deviceName, value: device.name },
-      { label: "Memory", tip: DEF.deviceMemory, value: orDash(device.memory, formatBytes) },
-      { label: "Compute capability", tip: DEF.computeCapability, value: device.computeCapability ?? "—" },
-      { label: "SMs", tip: DEF.numSms, value: orDash(device.numSms, formatCount) },
-      {
-        label: isGpu(device) ? "GPU utilization" : "Utilization",
-        tip: isGpu(device) ? DEF.utilization : DEF.deviceUtilization,
-        value: percentOrDash(device.utilization),
-        testId: "gpu-utilization",
-      },
-      { label: "Est. SM efficiency", tip: DEF.smEfficiency, value: deviceFigure(device, "sm_efficiency", device.smEfficiency) },
-      {
-        label: "Est. achieved occupancy",
-        tip: DEF.achievedOccupancy,
-        value: deviceFigure(device, "achieved_occupancy", device.achievedOccupancy),
-      },
-      {
-        label: "Tensor Core share",
-        tip: DEF.tensorCoreShare,
-        value: deviceFigure(device, "tensor_core_share", device.tensorCoreShare),
-      },
-      { label: "Kernel time", tip: DEF.kernelTime, value: orDash(device.kernelTime, formatTime) },
-    ]),
+    keyValueList(deviceCardFields(device).map((field) => rows[field])),
   );
 }
 
@@ -96,13 +104,14 @@ export function breakdownChartSection(data: OverviewData, signal: AbortSignal, d
 
   function showStep(index: number | null): void {
     const step = index !== null ? data.steps[index] : undefined;
-    const total = step !== undefined ? step.dur : data.meanStepTime;
+    const total = step !== undefined ? step.dur : data.mean_step_time;
+    // In µs, as the averages table beside the chart: the legend and the table read the same figures.
     legendTitle.textContent =
-      step !== undefined ? `${step.name}: ${formatTime(step.dur)}` : `Mean per step: ${formatTime(data.meanStepTime)}`;
+      step !== undefined ? `${step.name}: ${formatMicros(step.dur)}` : `Mean per step: ${formatMicros(data.mean_step_time)}`;
     for (const category of data.categories) {
       const value = (step !== undefined ? step.breakdown[category] : data.breakdown[category]) ?? Number.NaN;
       const cell = valueCells.get(category);
-      if (cell !== undefined) cell.textContent = `${formatTime(value)} (${formatPercent(total > 0 ? value / total : Number.NaN)})`;
+      if (cell !== undefined) cell.textContent = formatLegendMicros(value, total);
     }
   }
   showStep(null);
@@ -137,7 +146,7 @@ export function breakdownChartSection(data: OverviewData, signal: AbortSignal, d
 
 /** Mean time per category and its share of the mean step time. */
 export function averagesSection(data: OverviewData): HTMLElement {
-  const mean = data.meanStepTime;
+  const mean = data.mean_step_time;
   const rows = data.categories.map((category) => {
     const info = CATEGORY_INFO[category];
     const value = data.breakdown[category] ?? Number.NaN;
@@ -203,14 +212,14 @@ export function benchmarkSection(data: OverviewData): HTMLElement | null {
     el("h2", {}, "Benchmark"),
     keyValueList([
       { label: "Steps", tip: DEF.benchmarkSteps, value: formatCount(figures.steps) },
-      { label: "Mean step time", tip: DEF.meanStepTime, value: formatTime(figures.meanStepTime) },
-      { label: "Min step time", tip: DEF.minStepTime, value: formatTime(figures.minStepTime) },
-      { label: "Max step time", tip: DEF.maxStepTime, value: formatTime(figures.maxStepTime) },
-      { label: "Steps per second", tip: DEF.stepsPerSecond, value: formatQuantity(figures.stepsPerSecond) },
-      { label: "Reader cost", tip: DEF.readerCost, value: formatTime(figures.readerCost) },
-      { label: "DataLoader share", tip: DEF.dataloaderShare, value: formatPercent(figures.dataloaderShare) },
-      { label: "Batch size", tip: DEF.batchSize, value: orDash(figures.batchSize, formatCount) },
-      { label: "Samples per second", tip: DEF.samplesPerSecond, value: orDash(figures.samplesPerSecond, (v) => formatQuantity(v)) },
+      { label: "Mean step time", tip: DEF.meanStepTime, value: formatTime(figures.mean_step_time) },
+      { label: "Min step time", tip: DEF.minStepTime, value: formatTime(figures.min_step_time) },
+      { label: "Max step time", tip: DEF.maxStepTime, value: formatTime(figures.max_step_time) },
+      { label: "Steps per second", tip: DEF.stepsPerSecond, value: formatQuantity(figures.steps_per_second ?? Number.NaN) },
+      { label: "Reader cost", tip: DEF.readerCost, value: formatTime(figures.reader_cost) },
+      { label: "DataLoader share", tip: DEF.dataloaderShare, value: formatPercent(figures.dataloader_share) },
+      { label: "Batch size", tip: DEF.batchSize, value: orDash(figures.batch_size, formatCount) },
+      { label: "Samples per second", tip: DEF.samplesPerSecond, value: orDash(figures.samples_per_second, (v) => formatQuantity(v)) },
     ]),
   );
 }
@@ -253,7 +262,7 @@ export const HOST_CPU_DEFINITIONS = {
 export function hostCpuCoverage(cpu: HostCpu): string {
   const parts = [`${formatTime(cpu.duration)} of the span`];
   if (cpu.interval !== null) parts.push(`sampled every ${formatTime(cpu.interval)}`);
-  if (cpu.cpuCount !== null) parts.push(cpu.cpuCount === 1 ? "1 CPU" : `${formatCount(cpu.cpuCount)} CPUs`);
+  if (cpu.cpu_count !== null) parts.push(cpu.cpu_count === 1 ? "1 CPU" : `${formatCount(cpu.cpu_count)} CPUs`);
   return parts.join(" · ");
 }
 
@@ -330,7 +339,7 @@ function fewSamplesNote(cpu: HostCpu): HTMLElement | null {
 
 /** Like the CPU rows of Paddle's "Device Summary": the process's and the whole system's CPU use. */
 export function hostCpuSection(data: OverviewData, signal: AbortSignal): HTMLElement | null {
-  const cpu = data.hostCpu;
+  const cpu = data.host_cpu;
   if (cpu === null) return null;
   return el(
     "section",
@@ -365,7 +374,7 @@ export function hostCpuSection(data: OverviewData, signal: AbortSignal): HTMLEle
 /** How far from the hardware's peak: MFU (mean and per step), the device time far from its roofline, and device
  * time per operator category (the Roofline page has the detail). */
 export function efficiencySection(data: OverviewData): HTMLElement | null {
-  const e = data.efficiency;
+  const e = overviewEfficiency(data.efficiency);
   if (e === null) return null;
   const mfuText = e.mfu !== null ? formatPercent(e.mfu) : "n/a";
   const categories = e.categories.filter((category) => category.time > 0);

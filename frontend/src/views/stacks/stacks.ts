@@ -1,5 +1,7 @@
 // Call stacks: the span's call tree (Python frames, operators, annotations merged by call
-// path) as a flame graph, weighted by host time or by the device time frames launched.
+// path) as a flame graph, weighted by host time or by the device time frames launched. A line says where the
+// Python frames come from (the trace's Python function events, or the operators' Call stack argument), or why
+// there are none and how to record them.
 // URL parameters: stacks.weight (host|device), stacks.search.
 import { fetchFlameGraph, foldedStacksUrl, isFlameWeight, type FlameGraphData, type FlameWeight } from "../../api/stacks";
 import { injectAnalysisStyles } from "../../components/analysis_styles";
@@ -9,7 +11,7 @@ import { createHostLoader } from "../../components/loader";
 import { createFlameGraph, type FlameGraph } from "../../components/flame_graph";
 import { emptyNote, metricLabel, spanRefOf } from "../../components/view_parts";
 import { injectViewStyles } from "../../components/view_styles";
-import { STACKS_DEFINITIONS as DEF } from "../../lib/analysis_definitions";
+import { STACKS_DEFINITIONS as DEF, stacksSourceText } from "../../lib/analysis_definitions";
 import { buildFlameTree, frameName, pathTo, searchFrames, type FlameTree } from "../../lib/flame_layout";
 import { formatCount, formatPercent } from "../../lib/format";
 import { formatTime } from "../../lib/metric_format";
@@ -120,6 +122,16 @@ function mountStacks(host: HTMLElement, ctx: ViewContext): void {
   function show(data: FlameGraphData, signal: AbortSignal): void {
     const built = buildFlameTree(data);
     tree = built;
+    // Where the Python frames come from; without any, why, and how to record them.
+    const sourceText = stacksSourceText(data.stacksFrom, data.note);
+    const source =
+      sourceText === null || data.stacksFrom === null
+        ? null
+        : el(
+            "p",
+            { className: data.stacksFrom === "none" ? "ps-note ps-stacks-none" : "ps-note", testId: "stacks-source", attrs: { "data-from": data.stacksFrom } },
+            sourceText,
+          );
     if (built.count <= 1 || !((built.total[0] ?? 0) > 0)) {
       graph = null;
       replaceChildren(
@@ -130,6 +142,7 @@ function mountStacks(host: HTMLElement, ctx: ViewContext): void {
           weight === "device"
             ? "No frame launched GPU work (a CPU-only run, or CUDA activity was not recorded). Switch to host time."
             : "The trace records no operators, annotations or Python frames.",
+          source,
         ),
       );
       return;
@@ -212,6 +225,7 @@ function mountStacks(host: HTMLElement, ctx: ViewContext): void {
         metricLabel(WEIGHT_LABELS[weight], DEF[weight]),
         `: ${formatTime(all)} in ${formatCount(built.count - 1)} frames. Click a frame to zoom in; click the zoomed frame or one above it to go back up (Esc resets).`,
       ),
+      source,
       el("div", { className: "ps-controls" }, breadcrumb, resetButton),
       created.root,
       hoverLine,

@@ -15,7 +15,7 @@ import { injectViewStyles } from "../../components/view_styles";
 import { createVirtualTable, type TableColumn } from "../../components/virtual_table";
 import { stepAxisLabels, stepAxisTitle } from "../../lib/chart_data";
 import { formatPercent } from "../../lib/format";
-import { formatAxisDuration, formatMicrosNumber, formatTime } from "../../lib/metric_format";
+import { formatAxisDuration, formatLegendMicros, formatMicros, formatMicrosNumber, formatTime } from "../../lib/metric_format";
 import {
   PHASE_INFO,
   averageOf,
@@ -117,12 +117,13 @@ function chartSection(data: StepTraceData, layers: readonly StepLayer[], signal:
   function show(index: number | null): void {
     const step = index !== null ? data.steps[index] : undefined;
     const total = step !== undefined ? step.dur : (data.average.dur ?? Number.NaN);
-    title.textContent = step !== undefined ? `${step.name}: ${formatTime(step.dur)}` : `Mean per step: ${formatTime(total)}`;
+    // In µs, as the steps table under the chart: the legend and the table read the same figures.
+    title.textContent = step !== undefined ? `${step.name}: ${formatMicros(step.dur)}` : `Mean per step: ${formatMicros(total)}`;
     for (const layer of layers) {
-      const value = step !== undefined ? layerValue(step.phases, step.fpAndBp, layer) : averageOf(data, layer);
+      const value = step !== undefined ? layerValue(step.phases, step.fp_and_bp, layer) : averageOf(data, layer);
       const cell = cells.get(layer);
       if (cell === undefined) continue;
-      cell.textContent = value === null ? "not derived" : `${formatTime(value)} (${formatPercent(total > 0 ? value / total : Number.NaN)})`;
+      cell.textContent = value === null ? "not derived" : formatLegendMicros(value, total);
     }
   }
   show(null);
@@ -184,14 +185,23 @@ function stepColumns(data: StepTraceData, layers: readonly StepLayer[]): TableCo
     },
     micros("dur", "Duration", "The step's duration (its phases add up to it).", (row) => row.step.dur),
     ...layers.map((layer) =>
-      micros(layer, PHASE_INFO[layer].label, PHASE_INFO[layer].definition, (row) => layerValue(row.step.phases, row.step.fpAndBp, layer), headerWidth(PHASE_INFO[layer].label)),
+      micros(layer, PHASE_INFO[layer].label, PHASE_INFO[layer].definition, (row) => layerValue(row.step.phases, row.step.fp_and_bp, layer), headerWidth(PHASE_INFO[layer].label)),
     ),
   ];
   if (data.steps.some((step) => step.dataloader !== null)) {
-    columns.push(micros("dataloader", "Data loading", "Host time in data loading ranges of the step (part of the iteration gap).", (row) => row.step.dataloader, 108));
+    columns.push(
+      micros(
+        "dataloader",
+        "Data loading (host)",
+        "Host time in data loading ranges of the step (part of the iteration gap). The Overview's DataLoader category " +
+          "(waiting for data) counts only the part while no kernel, copy, collective or runtime call runs.",
+        (row) => row.step.dataloader,
+        120,
+      ),
+    );
   }
   columns.push(
-    micros("forward_start", "Forward start", "When forward starts, from the step's start.", (row) => row.step.forwardStart, 108),
+    micros("forward_start", "Forward start", "When forward starts, from the step's start.", (row) => row.step.forward_start, 108),
     {
       id: "notes",
       label: "Notes",

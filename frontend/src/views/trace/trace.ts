@@ -51,8 +51,10 @@ function mount(host: HTMLElement, ctx: ViewContext): void {
       errorTitle: "Cannot show the trace",
       note: traceLoadingNote,
       render(tracks, signal) {
-        replaceChildren(host, ranksSwitch(ctx));
+        const ranks = ranksSwitch(ctx);
+        replaceChildren(host);
         if (tracks.tracks.length === 0) {
+          if (ranks !== null) host.appendChild(el("div", { className: "ps-trace-toolbar" }, ranks));
           host.appendChild(el("p", { className: "ps-trace-loading", testId: "trace-empty" }, "This span has no slices or counters to show."));
           return;
         }
@@ -65,6 +67,7 @@ function mount(host: HTMLElement, ctx: ViewContext): void {
           initialSelect: eventIdParam(ctx.param(PARAM_SELECT)),
           initialPinned: ctx.param(PARAM_PINNED),
           setParams: (patch) => ctx.setParams(patch),
+          ...(ranks !== null ? { toolbarButtons: [ranks] } : {}),
         });
         signal.addEventListener("abort", () => viewer.destroy(), { once: true });
       },
