@@ -337,8 +337,8 @@ def check_listing(listing: Any) -> dict[str, Any]:
     steps = facts["steps"]
     if not (all(facts[k] is None or _is_number(facts[k]) for k in ("start_time", "duration"))
             and (facts["device"] is None or isinstance(facts["device"], str))
-            and (steps is None or (isinstance(steps, dict) and set(steps) == {"count", "first", "last"}
-                                   and _is_int(steps["count"])
+            and (steps is None or (isinstance(steps, dict) and set(steps) - {"left_out"} == {"count", "first", "last"}
+                                   and _is_int(steps["count"]) and _is_int(steps.get("left_out", 0))
                                    and all(steps[k] is None or _is_int(steps[k]) for k in ("first", "last"))))):
         raise PackError("a listing's facts of another type")
     return listing
