@@ -508,6 +508,44 @@ def test_a_folder_summary_serves_only_the_packs_it_holds(tmp_path: Path, make_cl
     assert sorted(args[0] for args in own) == [f"rank{r}" for r in range(4)]
 
 
+def test_packs_made_by_other_views_list_and_answer_from_their_models(tmp_path: Path, make_client,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """A pack made before the views changed (another VIEWS_VERSION) keeps its model, but its listing, its summary
+    tables and its folder's summary are made again from the model: never shown as they were."""
+    from profscope.tb_plugin.server import plugin as plugin_module
+
+    _, logdir = _job(tmp_path, ranks=4)
+    ingest.run_local(ingest.plan(str(logdir)), lambda r: None)
+    reference = make_client(_copy_without_packs(logdir, tmp_path / "parsed"))
+    reference.settle(120)
+    listed, expected = reference.get("runs")[1]["runs"], _run_routes(reference)
+    # Every pack and the folder's summary as an older version wrote them: other views, a listing that is now wrong.
+    summary = logdir / RUN / packs.PACK_FOLDER / packs.FOLDER_SUMMARY / packs.FOLDER_MANIFEST
+    for manifest_path in [*_manifests(logdir), summary]:
+        manifest = json.loads(manifest_path.read_text())
+        assert manifest["views_version"] == packs.VIEWS_VERSION
+        manifest["views_version"] -= 1
+        if "listing" in manifest:
+            manifest["listing"]["rank"] = 7
+            manifest["listing"]["facts"]["duration"] = 1.0
+        manifest_path.write_text(json.dumps(manifest))
+    root = packs.PackRoot(str(logdir))
+    assert root.find_folder_summary(RUN) is None
+    own: list[Any] = []
+    monkeypatch.setattr(plugin_module, "summary_of_rank", _counting(own, plugin_module.summary_of_rank))
+    packed = make_client(logdir)
+    packed.settle(120)
+    assert packed.get("runs")[1]["runs"] == listed
+    assert _run_routes(packed) == expected
+    assert packed.plugin.manager.pack_loads == 4 and packed.plugin.manager._pool is None  # the models: no parse
+    assert sorted(args[0] for args in own) == [f"rank{r}" for r in range(4)]
+    assert all(args[3] is False for args in own)  # made from the models, not read from the packs' tables
+    # Ingest keeps the packs (their models are current) and writes the folder's summary anew, of the current packs
+    # only: none here.
+    assert {r.status for r in ingest.run_local(ingest.plan(str(logdir)), lambda r: None)} == {"current"}
+    assert root.find_folder_summary(RUN) is None
+
+
 def test_packs_of_another_format_are_ignored_and_ingested_again(tmp_path: Path) -> None:
     _, logdir = _job(tmp_path, ranks=1)
     ingest.run_local(ingest.plan(str(logdir)), lambda r: None)

@@ -312,7 +312,7 @@ class ProfscopePlugin(base_plugin.TBPlugin):
 
         def own(i: int) -> Any:
             worker, span = ranks[i]
-            return summary_of_rank(worker, span.name, span.model)
+            return summary_of_rank(worker, span.name, span.model, span.pack is None or span.pack.views_current)
 
         if len(missing) < 16:
             for i in missing:

@@ -244,20 +244,21 @@ def _check(tables: dict[str, Table]) -> None:
                 raise ValueError(f"the {name} table's {key} column is not integer")
 
 
-def summary_of_rank(worker: str, span: str, model: TraceModel) -> RankSummary:
+def summary_of_rank(worker: str, span: str, model: TraceModel, read_files: bool = True) -> RankSummary:
     """A rank's summary for the cross-rank answers: its Parquet tables where they lie beside its model (a pack, or
-    a cache entry copied from one), else made from the model. Named as this server names the worker and span."""
+    a cache entry copied from one) and ``read_files`` (False for a pack made by other views), else made from the
+    model. Named as this server names the worker and span."""
 
     def compute() -> RankSummary:
         path = model.cache_path
-        if path and available() and has_summary(path):
+        if read_files and path and available() and has_summary(path):
             try:
                 return dataclasses.replace(read_summary(path), worker=worker, span=span)
             except (ValueError, OSError) as exc:
                 logger.warning("profscope: the summary beside %s does not read (%s); made from the model", path, exc)
         return answers.rank_summary(worker, span, model)
 
-    return model.memo(("summary_of_rank", worker, span), compute)
+    return model.memo(("summary_of_rank", worker, span, read_files), compute)
 
 
 # --- a folder's summary ---------------------------------------------------------------------------------------
@@ -312,7 +313,7 @@ def write_folder_summary(root: PackRoot, folder: str, refs: Sequence[PackRef], t
     the folder's summary holds these packs at their keys already. A pack whose summary does not read (none was
     written: no pyarrow where it was packed), or whose columns differ from the first one's, is left out (a server
     reads it from its pack). Returns the summary's folder, or None when nothing was written."""
-    refs = [r for r in refs if isinstance(r.manifest.get("summary"), dict)]
+    refs = [r for r in refs if isinstance(r.manifest.get("summary"), dict) and r.views_current]
     if not refs:
         return None
     existing = root.find_folder_summary(folder)

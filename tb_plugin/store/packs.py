@@ -29,7 +29,10 @@ before; a damaged pack is never repaired or removed by a reader.
 How a server uses one (``store/runs.py``): a local pack's span is listed ready from its manifest, and its model
 memory-mapped where it lies (read-only: nothing is written beside it) when a page first asks for it; a remote one is
 copied once into the local cache as the entry of its trace, each file checked against the manifest's CRC-32 on the
-way. Format 2 added the listing (packs of format 1 are ignored, and ingested again).
+way. Format 2 added the listing (packs of format 1 are ignored, and ingested again). The listing and the summary
+tables are answers of the views: the manifests name the ``VIEWS_VERSION`` that made them, and a server of other views
+lists such a span from its model and makes its summary again (the model itself stays good; a folder's summary of
+other views is not read, and ingest writes it again of the packs of the current views only).
 """
 
 from __future__ import annotations
@@ -47,6 +50,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Optional
 
 from ..model.array_file import MODEL_FORMAT_VERSION
+from ..model.stored_answers import VIEWS_VERSION
 from .storage import remote_scheme
 
 logger = logging.getLogger(__name__)
@@ -131,6 +135,12 @@ class PackRef:
         """What the runs list shows of the span (checked by ``check_manifest``)."""
         listing: dict[str, Any] = self.manifest["listing"]
         return listing
+
+    @property
+    def views_current(self) -> bool:
+        """Whether its listing and summary tables were made by the views of this version (``VIEWS_VERSION``): a
+        pack made before the views changed keeps its model, but what the views made from it is made again."""
+        return self.manifest.get("views_version") == VIEWS_VERSION
 
     @property
     def files(self) -> dict[str, dict[str, int]]:
@@ -365,6 +375,8 @@ def check_folder_manifest(manifest: Any) -> dict[str, Any]:
     (trace name, pack key, the summary's scalars, rows per table) and files. Raises PackError."""
     if not isinstance(manifest, dict) or manifest.get("format") != FOLDER_SUMMARY_FORMAT:
         raise PackError("a folder summary of another format")
+    if manifest.get("views_version") != VIEWS_VERSION:
+        raise PackError("a folder summary made by other views")
     members, files = manifest.get("members"), manifest.get("files")
     if not isinstance(members, list) or not isinstance(files, dict):
         raise PackError("no members or files")
@@ -403,7 +415,7 @@ def make_manifest(key: str, relative: str, size: int, mtime_ns: int, etag: Optio
         "format": PACK_FORMAT, "model_format": MODEL_FORMAT_VERSION, "key": key,
         "source": {"path": relative, "size": size, "mtime_ns": mtime_ns, "etag": etag},
         "files": {name: file_entry(os.path.join(staged, name)) for name in names},
-        "summary": summary, "listing": check_listing(listing),
+        "summary": summary, "listing": check_listing(listing), "views_version": VIEWS_VERSION,
         "written_by": socket.gethostname(), "written_at": time.time(),
     }
 
@@ -413,7 +425,7 @@ def make_folder_manifest(members: list[dict[str, Any]], staged: str) -> dict[str
     table of each pack, in row order."""
     return {
         "format": FOLDER_SUMMARY_FORMAT, "key": folder_summary_key((m["name"], m["key"]) for m in members),
-        "members": members,
+        "views_version": VIEWS_VERSION, "members": members,
         "files": {name: file_entry(os.path.join(staged, name)) for name in map(folder_summary_name, FOLDER_TABLES)},
         "written_by": socket.gethostname(), "written_at": time.time(),
     }

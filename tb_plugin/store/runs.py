@@ -301,7 +301,7 @@ class RunManager:
                     ref = self.pack_root.find(self.storage.relative(src.path), src.size, src.mtime_ns, src.etag)
                     if ref is None:
                         continue
-                    if self.pack_root.remote:
+                    if self.pack_root.remote or not ref.views_current:  # listed from its model (other views)
                         model = load_model(self.pack_root, ref, self.cache, identity)
                 except PackError as exc:
                     logger.warning("profscope: the pack of %s is not used (%s); parsing the trace", src.path, exc)
