@@ -7,7 +7,6 @@ once, on real traces of tests/data, and that the plugin serves exactly the route
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any, Callable
 
 import pytest

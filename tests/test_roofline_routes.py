@@ -8,9 +8,7 @@ import ast
 import csv
 import io
 import json
-import math
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -88,8 +86,10 @@ def test_roofline_route_contract_and_points(client: PluginClient) -> None:
     top = body["gaps"][0]
     assert top["gap"] == pytest.approx(top["time"] - top["roofline_time"])
     assert body["points"][top["index"]]["name"] == top["name"]
-    code, text = client.get("roofline", run="bert", worker=worker, format="csv", table="gaps")[0], None
+    code, text = client.get("roofline", run="bert", worker=worker, format="csv", table="gaps")
     assert code == 200
+    rows = list(csv.reader(io.StringIO(text.decode("utf-8"))))
+    assert len(rows) == len(body["gaps"]) + 1 and top["name"] in rows[1]
 
 
 def test_operator_rows_agree_with_tracelens_and_the_roofline(client: PluginClient) -> None:

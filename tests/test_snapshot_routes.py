@@ -18,7 +18,7 @@ from profscope.tb_plugin.server.serve import ROUTE_PREFIX, build_app
 from profscope.tb_plugin.store import discovery
 
 import snapshot_gen as gen
-from conftest import REPO, PluginClient, copy_trace, real_trace
+from conftest import PluginClient, copy_trace, real_trace
 from openapi_contract import check_schema
 from test_snapshot_reader import hostile_snapshots
 

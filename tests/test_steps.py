@@ -58,7 +58,6 @@ def test_a_left_out_step_is_named_with_its_reason(tmp_path: Path) -> None:
     """A Paddle span whose profiler stopped 26 µs into a ninth step (a copy of the real linear_sched_2_10 span with
     that stub appended; Paddle's own summary would count nine ProfileSteps): every page counts the eight complete
     steps, and the overview and the span picker say that one is left out, and why."""
-    import gzip
     import json
 
     from profscope.tb_plugin.views.runs.span_names import span_facts

@@ -150,6 +150,9 @@ def test_trace_routes(tmp_path: Path, make_client) -> None:
     assert status == 200 and "flows" in flows
     status, found = client.get("trace/search", **q, q="cudnn")
     assert status == 200 and found["total"] > 0
+    status, found = client.get("trace/search", **q, q="Memcpy HtoD")
+    status, copy = client.get("trace/event", **q, id=found["matches"][0]["id"])  # its bandwidth, by the contract
+    assert status == 200 and copy["bandwidth"]["label"] == "Host to device" and copy["bandwidth"]["bandwidth"] > 0
     assert client.get("trace/event", **q, id=10**12)[0] == 404
     assert client.get("trace/slices", **q, start="nan")[0] == 400
     assert client.get("trace/slices", **q, width="0")[0] == 400
@@ -182,3 +185,39 @@ def test_index_is_kept_beside_the_cached_model(tmp_path: Path, monkeypatch) -> N
     assert [lvl.resolution for lvl in again.levels] == [lvl.resolution for lvl in first.levels]
     for a, b in zip(first.levels, again.levels):
         assert np.array_equal(a.start, b.start) and np.array_equal(a.count, b.count)
+
+
+def test_copies_and_collective_calls_say_their_bandwidth() -> None:
+    """A selected copy shows its bytes over its duration, which Kineto also writes on each copy ("memory bandwidth
+    (GB/s)"); a selected NCCL kernel its message (record_param_comms: elements x dtype size), group size, algorithm
+    and bus bandwidth over its own duration, by hand; any other slice nothing."""
+    import json
+
+    path = real_trace("hta/nccl_parser_config/nccl_data.json.gz")
+    raw = json.loads(gzip.decompress(path.read_bytes()))["traceEvents"]
+    model = load_trace(str(path))
+    s = model.slices
+    by_start = {(model.strings[int(s.name[i])], round(int(s.start[i]) / 1e3, 1)): int(s.event_id[i])
+                for i in range(len(s.name))}
+
+    def detail_of(event: dict) -> dict:
+        return trace.event(model, by_start[(event["name"], round(event["ts"], 1))])
+
+    copies = [e for e in raw if e.get("cat") == "gpu_memcpy" and e["dur"] > 0]
+    assert len(copies) > 10
+    for event in copies:
+        rates = detail_of(event)["bandwidth"]
+        assert rates["kind"] == "copy" and rates["label"] == "Device to device" and rates["bytes"] == event["args"]["bytes"]
+        assert rates["bandwidth"] == pytest.approx(event["args"]["memory bandwidth (GB/s)"] * 1e9, rel=1e-4)
+    kernels = [e for e in raw if e.get("cat") == "kernel" and e["name"].startswith("ncclKernel_AllReduce")]
+    assert kernels
+    for event in kernels:
+        args = event["args"]
+        rates = detail_of(event)["bandwidth"]
+        size = args["In msg nelems"] * 4  # dtype Float
+        n = args["Group size"]
+        assert (rates["kind"], rates["label"], rates["bytes"], rates["group_size"]) == ("collective", "allreduce", size, n)
+        assert rates["bandwidth"] == pytest.approx(size / (event["dur"] / 1e6), rel=1e-4)
+        assert rates["bus_bandwidth"] == pytest.approx(rates["bandwidth"] * 2 * (n - 1) / n, rel=1e-12)
+    other = next(e for e in raw if e.get("cat") == "kernel" and not e["name"].startswith("nccl"))
+    assert detail_of(other)["bandwidth"] is None

@@ -56,7 +56,7 @@ describe("trace API answers", () => {
       args: { "External id": 777, grid: "[1568,1,1]" },
       stack: ["a.py(1): f"], ancestors: [brief],
       flows: [{ cat: "async", direction: "in", other: { ...brief, id: 36751, name: "cudaLaunchKernel" } }],
-      launched_by: { ...brief, id: 36751, name: "cudaLaunchKernel" }, operator: brief, launches: [],
+      launched_by: { ...brief, id: 36751, name: "cudaLaunchKernel" }, operator: brief, launches: [], bandwidth: null,
     });
     assert.equal(detail.name, "<img src=x onerror=alert(1)>");
     assert.deepEqual(detail.args, [["External id", "777"], ["grid", "[1568,1,1]"]]);

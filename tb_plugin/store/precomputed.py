@@ -22,7 +22,6 @@ from ..model.trace_index import trace_index
 from ..model.trace_model import TraceModel
 from ..views import answers
 from ..views.encoding import to_json_bytes
-from ..views.runs import span_names
 
 logger = logging.getLogger(__name__)
 

@@ -102,6 +102,8 @@ export interface EventDetail extends EventBrief {
   readonly launchedBy: EventBrief | null;
   readonly operator: EventBrief | null;
   readonly launches: readonly EventBrief[];
+  /** A copy's or a collective call's size and bandwidth; null for other slices. */
+  readonly bandwidth: EventAnswer["bandwidth"];
 }
 
 export type SearchPage = Answer<"trace/search">;
@@ -212,6 +214,7 @@ export function eventDetail(answer: EventAnswer): EventDetail {
     launchedBy: answer.launched_by,
     operator: answer.operator,
     launches: answer.launches,
+    bandwidth: answer.bandwidth,
   };
 }
 

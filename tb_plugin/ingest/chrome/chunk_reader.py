@@ -5,7 +5,6 @@ and the per-chunk statistics.
 
 from __future__ import annotations
 
-from itertools import repeat
 from operator import attrgetter
 from typing import Any, Optional, Sequence, Union
 

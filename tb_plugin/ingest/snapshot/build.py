@@ -31,7 +31,7 @@ from ...model.snapshot import (
     FREED_BEFORE_HISTORY, FROM_SEGMENTS,
     MISSING_TIME, SEGMENT_ALLOC, SEGMENT_FREE, SEGMENT_MAP, SEGMENT_UNMAP, STACK_OF_FREE, SnapshotModel, arrays_of,
 )
-from .columns import ReadResult, block_frames
+from .columns import ReadResult
 from .sites import classify_frames, stack_sites
 
 # Sites that get a band of their own in the timeline, per device (the rest is "other").

@@ -19,7 +19,6 @@ from ...model import intervals
 from ...model.categories import SliceKinds
 from ...model.steps import Steps, find_steps
 from ...model.trace_model import TraceModel
-from ...model.units import NS_PER_US
 from ..quantities.devices import device_label, devices_noun
 
 

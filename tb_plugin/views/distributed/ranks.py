@@ -83,6 +83,8 @@ class RankInstances:
     seq_recorded: np.ndarray = field(default_factory=lambda: np.zeros(0, bool))
     out_bytes: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     stream: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    # The model's slice of each call: the collective kernel, or the host range on a rank whose collectives run there.
+    row: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
 
 
 def distributed_rank(model: TraceModel) -> Optional[int]:
@@ -174,6 +176,30 @@ def collective_instances(model: TraceModel) -> RankInstances:
     return model.memo("collective_instances", lambda: _collective_instances(model))
 
 
+def collective_call(model: TraceModel, row: int) -> Optional[dict[str, Any]]:
+    """One collective call's size and rank bandwidth (``quantities/collective_bandwidth.py``: this rank's own
+    duration, waiting for its peers included), for the trace's event details; None for a slice that is no call."""
+    calls = collective_instances(model)
+    hit = np.flatnonzero(calls.row == row)
+    if not len(hit):
+        return None
+    i = int(hit[0])
+    name = calls.name[i]
+    size, group = int(calls.message_bytes[i]), int(calls.group_size[i])
+    duration = int(calls.end[i] - calls.start[i])
+    rates = collective_bandwidth.rank_bandwidth(name, np.array([size]), np.array([duration]), np.array([group]))
+    algorithm, bus = float(rates.algorithm[0]), float(rates.bus[0])
+    return {
+        "kind": "collective", "label": name, "bytes": size if size >= 0 else None,
+        "group_size": group if group > 0 else None,
+        "bandwidth": algorithm if math.isfinite(algorithm) else None,
+        "bus_bandwidth": bus if math.isfinite(bus) else None,
+        "note": "Rank bandwidth: the message over this rank's own duration of the call, which includes waiting for "
+                "the slowest peer; the Distributed view's matched collectives divide by the shortest duration over "
+                "the ranks instead.",
+    }
+
+
 def _collective_instances(model: TraceModel) -> RankInstances:
     s = model.slices
     kinds = SliceKinds(model)
@@ -237,7 +263,7 @@ def _collective_instances(model: TraceModel) -> RankInstances:
     return RankInstances(name=names, start=s.start[rows][order], end=s.end_at(rows)[order],
                          nbytes=ordered(sizes), message_bytes=ordered(messages), group_size=ordered(group_sizes),
                          process_group=groups, seq=seq, seq_recorded=recorded, out_bytes=ordered(out_sizes),
-                         stream=stream)
+                         stream=stream, row=rows.astype(np.int64)[order])
 
 
 def rank_breakdown(model: TraceModel) -> dict[str, float]:

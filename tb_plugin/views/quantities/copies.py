@@ -43,6 +43,22 @@ def direction(name: str, memset: bool) -> str:
     return "other"
 
 
+def copy_call(model: TraceModel, row: int) -> Optional[dict[str, Any]]:
+    """One copy's or memset's direction and bandwidth (its bytes over its duration), for the trace's event details;
+    None for a slice that is neither."""
+    kinds = SliceKinds(model)
+    memset = bool(kinds.memset[row])
+    if not (memset or kinds.memcpy[row]):
+        return None
+    s = model.slices
+    key = direction(model.strings[int(s.name[row])], memset)
+    nbytes, dur = int(s.nbytes[row]), int(s.dur[row])
+    return {"kind": "copy", "label": LABELS[key], "bytes": nbytes if nbytes >= 0 else None, "group_size": None,
+            "bandwidth": nbytes / (dur / 1e9) if nbytes >= 0 and dur > 0 else None, "bus_bandwidth": None,
+            "note": "The copy's bytes over its duration; the Roofline page holds each direction against its link's "
+                    "peak."}
+
+
 def copy_summary(model: TraceModel) -> dict[str, Any]:
     """The peak-free half (stored with the model in the work summary): per direction calls, bytes, time (µs),
     bandwidth (bytes/s) with the median per call; the largest calls (start µs, duration µs, bytes, direction)."""

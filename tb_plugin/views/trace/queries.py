@@ -19,6 +19,8 @@ from ...model.float32 import value_as_written
 from ...model.trace_index import query, resolution_for, trace_index
 from ...model.trace_model import TraceModel
 from ...model.units import NS_PER_US
+from ..distributed.ranks import collective_call
+from ..quantities.copies import copy_call
 from ..quantities.devices import device_label, memory_device
 from ..analyses.queues import TRACK_PREFIX as QUEUE_TRACK_PREFIX, queue_series, queue_tracks
 
@@ -315,6 +317,7 @@ def event(model: TraceModel, event_id: int, full_text: bool = False) -> dict[str
         "launched_by": _brief(model, launcher) if launcher >= 0 else None,
         "operator": _brief(model, op) if op >= 0 else None,
         "launches": [_brief(model, int(r)) for r in launched],
+        "bandwidth": copy_call(model, row) or collective_call(model, row),
     }
 
 

@@ -4,7 +4,8 @@
 import { charactersCut, type EventBrief, type EventDetail } from "../../api/trace";
 import type { ApiResult } from "../../api/types";
 import { el, replaceChildren } from "../../components/dom";
-import { formatCount, formatDuration } from "../../lib/format";
+import { formatByteRate } from "../../lib/efficiency";
+import { formatBytes, formatCount, formatDuration } from "../../lib/format";
 
 export interface DetailsCallbacks {
   jumpTo(brief: EventBrief): void;
@@ -98,6 +99,7 @@ export class DetailsPanel {
       list,
       el("div", { className: "ps-trace-details-actions" }, zoom),
       this.links(detail),
+      this.bandwidth(detail),
       this.argsTable(detail),
       this.stack(detail),
       this.ancestors(detail),
@@ -180,6 +182,23 @@ export class DetailsPanel {
       parts.push(row);
     }
     return parts.length > 0 ? this.section("Linked events", "trace-details-links", ...parts) : null;
+  }
+
+  /** A copy's direction or a collective's name, its size and bandwidth, and how the figure was computed. */
+  private bandwidth(detail: EventDetail): HTMLElement | null {
+    const rates = detail.bandwidth;
+    if (rates === null) return null;
+    const collective = rates.kind === "collective";
+    const rows: [string, string][] = [
+      [collective ? "Collective" : "Direction", rates.label],
+      [collective ? "Message" : "Bytes", rates.bytes === null ? "unknown" : formatBytes(rates.bytes)],
+    ];
+    if (collective) rows.push(["Group size", rates.group_size === null ? "unknown" : String(rates.group_size)]);
+    rows.push([collective ? "Algorithm bandwidth" : "Bandwidth", formatByteRate(rates.bandwidth)]);
+    if (collective) rows.push(["Bus bandwidth", formatByteRate(rates.bus_bandwidth)]);
+    const list = el("dl", { className: "ps-trace-fields" });
+    for (const [term, value] of rows) list.append(el("dt", {}, term), el("dd", {}, value));
+    return this.section("Bandwidth", "trace-details-bandwidth", list, el("p", { className: "ps-trace-muted" }, rates.note));
   }
 
   private argsTable(detail: EventDetail): HTMLElement | null {
