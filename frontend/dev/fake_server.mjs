@@ -21,27 +21,33 @@ const empty = args.includes("--empty");
 const startedAt = Date.now();
 const LOAD_MS = 8000;
 
+/** A worker as the contract describes it: its spans, each with its span_info (facts not known: not loaded). */
+function worker(name, spans) {
+  const info = (span) => ({ name: span, status: "ready", file: `${name}.${span}.pt.trace.json.gz`, size: 1, start_time: null, duration: null, steps: null, device: null });
+  return { name, spans, span_info: spans.map(info) };
+}
+
 function runs() {
   if (empty) return [];
   const loaded = Math.min(1, (Date.now() - startedAt) / LOAD_MS);
   const live =
     loaded < 1
       ? { name: "live/job", status: "loading", progress: loaded, workers: [] }
-      : { name: "live/job", status: "ready", framework: "pytorch", workers: [{ name: "rank0", spans: ["1795303442092317655"] }] };
+      : { name: "live/job", status: "ready", framework: "pytorch", workers: [worker("rank0", ["1795303442092317655"])] };
   return [
     {
       name: "resnet50_num_workers_0",
       status: "ready",
       framework: "pytorch",
-      workers: [{ name: "worker0", spans: ["1623143089861", "1623143566756"] }],
+      workers: [worker("worker0", ["1623143089861", "1623143566756"])],
     },
     {
       name: "ddp_gloo_2ranks",
       status: "ready",
       framework: "pytorch",
       workers: [
-        { name: "rank0", spans: ["1795303450949782497"] },
-        { name: "rank1", spans: ["1795303450959318656"] },
+        worker("rank0", ["1795303450949782497"]),
+        worker("rank1", ["1795303450959318656"]),
       ],
     },
     live,
@@ -60,7 +66,7 @@ function html(response, body) {
 }
 
 function api(route, query, response) {
-  if (route === "runs") return json(response, 200, { runs: runs() });
+  if (route === "runs") return json(response, 200, { runs: runs(), scanned: true, pending_files: 0, skipped: { count: 0, reasons: {}, examples: {} } });
   const run = runs().find((candidate) => candidate.name === query.get("run"));
   if (run === undefined) return json(response, 404, { error: `unknown run '${query.get("run")}'` });
   if (run.status === "loading") return json(response, 202, { status: "loading", progress: run.progress });

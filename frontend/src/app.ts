@@ -2,7 +2,7 @@
 // active view. It polls the run list, resolves the selection against it, keeps the selection
 // in the URL, and mounts the active view whenever what it shows changes.
 import { ApiClient } from "./api/client";
-import type { RunInfo, RunsResponse } from "./api/types";
+import { spanFacts, type RunInfo, type RunsResponse } from "./api/runs";
 import { el, replaceChildren } from "./components/dom";
 import { createErrorPanel } from "./components/error_panel";
 import { createLoadingBar, type LoadingBar } from "./components/loading_bar";
@@ -122,9 +122,9 @@ export class ProfscopeApp {
       const result = await this.api.runs();
       if (result.kind === "ok") {
         this.runs = result.data.runs;
-        this.scanned = result.data.scanned ?? true;
+        this.scanned = result.data.scanned;
         // A logdir the backend cannot list (a remote bucket, say) is an error of the run list too.
-        this.runsError = result.data.logdirError ?? null;
+        this.runsError = result.data.logdir_error ?? null;
         this.noRunsDetails = noRunsDetailsOf(result.data);
         if (!this.scanned || this.runs.some((run) => run.status === "loading")) delay = POLL_MS_LOADING;
       } else if (result.kind === "loading") {
@@ -195,8 +195,8 @@ export class ProfscopeApp {
     this.spanPicker.update(
       spans.map((name, index) => ({
         value: name,
-        label: spanOptionLabel(index, spans.length, name, worker?.spanFacts?.[index]),
-        title: spanOptionTitle(name, worker?.spanFacts?.[index]),
+        label: spanOptionLabel(index, spans.length, name, spanFacts(worker, index)),
+        title: spanOptionTitle(name, spanFacts(worker, index)),
       })),
       span,
       run === null || run.status === "ready" ? "no spans" : "—",
@@ -323,5 +323,5 @@ export class ProfscopeApp {
 }
 
 function noRunsDetailsOf(response: RunsResponse): NoRunsDetails {
-  return { skipped: response.skipped, lookedFor: response.lookedFor };
+  return { skipped: response.skipped, lookedFor: response.looked_for };
 }

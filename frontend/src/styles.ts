@@ -122,12 +122,6 @@ body { font: 13px/1.45 var(--ps-font); }
 }
 .ps-error h2 { font-size: 14px; font-weight: 600; margin: 0 0 6px; }
 .ps-error-message { font: 12px/1.5 var(--ps-mono); white-space: pre-wrap; overflow-wrap: anywhere; margin: 0; }
-.ps-placeholder h2 { font-size: 18px; font-weight: 500; margin: 0 0 6px; }
-.ps-placeholder p { margin: 0 0 8px; color: var(--ps-fg-muted); max-width: 720px; }
-.ps-selection { display: grid; grid-template-columns: max-content 1fr; gap: 2px 12px; margin: 12px 0 0;
-  font-size: 12px; }
-.ps-selection dt { color: var(--ps-fg-muted); }
-.ps-selection dd { margin: 0; font-family: var(--ps-mono); overflow-wrap: anywhere; }
 [hidden] { display: none !important; }
 @media (max-width: 720px) { .ps-runs { display: none; } }
 `;

@@ -2,7 +2,6 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { resolveApiBase } from "../src/api/base";
 import { ApiClient, type FetchLike } from "../src/api/client";
-import { parseRunsResponse } from "../src/api/parse";
 
 describe("API base URL", () => {
   test("inside TensorBoard: the iframe's <base href> is the plugin's route folder, under any path prefix", () => {
@@ -86,45 +85,14 @@ describe("ApiClient", () => {
     await assert.rejects(aborting.runs(controller.signal), { name: "AbortError" });
   });
 
-  test("runs answers are validated", async () => {
-    const bad = await new ApiClient(base, fakeFetch(200, '{"items": []}')).runs();
-    assert.equal(bad.kind, "error");
-  });
-});
-
-describe("parseRunsResponse", () => {
-  test("keeps valid runs, drops malformed ones and duplicates, clamps progress", () => {
-    const parsed = parseRunsResponse({
-      runs: [
-        { name: "a", status: "ready", framework: "pytorch", workers: [{ name: "w0", spans: ["1", 2, "3"] }] },
-        { name: "b", status: "loading", progress: 1.7, workers: [] },
-        { name: "c", status: "error", error: "<img src=x onerror=alert(1)>" },
-        { name: "a", status: "ready", workers: [] },
-        { name: 5, status: "ready" },
-        { name: "d", status: "weird" },
-        "junk",
-      ],
-    });
-    assert.deepEqual(parsed.runs, [
-      { name: "a", status: "ready", framework: "pytorch", workers: [{ name: "w0", spans: ["1", "3"] }] },
-      { name: "b", status: "loading", progress: 1, workers: [] },
-      { name: "c", status: "error", error: "<img src=x onerror=alert(1)>", workers: [] },
-    ]);
-  });
-
-  test("passes the backend's logdir error on, and only a non-empty one", () => {
-    assert.equal(parseRunsResponse({ runs: [], logdir_error: "no such bucket" }).logdirError, "no such bucket");
-    assert.equal("logdirError" in parseRunsResponse({ runs: [], logdir_error: "" }), false);
-    assert.equal("logdirError" in parseRunsResponse({ runs: [] }), false);
-  });
-
-  test("passes the backend's optional 'scanned' flag on", () => {
-    assert.equal(parseRunsResponse({ runs: [], scanned: false }).scanned, false);
-    assert.equal("scanned" in parseRunsResponse({ runs: [] }), false);
-  });
-
-  test("rejects an answer without a run list", () => {
-    assert.throws(() => parseRunsResponse({ runs: {} }));
-    assert.throws(() => parseRunsResponse(null));
+  test("the bodies of 202 and error answers are checked: they may come from a proxy, not the backend", async () => {
+    const proxy = await new ApiClient(base, fakeFetch(202, "<html>busy</html>")).getJson("overview");
+    assert.deepEqual(proxy, { kind: "loading", progress: null });
+    const odd = await new ApiClient(base, fakeFetch(202, '{"progress": 7}')).getJson("overview");
+    assert.deepEqual(odd, { kind: "loading", progress: 1 });
+    const gateway = await new ApiClient(base, fakeFetch(502, '{"message": "bad gateway"}')).runs();
+    assert.deepEqual(gateway, { kind: "error", status: 502, message: "'runs' failed: HTTP 502" });
+    const notJson = await new ApiClient(base, fakeFetch(200, "<html>login</html>")).runs();
+    assert.deepEqual(notJson, { kind: "error", status: 200, message: "The answer of 'runs' is not valid JSON." });
   });
 });

@@ -6,7 +6,8 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { ApiClient, type FetchLike } from "../src/api/client";
 import { fetchCompare, fetchRunTable, pairedCategory, type CompareOperatorRow, type RunTableRow } from "../src/api/compare";
-import type { RunInfo, SpanRef } from "../src/api/types";
+import type { RunInfo } from "../src/api/runs";
+import type { SpanRef } from "../src/api/types";
 import { compareKernelColumns, compareOperatorColumns } from "../src/views/compare/columns";
 import {
   chooseExperiment,
@@ -27,7 +28,7 @@ import {
   togglePick,
 } from "../src/views/compare/model";
 import { peakMemoryTypes, tableCategories } from "../src/views/compare/runs_table";
-import { readFixture, readAnswer } from "./fixtures";
+import { readFixture, readAnswer, runWorker } from "./fixtures";
 
 function client(status: number, body: unknown, seen: string[] = []): ApiClient {
   const fetchImpl: FetchLike = async (url) => {
@@ -38,9 +39,9 @@ function client(status: number, body: unknown, seen: string[] = []): ApiClient {
 }
 
 const RUNS: RunInfo[] = [
-  { name: "resnet", status: "ready", workers: [{ name: "worker0", spans: ["100", "200"] }] },
-  { name: "w0", status: "ready", workers: [{ name: "worker0", spans: ["5"] }] },
-  { name: "w2", status: "loading", workers: [{ name: "worker0", spans: ["7"] }, { name: "worker1", spans: ["8"] }] },
+  { name: "resnet", status: "ready", workers: [runWorker("worker0", ["100", "200"])] },
+  { name: "w0", status: "ready", workers: [runWorker("worker0", ["5"])] },
+  { name: "w2", status: "loading", workers: [runWorker("worker0", ["7"]), runWorker("worker1", ["8"])] },
 ];
 
 describe("compare answer", () => {
@@ -167,25 +168,25 @@ describe("the pair", () => {
   });
 
   // A logdir as a person has it: GPU jobs beside a CPU toy run, another profiler, a two-rank job.
-  const facts = (device: string) => ({ startTime: null, duration: null, steps: null, device });
+  const facts = (device: string) => ({ device });
   const LOGDIR: RunInfo[] = [
-    { name: "a_cpu_toy", status: "ready", framework: "pytorch", workers: [{ name: "worker0", spans: ["1"], spanFacts: [facts("CPU")] }] },
-    { name: "b_gpu", status: "ready", framework: "pytorch", workers: [{ name: "worker0", spans: ["10"], spanFacts: [facts("NVIDIA H100")] }] },
-    { name: "c_paddle", status: "ready", framework: "paddle", workers: [{ name: "worker0", spans: ["15"], spanFacts: [facts("NVIDIA H100")] }] },
-    { name: "d_gpu", status: "ready", framework: "pytorch", workers: [{ name: "worker0", spans: ["20", "21"], spanFacts: [facts("NVIDIA H100"), facts("NVIDIA H100")] }] },
+    { name: "a_cpu_toy", status: "ready", framework: "pytorch", workers: [runWorker("worker0", ["1"], [facts("CPU")])] },
+    { name: "b_gpu", status: "ready", framework: "pytorch", workers: [runWorker("worker0", ["10"], [facts("NVIDIA H100")])] },
+    { name: "c_paddle", status: "ready", framework: "paddle", workers: [runWorker("worker0", ["15"], [facts("NVIDIA H100")])] },
+    { name: "d_gpu", status: "ready", framework: "pytorch", workers: [runWorker("worker0", ["20", "21"], [facts("NVIDIA H100"), facts("NVIDIA H100")])] },
     { name: "e_ddp", status: "ready", framework: "pytorch", workers: [
-      { name: "rank0", spans: ["30"], spanFacts: [facts("NVIDIA H100")] },
-      { name: "rank1", spans: ["31"], spanFacts: [facts("NVIDIA H100")] },
+      runWorker("rank0", ["30"], [facts("NVIDIA H100")]),
+      runWorker("rank1", ["31"], [facts("NVIDIA H100")]),
     ] },
-    { name: "f_ascend", status: "ready", framework: "mindspore", workers: [{ name: "rank0", spans: ["40"], spanFacts: [facts("Ascend")] }] },
-    { name: "g_loading", status: "loading", framework: "pytorch", workers: [{ name: "worker0", spans: ["50"] }] },
+    { name: "f_ascend", status: "ready", framework: "mindspore", workers: [runWorker("rank0", ["40"], [facts("Ascend")])] },
+    { name: "g_loading", status: "loading", framework: "pytorch", workers: [runWorker("worker0", ["50"])] },
   ];
   const logdir = spanChoices(LOGDIR);
 
   test("a GPU span is compared with the next span like it: same profiler, device and worker count", () => {
     // Not the CPU toy run after it in the run list (wrapping round), nor Paddle's trace on the same GPU, nor a run
     // whose device is not known yet (still loading), nor a run that failed to load.
-    const broken: RunInfo = { name: "e_broken", status: "error", workers: [{ name: "worker0", spans: ["99"] }] };
+    const broken: RunInfo = { name: "e_broken", status: "error", workers: [runWorker("worker0", ["99"])] };
     assert.deepEqual(chooseExperiment(spanChoices([...LOGDIR.slice(0, 4), broken, ...LOGDIR.slice(4)]), { run: "d_gpu", worker: "worker0", span: "21" }), {
       ref: { run: "b_gpu", worker: "worker0", span: "10" }, reason: "similar", differences: [],
     });
@@ -202,7 +203,7 @@ describe("the pair", () => {
     // Every other span ran on a device, except g_loading, not loaded yet: it may be like the toy run.
     assert.deepEqual(toy, { ref: { run: "g_loading", worker: "worker0", span: "50" }, reason: "similar", differences: [] });
     // A failed run is never chosen, even when it is the only other span.
-    const onlyBroken = spanChoices([LOGDIR[0]!, { name: "broken", status: "error", workers: [{ name: "worker0", spans: ["9"] }] }]);
+    const onlyBroken = spanChoices([LOGDIR[0]!, { name: "broken", status: "error", workers: [runWorker("worker0", ["9"])] }]);
     assert.equal(chooseExperiment(onlyBroken, { run: "a_cpu_toy", worker: "worker0", span: "1" }).reason, "only_span");
     const loaded = spanChoices(LOGDIR.filter((run) => run.name !== "g_loading"));
     const alone = chooseExperiment(loaded, { run: "a_cpu_toy", worker: "worker0", span: "1" });
@@ -216,9 +217,9 @@ describe("the pair", () => {
     assert.equal(differencesText(ascend.differences), "profiler (mindspore against pytorch), device (Ascend against NVIDIA H100)");
     // An H100 span with a CPU run and a V100 run beside it: the V100 is the closer.
     const h100: RunInfo[] = [
-      { name: "bert_h100", status: "ready", framework: "pytorch", workers: [{ name: "w", spans: ["1"], spanFacts: [facts("NVIDIA H100")] }] },
-      { name: "conv_cpu", status: "ready", framework: "pytorch", workers: [{ name: "worker0", spans: ["2"], spanFacts: [facts("CPU")] }] },
-      { name: "resnet", status: "ready", framework: "pytorch", workers: [{ name: "worker0", spans: ["3"], spanFacts: [facts("Tesla V100")] }] },
+      { name: "bert_h100", status: "ready", framework: "pytorch", workers: [runWorker("w", ["1"], [facts("NVIDIA H100")])] },
+      { name: "conv_cpu", status: "ready", framework: "pytorch", workers: [runWorker("worker0", ["2"], [facts("CPU")])] },
+      { name: "resnet", status: "ready", framework: "pytorch", workers: [runWorker("worker0", ["3"], [facts("Tesla V100")])] },
     ];
     const v100 = chooseExperiment(spanChoices(h100), { run: "bert_h100", worker: "w", span: "1" });
     assert.deepEqual([v100.ref.run, v100.reason, differenceCost(v100.differences)], ["resnet", "closest", 1]);
@@ -241,8 +242,8 @@ describe("the pair", () => {
     assert.deepEqual([firsts?.base, firsts?.exp], [{ run: "a_cpu_toy", worker: "worker0", span: "1" }, { run: "e_ddp", worker: "rank0", span: "30" }]);
     // The shared name wins over the first worker: rank1 is the only name both runs have.
     const shared: RunInfo[] = [
-      { name: "x", status: "ready", workers: [{ name: "rank0", spans: ["1"] }, { name: "rank1", spans: ["2", "3"] }] },
-      { name: "y", status: "ready", workers: [{ name: "rank1", spans: ["4"] }, { name: "rank2", spans: ["5"] }] },
+      { name: "x", status: "ready", workers: [runWorker("rank0", ["1"]), runWorker("rank1", ["2", "3"])] },
+      { name: "y", status: "ready", workers: [runWorker("rank1", ["4"]), runWorker("rank2", ["5"])] },
     ];
     const byName = resolvePair(runsOnly("x", "y"), null, spanChoices(shared));
     assert.deepEqual([byName?.base, byName?.exp], [{ run: "x", worker: "rank1", span: "2" }, { run: "y", worker: "rank1", span: "4" }]);

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { ApiClient, type FetchLike } from "../src/api/client";
 import { fetchDistributed, type DistributedData, type Straggler } from "../src/api/distributed";
-import type { RunInfo } from "../src/api/types";
+import type { RunInfo } from "../src/api/runs";
 import {
   formatBandwidth,
   meanMessageBytes,
@@ -11,7 +11,7 @@ import {
   spanIndexCount,
   stragglerSentence,
 } from "../src/lib/distributed_model";
-import { readAnswer } from "./fixtures";
+import { readAnswer, runWorker } from "./fixtures";
 
 const straggler: Straggler = {
   worker: "rank3",
@@ -94,8 +94,8 @@ describe("span index, sizes and bandwidth", () => {
     name: "ddp",
     status: "ready",
     workers: [
-      { name: "rank0", spans: ["1", "2", "3"] },
-      { name: "rank1", spans: ["1", "2"] },
+      runWorker("rank0", ["1", "2", "3"]),
+      runWorker("rank1", ["1", "2"]),
     ],
   };
 

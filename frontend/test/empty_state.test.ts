@@ -1,14 +1,15 @@
 import assert from "node:assert/strict";
 import { beforeEach, describe, test } from "node:test";
-import { parseRunsResponse } from "../src/api/parse";
+import type { RunsResponse } from "../src/api/runs";
 import { noRunsState, skipReasonText } from "../src/components/empty_state";
 import { createRunList, workerLabel } from "../src/components/run_list";
 import { installFakeDocument, type FakeElement } from "./fake_dom";
+import { runWorker } from "./fixtures";
 
 beforeEach(installFakeDocument);
 
 // What the backend answers for a logdir holding only an event file and two non-trace JSON files.
-const EMPTY_LOGDIR_ANSWER = {
+const EMPTY_LOGDIR_ANSWER: RunsResponse = {
   runs: [],
   scanned: true,
   pending_files: 0,
@@ -23,9 +24,8 @@ const EMPTY_LOGDIR_ANSWER = {
   ],
 };
 
-function rendered(answer: unknown): FakeElement {
-  const parsed = parseRunsResponse(answer);
-  return noRunsState({ skipped: parsed.skipped, lookedFor: parsed.lookedFor }) as unknown as FakeElement;
+function rendered(answer: RunsResponse): FakeElement {
+  return noRunsState({ skipped: answer.skipped, lookedFor: answer.looked_for }) as unknown as FakeElement;
 }
 
 describe("the empty page of a logdir without runs", () => {
@@ -57,8 +57,8 @@ describe("the empty page of a logdir without runs", () => {
     assert.match(page.findByTestId("import-command")?.textContent ?? "", /^profscope import path\/to\/\*\.json\.gz --logdir <logdir>/);
   });
 
-  test("without those fields (an older backend) it still explains how to write and import runs", () => {
-    const page = rendered({ runs: [] });
+  test("without a run list yet (or after it failed) it still explains how to write and import runs", () => {
+    const page = noRunsState({}) as unknown as FakeElement;
     assert.equal(page.findByTestId("skipped-files"), null);
     assert.equal(page.findByTestId("layouts-looked-for"), null);
     assert.ok(page.findByTestId("import-command") !== null);
@@ -72,26 +72,9 @@ describe("the empty page of a logdir without runs", () => {
   });
 });
 
-describe("skipped files and ranks in the runs answer", () => {
-  test("counts by reason are kept, malformed ones dropped", () => {
-    const parsed = parseRunsResponse({
-      runs: [],
-      skipped: { count: 4, reasons: { empty: 1, unreadable: 3, bad: -1, worse: "2" }, examples: { empty: ["a.json", 3] } },
-      looked_for: [{ pattern: "p", written_by: "w" }, { pattern: 1 }, "junk"],
-    });
-    assert.deepEqual(parsed.skipped, { count: 4, reasons: { empty: 1, unreadable: 3 }, examples: { empty: ["a.json"] } });
-    assert.deepEqual(parsed.lookedFor, [{ pattern: "p", writtenBy: "w" }]);
-    assert.equal("skipped" in parseRunsResponse({ runs: [], skipped: { reasons: {} } }), false);
-  });
-
-  test("a worker's rank from its traces is kept and shown when its name does not say it", () => {
-    const parsed = parseRunsResponse({
-      runs: [{ name: "job", status: "ready", workers: [
-        { name: "rank0", spans: ["a"], rank: 34 }, { name: "rank1", spans: ["b"], rank: 1 }, { name: "trace", spans: ["c"], rank: 1.5 },
-      ] }],
-    });
-    const workers = parsed.runs[0]!.workers;
-    assert.deepEqual(workers.map((worker) => worker.rank), [34, 1, undefined]);
+describe("ranks and skip reasons of the runs answer", () => {
+  test("a worker's rank from its traces is shown when its name does not say it", () => {
+    const workers = [{ ...runWorker("rank0", ["a"]), rank: 34 }, { ...runWorker("rank1", ["b"]), rank: 1 }, runWorker("trace", ["c"])];
     assert.deepEqual(workers.map(workerLabel), ["rank0 · rank 34", "rank1", "trace"]);
   });
 
@@ -103,11 +86,13 @@ describe("skipped files and ranks in the runs answer", () => {
 });
 
 describe("the run list says what was skipped, with runs present", () => {
-  const runs = parseRunsResponse({
-    runs: [{ name: "exp", status: "ready", workers: [{ name: "w", spans: ["1"] }] }],
+  const runs: RunsResponse = {
+    runs: [{ name: "exp", status: "ready", workers: [runWorker("w", ["1"])] }],
+    scanned: true,
+    pending_files: 0,
     skipped: { count: 3, reasons: { no_trace_key_in_sniff_limit: 1, not_a_chrome_trace: 2 },
       examples: { no_trace_key_in_sniff_limit: ["bench/<i>h</i>.json"], not_a_chrome_trace: ["exp/a.json", "exp/b.json"] } },
-  });
+  };
 
   test("a collapsed count, and the reasons with their files as text", () => {
     const list = createRunList(() => undefined);

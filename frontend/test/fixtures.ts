@@ -1,6 +1,7 @@
 // Reads a JSON fixture of test/fixtures/. Tests run compiled from dist/test/, two levels below
 // the frontend folder, hence the path.
 import { readFileSync } from "node:fs";
+import type { SpanFacts, WorkerInfo } from "../src/api/runs";
 import type { Answer, Route } from "../src/api/schema";
 import type { TrackInfo } from "../src/api/trace";
 
@@ -15,6 +16,25 @@ export function readFixture(name: string): unknown {
 export function readAnswer<R extends Route>(route: R, name: string): Answer<R> {
   void route;
   return readFixture(name) as Answer<R>;
+}
+
+/** A worker of the run list with its spans; their facts are unknown (not loaded yet) unless given, span by span. */
+export function runWorker(name: string, spans: readonly string[], facts: readonly Partial<SpanFacts>[] = []): WorkerInfo {
+  return {
+    name,
+    spans,
+    span_info: spans.map((span, i) => ({
+      name: span,
+      status: "ready",
+      file: `${name}.${span}.pt.trace.json`,
+      size: 1,
+      start_time: null,
+      duration: null,
+      steps: null,
+      device: null,
+      ...facts[i],
+    })),
+  };
 }
 
 /** The tracks of the ResNet-50 span's timeline (trace/tracks), as the trace viewer's tests use them. */

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { formatBytes, formatCount, formatDuration, formatPercent, spanLabel, spanTimestampMs } from "../src/lib/format";
+import { formatBytes, formatCount, formatDuration, formatPercent, spanTimestampMs } from "../src/lib/format";
 
 test("durations in microseconds pick a readable unit", () => {
   assert.equal(formatDuration(0), "0.00 µs");
@@ -25,10 +25,6 @@ test("ratios become percentages, counts get separators", () => {
   assert.equal(formatPercent(0.4213), "42.1%");
   assert.equal(formatPercent(1, 0), "100%");
   assert.equal(formatCount(1234567), "1,234,567");
-});
-
-test("span labels count from one", () => {
-  assert.equal(spanLabel(0, 2, "1623143089861"), "span 1 of 2 · 1623143089861");
 });
 
 test("numeric span names read as timestamps in ms or ns; others do not", () => {

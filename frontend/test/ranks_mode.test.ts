@@ -2,7 +2,8 @@
 // (trace/ranks/ranks_mode.ts), shown for runs of several workers only.
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import type { RunInfo } from "../src/api/types";
+import type { RunInfo } from "../src/api/runs";
+import { runWorker } from "./fixtures";
 import { PARAM_RANKS, ranksSwitch } from "../src/trace/ranks/ranks_mode";
 import type { ViewContext } from "../src/views/types";
 import { FakeElement, installFakeDocument } from "./fake_dom";
@@ -13,7 +14,7 @@ function context(workers: number, navigated: unknown[][]): Pick<ViewContext, "se
   const run: RunInfo = {
     name: "ddp",
     status: "ready",
-    workers: Array.from({ length: workers }, (_, i) => ({ name: `rank${i}`, spans: ["1"] })),
+    workers: Array.from({ length: workers }, (_, i) => (runWorker(`rank${i}`, ["1"]))),
   };
   return {
     selection: { run, worker: run.workers[0] ?? null, spanIndex: 0 } as unknown as ViewContext["selection"],

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { OperatorsData } from "../src/api/operators";
-import { parseRoofline, type RooflinePoint } from "../src/api/roofline";
+import type { RooflineData, RooflinePoint } from "../src/api/roofline";
 import { efficiencyColumns } from "../src/components/efficiency_columns";
 import { formatByteRate, formatFigure, formatFlopRate } from "../src/lib/efficiency";
 import { operatorColumns } from "../src/views/operator/columns";
@@ -19,9 +19,9 @@ import {
 const H100_BF16 = 989.5e12;
 const H100_BANDWIDTH = 3.35e12;
 
-function answer(): unknown {
-  const point = (name: string, category: string, unit: string, intensity: number | null, tflops: number | null, time: number) => ({
-    name, input_shape: "[[64,64],[64,64]]", params: { M: 64, N: 64, K: 64 }, category, category_label: category.toUpperCase(),
+function answer(): RooflineData {
+  const point = (name: string, category: string, unit: "matrix" | "vector", intensity: number | null, tflops: number | null, time: number): RooflinePoint => ({
+    name, input_shape: "[[64,64],[64,64]]", input_type: "[bf16, bf16]", params: { M: 64, N: 64, K: 64 }, category, category_label: category.toUpperCase(),
     unit, precision: "bf16", device: 0, calls: 2, flops_per_call: 524288, bytes_per_call: 24576, time,
     first_start: 10, first_dur: 5, first_event_id: 7, gflops: 0.001, bytes: 49152, tflops_per_s: tflops, tb_per_s: 0.01,
     intensity, bound: "memory", roofline_share: 0.25, roofline_time: time / 4, roofline_reason: "",
@@ -42,17 +42,17 @@ function answer(): unknown {
       point("aten::copy_", "elementwise", "vector", null, null, 5), // no intensity: not drawn
     ],
     gaps: [], uncounted: [{ reason: "no shapes were recorded", calls: 3, time: 1.5 }], total_time: 200, peaks_error: "",
-    copies: { directions: [{ direction: "h2d", label: "Host to device", calls: 1, bytes: 1000, time: 1, bandwidth: 1e9,
+    copies: { directions: [{ direction: "h2d", label: "Host to device", calls: 1, calls_with_bytes: 1, bytes: 1000, time: 1, bandwidth: 1e9,
                              bandwidth_median: 1e9, peak: 6.3e10, link: "PCIe 5.0 x16, one direction", peak_share: 0.0159 }],
               calls: { start: [], dur: [], bytes: [], direction: [] }, listed_calls: 0, total_calls: 1 },
   };
 }
 
-test("the roofline answer parses, and only points with an intensity and a rate are drawn", () => {
-  const data = parseRoofline(answer());
+test("only points with an intensity and a rate are drawn", () => {
+  const data = answer();
   assert.equal(data.points.length, 3);
   assert.equal(data.devices[0]?.roofs.length, 3);
-  assert.equal(data.copies[0]?.link, "PCIe 5.0 x16, one direction");
+  assert.equal(data.copies.directions[0]?.link, "PCIe 5.0 x16, one direction");
   const drawn = chartPoints(data.points);
   assert.deepEqual(drawn.map((p) => p.index), [0, 1]);
   assert.equal(drawn[0]?.y, 40e12);
@@ -62,7 +62,7 @@ test("the roofline answer parses, and only points with an intensity and a rate a
 });
 
 test("roofs bend at the ridge point; the axes span whole decades", () => {
-  const data = parseRoofline(answer());
+  const data = answer();
   const bf16 = data.devices[0]!.roofs[0]!;
   const [x0, x1] = decadeRange([0.17, 21.3, bf16.ridge!], [0.1, 1000]);
   assert.deepEqual([x0, x1], [0.1, 1000]);
@@ -90,7 +90,7 @@ test("the point under the pointer is the nearest whose circle holds it", () => {
 });
 
 test("hover text: operator, shapes, parameters and figures", () => {
-  const point = parseRoofline(answer()).points[0] as RooflinePoint;
+  const point = answer().points[0]!;
   const text = pointText(point, { time: (us) => `${us} µs`, rate: formatFlopRate, figure: formatFigure, percent: (f) => `${f * 100}%` });
   assert.equal(
     text,
@@ -130,4 +130,22 @@ test("operator tables gain the efficiency columns when the answer has them, with
   assert.equal(byId["roofline_share"]!.text(mm!), "30.0%");
   assert.equal(byId["bound"]!.text(mm!), "compute");
   assert.equal(efficiencyColumns((row: { e: never }) => row.e).every((column) => (column.tip ?? "").length > 30), true);
+});
+
+test("copy bandwidth over time: overlapping copies add up per direction, and fall back to exactly 0", async () => {
+  const { copyBandwidthOverTime } = await import("../src/views/roofline/model");
+  // Two host-to-device copies overlapping in 10..20 µs, one device-to-host copy, one without bytes, one of no time.
+  const over = copyBandwidthOverTime({
+    start: [0, 10, 5, 40, 50],
+    dur: [20, 20, 10, 5, 0],
+    bytes: [2_000_000, 1_000_000, 500_000, -1, 100],
+    direction: ["h2d", "h2d", "d2h", "h2d", "h2d"],
+  });
+  assert.deepEqual(over.time, [0, 5, 10, 15, 20, 30]);
+  const h2d = over.series.find((s) => s.direction === "h2d")!.values;
+  const d2h = over.series.find((s) => s.direction === "d2h")!.values;
+  // 2 MB over 20 µs = 1e11 B/s; 1 MB over 20 µs = 5e10 B/s; 0.5 MB over 10 µs = 5e10 B/s.
+  assert.deepEqual(h2d, [1e11, 1e11, 1.5e11, 1.5e11, 5e10, 0]);
+  assert.deepEqual(d2h, [0, 5e10, 5e10, 0, 0, 0]);
+  assert.deepEqual(copyBandwidthOverTime({ start: [], dur: [], bytes: [], direction: [] }), { time: [], series: [] });
 });

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import type { RunInfo } from "../src/api/types";
+import type { RunInfo } from "../src/api/runs";
+import { runWorker } from "./fixtures";
 import { resolveSelection } from "../src/state/selection";
 import { EMPTY_URL_STATE, type UrlState } from "../src/state/url_state";
 
@@ -9,8 +10,8 @@ const runs: RunInfo[] = [
     name: "resnet",
     status: "ready",
     workers: [
-      { name: "worker0", spans: ["100", "200"] },
-      { name: "worker1", spans: ["300"] },
+      runWorker("worker0", ["100", "200"]),
+      runWorker("worker1", ["300"]),
     ],
   },
   { name: "ddp", status: "loading", progress: 0.4, workers: [] },

@@ -1,7 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { parseAt, parseOverview, parseTimeline } from "../src/api/snapshot";
-import { parseRunsResponse } from "../src/api/parse";
+import { snapshotFlame, type SnapshotAt } from "../src/api/snapshot";
 import {
   axisText,
   bandAt,
@@ -79,29 +78,18 @@ describe("the trace's memory counter on the snapshot's pixels", () => {
 });
 
 describe("answers", () => {
-  test("the runs answer keeps a run's memory snapshots, also a run without workers", () => {
-    const runs = parseRunsResponse({
-      runs: [{ name: "only", status: "ready", workers: [], memory_snapshots: [{ name: "snapshot.pickle", worker: null, span: null, status: "ready" }, { bad: 1 }] }],
-    });
-    assert.deepEqual(runs.runs[0]?.memorySnapshots, [{ name: "snapshot.pickle", worker: null, span: null, status: "ready" }]);
-  });
-
-  test("an overview, a timeline and a moment are read field by field; strings stay text", () => {
-    const overview = parseOverview({
-      axis: "entry", reserved_known: false, run: "r", snapshot: "<b>s</b>.pickle", file: "r/s.pickle", default_device: 0,
-      devices: [{ device: 0, entries: 3, allocations: 1, segments: 1, start: 0, end: 2, peak: { bytes: 5, row: 1, time: 1 }, reserved_peak: 0,
-        at_start: { active: 0, allocated: 0, reserved: 0 }, at_end: { active: 5, allocated: 5, reserved: 0 }, stated: { requested_size: 5, x: "y" } }],
-      allocator_settings: null, oom: [], notes: ["n"], peak_sites: [], snapshots: [], linked: null,
-    });
-    assert.equal(overview.snapshot, "<b>s</b>.pickle");
-    assert.equal(overview.reservedKnown, false);
-    assert.deepEqual(overview.devices[0]?.stated, { requested_size: 5 });
-    const timeline = parseTimeline({ time: [0, 1], active_max: [5, "x"], bands: [[1, 2]], sites: [{ site: 3, label: "s", frame: null }], span: { start: 0, end: 2 } });
-    assert.ok(Number.isNaN(timeline.activeMax[1] ?? 0));
-    assert.equal(timeline.sites[0]?.frame, null);
-    const at = parseAt({ groups: [{ key: 1, label: "g", bytes: 5, count: 1, share: 1, largest: 5, frames: [{ file: "f.py", line: 1, name: "n", kind: "user" }] }],
-      group_by: "nope", largest: [], totals: {} });
-    assert.equal(at.groupBy, "site");
-    assert.equal(at.flame, null);
+  test("a moment's flame graph is read as the flame layout's columns; a moment without one has none", () => {
+    const at: SnapshotAt = {
+      device: 0, axis: "entry", row: 1, time: 1, is_peak: true, totals: { active: 5, allocated: 5, reserved: 8 }, live_bytes: 5, count: 1,
+      group_by: "site", groups: [], groups_total: 0, largest: [],
+      flamegraph: { unit: "bytes", total: 5, names: ["all", "<b>f</b>"], nodes: { parent: [-1, 0], name: [0, 1], self: [0, 5], total: [5, 5], calls: [1, 1] } },
+    };
+    const flame = snapshotFlame(at);
+    assert.equal(flame?.total, 5);
+    assert.deepEqual(flame?.names, ["all", "<b>f</b>"]);
+    assert.deepEqual(Array.from(flame?.totalTime ?? []), [5, 5]);
+    assert.ok(flame?.parent instanceof Int32Array);
+    const { flamegraph: _, ...without } = at;
+    assert.equal(snapshotFlame(without), null);
   });
 });

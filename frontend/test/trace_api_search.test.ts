@@ -15,7 +15,7 @@ import {
 } from "../src/api/trace";
 import type { ApiResult } from "../src/api/types";
 import { pageOffsetOf, searchCounter, TraceSearch, wrapIndex, type SearchState } from "../src/trace/search";
-import { formatTraceTime, initialView } from "../src/trace/viewer";
+import { formatTraceTime, initialView } from "../src/trace/url_params";
 import { eventIdParam, numberParam } from "../src/views/trace/trace";
 
 const REF = { run: "group/resnet", worker: "worker0", span: "1623143089861" };

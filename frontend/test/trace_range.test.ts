@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { rangeParams } from "../src/api/trace_range";
 import { DEFAULT_METRICS, formatPinned, layoutTracks, parsePinned, PINNED_GROUP, sliceTracksBetween, togglePinned } from "../src/trace/layout";
-import { clampHeaderWidth, HEADER_WIDTH, MIN_HEADER_WIDTH } from "../src/trace/viewer";
+import { clampHeaderWidth, HEADER_WIDTH, MIN_HEADER_WIDTH } from "../src/trace/header_width";
 import { TRACE_TRACKS } from "./fixtures";
 
 const TRACKS = TRACE_TRACKS;

@@ -2,7 +2,8 @@
 
 The trace is a real torch 2.13 trace (``torch213/mlp_train_sched``) with one more operator inside its first step,
 named by 150,000 characters. Every answer cuts it at 65,536 characters ("… (84,470 more characters)"); the side
-panel offers "show whole name", which asks ``trace/event?full_text=1`` and shows the whole name in a box.
+panel offers "show whole name", which asks ``trace/event?full_text=1`` and shows the whole name in a box; a cut
+argument of the same operator has its own button.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 RUN = "long_name"
 NAME = "aten::" + "n" * 149_994  # 150,000 characters
+LONG_ARGUMENT = "c" * 100_000  # an argument cut the same way, shown whole on request
 SEED = "torch213/mlp_train_sched/worker0.1795303442092317655.pt.trace.json.gz"
 
 
@@ -36,7 +38,8 @@ def long_name_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Tenso
     events = doc["traceEvents"]
     step = next(e for e in events if str(e.get("name", "")).startswith("ProfilerStep#"))
     events.insert(len(events) // 2, {"ph": "X", "cat": "cpu_op", "name": NAME, "pid": step["pid"], "tid": step["tid"],
-                                     "ts": step["ts"] + 1, "dur": 2, "args": {"External id": 987654321}})
+                                     "ts": step["ts"] + 1, "dur": 2,
+                                     "args": {"External id": 987654321, "Concrete Inputs": ["", LONG_ARGUMENT]}})
     trace = logdir / RUN / "worker0.1.pt.trace.json"
     trace.parent.mkdir()
     trace.write_text(json.dumps(doc))
@@ -68,4 +71,12 @@ def test_the_side_panel_shows_a_cut_name_whole_on_request(
     assert whole.get_attribute("textContent") == NAME
     # In a box that scrolls, not a page 150,000 characters tall.
     assert whole.size["height"] <= 260, whole.size
-    screenshot("whole-name")
+    # A cut argument: its own button, which shows that argument whole (the model keeps it as JSON text).
+    (argument,) = details.find_elements(*_css("trace-details-whole-arg"))
+    assert argument.text == "Show whole value (34,471 more characters)"
+    argument.click()
+    value = _wait(browser).until(lambda d: next(iter(d.find_elements(*_css("trace-details-whole-value"))), None))
+    assert json.loads(value.get_attribute("textContent")) == ["", LONG_ARGUMENT]
+    assert value.size["height"] <= 260, value.size
+    browser.execute_script("arguments[0].scrollIntoView({block: \"center\"})", value)
+    screenshot("whole-name-and-argument")

@@ -61,14 +61,26 @@ def test_roofline_page_draws_the_points_under_the_roofs_and_opens_a_gap_in_the_t
     assert first_cell == answer["gaps"][0]["name"]
     screenshot("roofline-bert-h100")
 
-    # Hovering the largest point shows its figures.
     from selenium.webdriver.common.action_chains import ActionChains
-
-    browser.switch_to.default_content()
-    from .test_views_e2e import PLUGIN_FRAME
     from selenium.webdriver.support import expected_conditions as ec
 
+    from .test_views_e2e import PLUGIN_FRAME
+
+    # The copies' bandwidth over time: the span's one device-to-host copy, against the host link's peak.
+    browser.switch_to.default_content()
     _wait(browser).until(ec.frame_to_be_available_and_switch_to_it((By.CSS_SELECTOR, PLUGIN_FRAME)))
+    (copy,) = answer["copies"]["directions"]
+    assert copy["direction"] == "d2h" and copy["peak"]
+    copies_chart = _find(browser, "roofline-copies-chart")
+    _wait(browser).until(lambda _d: copies_chart.find_elements(By.CSS_SELECTOR, "canvas"))
+    assert "Device to host" in _text(browser, "roofline-copies-legend")
+    browser.execute_script("arguments[0].scrollIntoView({block: 'center'})", copies_chart)
+    screenshot("roofline-copies-over-time")
+
+    # Hovering the largest point shows its figures.
+    browser.switch_to.default_content()
+    _wait(browser).until(ec.frame_to_be_available_and_switch_to_it((By.CSS_SELECTOR, PLUGIN_FRAME)))
+    browser.execute_script("window.scrollTo(0, 0)")
     over = _wait(browser).until(lambda d: next(iter(d.find_elements(By.CSS_SELECTOR, "[data-testid='roofline-chart'] .u-over")), None))
     position = browser.execute_script(
         """

@@ -1,8 +1,8 @@
 // Typed client of the backend routes. Every call answers an ApiResult; only an aborted
 // request rejects (with the AbortError), so callers can tell "cancelled" from "failed".
-import { errorMessageOf, parseProgress, parseRunsResponse } from "./parse";
+import { errorMessageOf, parseProgress } from "./parse";
 import type { Answer, Route } from "./schema";
-import type { ApiResult, RunsResponse, SpanRef } from "./types";
+import type { ApiResult, SpanRef } from "./types";
 
 export type FetchLike = (url: string, init?: RequestInit) => Promise<Response>;
 export type QueryParams = Readonly<Record<string, string | number | boolean | undefined>>;
@@ -73,14 +73,8 @@ export class ApiClient {
   }
 
   /** The run list (polled). */
-  async runs(signal?: AbortSignal): Promise<ApiResult<RunsResponse>> {
-    const result = await this.getJson("runs", {}, signal);
-    if (result.kind !== "ok") return result;
-    try {
-      return { kind: "ok", data: parseRunsResponse(result.data) };
-    } catch (error) {
-      return { kind: "error", status: 200, message: `Unexpected runs answer: ${(error as Error).message}` };
-    }
+  runs(signal?: AbortSignal): Promise<ApiResult<Answer<"runs">>> {
+    return this.getJson("runs", {}, signal);
   }
 
   /** An analysis route about one span (`overview`, `operators`, `kernels`, `memory`, ...). */

@@ -1,9 +1,8 @@
 // The efficiency fields of the contract's rows (operators, kernels, roofline points) as the page reads them: the
 // backend computes them (tb_plugin/views/quantities/efficiency.py); lib/efficiency.ts formats and defines them.
-import { isObject, nullableNumberField, nullableStringField, stringField, type JsonObject } from "./json_fields";
 import type { Schema } from "./schema";
 
-export type Bound = "compute" | "memory";
+export type Bound = NonNullable<Schema<"Efficiency">["bound"]>;
 
 /** The efficiency columns of one row (null where the row has no counted calls or no roofline). */
 export interface Efficiency {
@@ -45,25 +44,4 @@ export function efficiencyOf(row: EfficiencyFields): Efficiency {
     perfReason: row.perf_reason ?? "",
     rooflineReason: row.roofline_reason ?? "",
   };
-}
-
-/** For the Roofline page's reader (not yet typed by the contract): the same fields from untyped JSON. */
-export function parseEfficiency(value: JsonObject): Efficiency {
-  const bound = value["bound"];
-  return {
-    gflops: nullableNumberField(value, "gflops"),
-    bytes: nullableNumberField(value, "bytes"),
-    tflopsPerS: nullableNumberField(value, "tflops_per_s"),
-    tbPerS: nullableNumberField(value, "tb_per_s"),
-    intensity: nullableNumberField(value, "intensity"),
-    bound: bound === "compute" || bound === "memory" ? bound : null,
-    rooflineShare: nullableNumberField(value, "roofline_share"),
-    rooflineTime: nullableNumberField(value, "roofline_time"),
-    perfReason: stringField(value, "perf_reason"),
-    rooflineReason: nullableStringField(value, "roofline_reason") ?? "",
-  };
-}
-
-export function hasEfficiency(json: unknown): boolean {
-  return isObject(json) && json["efficiency"] === true;
 }

@@ -18,10 +18,6 @@ export const BREAKDOWN_CATEGORIES = [
 ] as const satisfies readonly Schema<"BreakdownCategory">[];
 export type BreakdownCategory = Schema<"BreakdownCategory">;
 
-export function isBreakdownCategory(value: string): value is BreakdownCategory {
-  return (BREAKDOWN_CATEGORIES as readonly string[]).includes(value);
-}
-
 export type OverviewData = Answer<"overview">;
 /** How steps were found: torch's ProfilerStep#N ranges, a user's record_function name, or the whole span. */
 export type StepSource = OverviewData["step_source"];

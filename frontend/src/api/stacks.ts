@@ -32,19 +32,28 @@ export interface FlameGraphData {
   readonly calls: Float64Array;
 }
 
-export function flameGraphData(answer: FlameGraphAnswer): FlameGraphData {
-  const nodes = answer.nodes;
+/** What the flame layout walks: the names and the node columns (of this route's tree, or of a memory snapshot's). */
+export type FlameColumns = Pick<FlameGraphData, "names" | "parent" | "name" | "self" | "totalTime" | "calls">;
+
+export function flameColumns(tree: Pick<FlameGraphAnswer, "names" | "nodes">): FlameColumns {
+  const nodes = tree.nodes;
   return {
-    weight: answer.weight,
-    stacksFrom: answer.stacks_from ?? null,
-    note: answer.note ?? null,
-    total: answer.total,
-    names: answer.names,
+    names: tree.names,
     parent: Int32Array.from(nodes.parent),
     name: Int32Array.from(nodes.name),
     self: Float64Array.from(nodes.self),
     totalTime: Float64Array.from(nodes.total),
     calls: Float64Array.from(nodes.calls),
+  };
+}
+
+export function flameGraphData(answer: FlameGraphAnswer): FlameGraphData {
+  return {
+    weight: answer.weight,
+    stacksFrom: answer.stacks_from ?? null,
+    note: answer.note ?? null,
+    total: answer.total,
+    ...flameColumns(answer),
   };
 }
 

@@ -44,5 +44,3 @@ export function efficiencyColumns<T>(of: (row: T) => Efficiency, why?: (row: T) 
     },
   ];
 }
-
-/** An answer's efficiency flag (the rows carry the columns). */

@@ -1,5 +1,5 @@
 // The messages shown instead of a view: no runs yet, the run still loading, the run failed.
-import type { LayoutLookedFor, SkippedFiles } from "../api/types";
+import type { LayoutLookedFor, SkippedFiles } from "../api/runs";
 import { el, type Child } from "./dom";
 
 function emptyState(testId: string, title: string, ...body: Child[]): HTMLElement {
@@ -68,7 +68,7 @@ function lookedForList(lookedFor: readonly LayoutLookedFor[]): HTMLElement {
   return el(
     "ul",
     { className: "ps-empty-list", testId: "layouts-looked-for" },
-    ...lookedFor.map((item) => el("li", {}, el("code", {}, item.pattern), ` — ${item.writtenBy}`)),
+    ...lookedFor.map((item) => el("li", {}, el("code", {}, item.pattern), ` — ${item.written_by}`)),
   );
 }
 

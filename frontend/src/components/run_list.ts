@@ -4,7 +4,8 @@
 // the selected run's framework that says what could not be derived from the selected span.
 import type { ApiClient } from "../api/client";
 import { fetchSpanSummary, type SpanLimitation } from "../api/summary";
-import type { RunInfo, SkippedFiles, SpanRef, WorkerInfo } from "../api/types";
+import type { RunInfo, SkippedFiles, WorkerInfo } from "../api/runs";
+import type { SpanRef } from "../api/types";
 import { formatPercent } from "../lib/format";
 import { el, replaceChildren } from "./dom";
 import { skippedList } from "./empty_state";

@@ -1,7 +1,7 @@
 // The pure half of the Distributed view: how a rank's step splits into computation,
 // overlap, communication and other; the straggler sentence; span choices; bandwidth.
 import type { RankRow, Straggler } from "../api/distributed";
-import type { RunInfo } from "../api/types";
+import type { RunInfo } from "../api/runs";
 import { formatDuration, formatPercent } from "./format";
 
 export type RankPart = "compute" | "overlap" | "communication" | "other";

@@ -1,7 +1,7 @@
 // The pure half of the flame graph (an icicle: root on top, children below): the tree built
 // from the route's columnar nodes, the layout of the frames under the zoomed-in node, hit
 // testing, colours and search. The canvas half is components/flame_graph.ts.
-import type { FlameGraphData } from "../api/stacks";
+import type { FlameColumns } from "../api/stacks";
 
 export interface FlameTree {
   readonly count: number;
@@ -24,7 +24,7 @@ export interface FlameTree {
  * Builds the tree. Node 0 is the root; a node whose parent does not come before it (or is
  * itself dropped) is dropped with its subtree, so a malformed answer cannot make a cycle.
  */
-export function buildFlameTree(data: Pick<FlameGraphData, "names" | "parent" | "name" | "self" | "totalTime" | "calls">): FlameTree {
+export function buildFlameTree(data: FlameColumns): FlameTree {
   const count = data.parent.length;
   const parent = new Int32Array(count).fill(-1);
   const depth = new Int32Array(count).fill(-1);

@@ -51,11 +51,6 @@ export function formatCount(count: number): string {
   return Number.isFinite(count) ? countFormat.format(count) : DASH;
 }
 
-/** The span picker's label: "span 1 of 2 · 1623143089861". */
-export function spanLabel(index: number, total: number, name: string): string {
-  return `span ${index + 1} of ${total} · ${name}`;
-}
-
 const YEAR_2000_MS = Date.UTC(2000, 0, 1);
 const YEAR_2100_MS = Date.UTC(2100, 0, 1);
 // A numeric span name is a timestamp in s, ms (torch before 2.x), µs or ns (torch 2.x).

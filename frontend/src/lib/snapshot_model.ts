@@ -39,7 +39,7 @@ export function panWindow(window: Window, span: Window, fraction: number): Windo
 /** What lies at `bytes` height in pixel column `x` of a timeline: a band (index into its sites), "other", or none. */
 export type BandHit = { readonly kind: "band"; readonly index: number } | { readonly kind: "other" } | null;
 
-export function bandAt(bands: readonly Float64Array[], other: Float64Array, x: number, bytes: number): BandHit {
+export function bandAt(bands: readonly ArrayLike<number>[], other: ArrayLike<number>, x: number, bytes: number): BandHit {
   if (!(bytes >= 0)) return null;
   let top = 0;
   for (let index = 0; index < bands.length; index += 1) {

@@ -1,6 +1,6 @@
 // How a span is named for people: its start time of day, its steps and its length, with the
 // span's id (a timestamp or file date) kept for the tooltip. Pure.
-import type { SpanFacts } from "../api/types";
+import type { SpanFacts } from "../api/runs";
 import { formatDuration, spanTimestampMs } from "./format";
 
 function pad(value: number): string {
@@ -23,7 +23,7 @@ export function dateAndTime(epochSeconds: number): string {
  * without steps. */
 export function stepRangeText(steps: SpanFacts["steps"]): string | null {
   if (steps === null || steps.count <= 0) return null;
-  const leftOut = steps.leftOut !== undefined && steps.leftOut > 0 ? ` (${steps.leftOut} left out)` : "";
+  const leftOut = steps.left_out !== undefined && steps.left_out > 0 ? ` (${steps.left_out} left out)` : "";
   if (steps.first !== null && steps.last !== null) {
     return (steps.first === steps.last ? `step ${steps.first}` : `steps ${steps.first}–${steps.last}`) + leftOut;
   }
@@ -34,7 +34,7 @@ export function stepRangeText(steps: SpanFacts["steps"]): string | null {
 export function spanFactsText(facts: SpanFacts | null | undefined): string | null {
   if (facts === null || facts === undefined) return null;
   const parts = [
-    facts.startTime !== null ? timeOfDay(facts.startTime) : null,
+    facts.start_time !== null ? timeOfDay(facts.start_time) : null,
     stepRangeText(facts.steps),
     facts.duration !== null ? formatDuration(facts.duration) : null,
   ].filter((part): part is string => part !== null);
@@ -44,8 +44,8 @@ export function spanFactsText(facts: SpanFacts | null | undefined): string | nul
 /** The facts, with the start time read from the span's name (a timestamp) when the answer has none. */
 function withNameTime(name: string, facts: SpanFacts | null | undefined): SpanFacts {
   const fromName = spanTimestampMs(name);
-  const known = facts ?? { startTime: null, duration: null, steps: null };
-  return known.startTime === null && fromName !== null ? { ...known, startTime: fromName / 1000 } : known;
+  const known = facts ?? { start_time: null, duration: null, steps: null, device: null };
+  return known.start_time === null && fromName !== null ? { ...known, start_time: fromName / 1000 } : known;
 }
 
 /** The span picker's label: "span 1 of 2 · 14:03:27 · steps 2–4 · 18.7 s"; the id when nothing else is known. */
@@ -56,6 +56,6 @@ export function spanOptionLabel(index: number, total: number, name: string, fact
 
 /** The tooltip of a span option: the date and time it started, when known, and its id. */
 export function spanOptionTitle(name: string, facts: SpanFacts | null | undefined): string {
-  const start = withNameTime(name, facts).startTime;
+  const start = withNameTime(name, facts).start_time;
   return `${start !== null ? `started ${dateAndTime(start)} · ` : ""}id ${name}`;
 }

@@ -1,6 +1,6 @@
 // Resolves the wanted selection (from the URL or the pickers) against the runs the backend
 // knows. Pure: no DOM.
-import type { RunInfo, WorkerInfo } from "../api/types";
+import type { RunInfo, WorkerInfo } from "../api/runs";
 import type { UrlState } from "./url_state";
 
 export interface Selection {

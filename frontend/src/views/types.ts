@@ -2,7 +2,7 @@
 // shell mounts it again whenever the selection changes, and aborts `ctx.signal` first, so a
 // view cleans up (cancels fetches, removes listeners) by listening to that signal.
 import type { ApiClient } from "../api/client";
-import type { RunInfo } from "../api/types";
+import type { RunInfo } from "../api/runs";
 import type { Selection } from "../state/selection";
 import type { ViewId } from "../state/url_state";
 

@@ -111,15 +111,31 @@ export class DetailsPanel {
    * a scrolling box under the header (text only, whatever its length); null for a whole name.
    */
   private wholeName(detail: EventDetail): HTMLElement | null {
-    const cut = charactersCut(detail.name);
+    return this.wholeText(detail, detail.name, "name", "The name is cut in every answer; this asks for it whole", (whole) => whole.name);
+  }
+
+  /**
+   * A button that asks for the slice's texts whole (`trace/event?full_text=1`) and puts `pick`'s text in a
+   * scrolling box in its place; null when `text` is not cut. Used for the name and each cut argument.
+   */
+  private wholeText(
+    detail: EventDetail,
+    text: string,
+    what: string,
+    title: string,
+    pick: (whole: EventDetail) => string | undefined,
+  ): HTMLElement | null {
+    const cut = charactersCut(text);
     if (cut === null) return null;
     const status = el("span", { className: "ps-trace-muted", testId: "trace-details-whole-status" });
     const button = el(
       "button",
-      { className: "ps-trace-button", testId: "trace-details-whole", attrs: { type: "button", title: "The name is cut in every answer; this asks for it whole" } },
-      `Show whole name (${formatCount(cut)} more characters)`,
+      { className: "ps-trace-button", testId: what === "name" ? "trace-details-whole" : "trace-details-whole-arg", attrs: { type: "button", title } },
+      `Show whole ${what} (${formatCount(cut)} more characters)`,
     );
-    const box = el("div", { className: "ps-trace-whole" }, button, status);
+    // An argument shows its cut text in the box too (a name is in the header already), scrolling like the whole.
+    const preview = what === "name" ? null : el("div", { className: "ps-trace-whole-text" }, text);
+    const box = el("div", { className: "ps-trace-whole" }, preview, button, status);
     button.addEventListener("click", () => {
       button.disabled = true;
       status.textContent = " Loading…";
@@ -131,7 +147,8 @@ export class DetailsPanel {
             status.textContent = result.kind === "loading" ? " The trace is still loading; try again in a moment." : ` ${result.message}`;
             return;
           }
-          replaceChildren(box, el("div", { className: "ps-trace-whole-text", testId: "trace-details-whole-name" }, result.data.name));
+          const testId = what === "name" ? "trace-details-whole-name" : "trace-details-whole-value";
+          replaceChildren(box, el("div", { className: "ps-trace-whole-text", testId }, pick(result.data) ?? text));
         },
         () => undefined, // aborted: the slice was closed
       );
@@ -204,7 +221,11 @@ export class DetailsPanel {
   private argsTable(detail: EventDetail): HTMLElement | null {
     if (detail.args.length === 0) return null;
     const body = el("tbody");
-    for (const [key, value] of detail.args) body.appendChild(el("tr", {}, el("th", { attrs: { scope: "row" } }, key), el("td", {}, value)));
+    for (const [key, value] of detail.args) {
+      const whole = this.wholeText(detail, value, "value", `${key} is cut in every answer; this asks for it whole`,
+        (wholeDetail) => wholeDetail.args.find(([wholeKey]) => wholeKey === key)?.[1]);
+      body.appendChild(el("tr", {}, el("th", { attrs: { scope: "row" } }, key), el("td", {}, whole ?? value)));
+    }
     return this.section("Arguments", "trace-details-args", el("table", { className: "ps-trace-args" }, body));
   }
 

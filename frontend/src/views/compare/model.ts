@@ -1,7 +1,8 @@
 // The pure half of the Compare page: which two spans are compared (from the URL, or the
 // defaults), the span choices of the pickers, the run table's picks, and how deltas read.
 // No DOM.
-import type { RunInfo, SpanRef } from "../../api/types";
+import { spanFacts, type RunInfo } from "../../api/runs";
+import type { SpanRef } from "../../api/types";
 import { formatDuration, formatPercent } from "../../lib/format";
 import { formatFixed, formatMicrosNumber } from "../../lib/metric_format";
 import { spanFactsText, spanOptionTitle } from "../../lib/span_names";
@@ -61,14 +62,14 @@ export function spanChoices(runs: readonly RunInfo[]): SpanChoice[] {
     for (const worker of run.workers) {
       worker.spans.forEach((span, index) => {
         const ref = { run: run.name, worker: worker.name, span };
-        const facts = spanFactsText(worker.spanFacts?.[index]);
+        const facts = spanFactsText(spanFacts(worker, index));
         out.push({
           ref,
           label: `${spanChoiceLabel(ref, index, worker.spans.length)}${facts !== null ? ` · ${facts}` : ""}`,
-          title: `${run.name} · ${worker.name} · ${spanOptionTitle(span, worker.spanFacts?.[index])}`,
+          title: `${run.name} · ${worker.name} · ${spanOptionTitle(span, spanFacts(worker, index))}`,
           profile: {
             framework: run.framework ?? null,
-            device: worker.spanFacts?.[index]?.device ?? null,
+            device: spanFacts(worker, index)?.device ?? null,
             workers: run.workers.length,
             ...(run.status === "error" ? { failed: true } : {}),
           },
@@ -327,13 +328,6 @@ export function formatSignedMicros(us: number): string {
 /** A signed duration in µs with its unit, as a µs table beside it reads: "+1,234 µs", "-23,758 µs", "0 µs". */
 export function formatSignedMicrosUnit(us: number): string {
   return Number.isFinite(us) ? `${formatSignedMicros(us)} µs` : "—";
-}
-
-/** A signed count: "+2", "-1", "0". */
-export function formatSignedCount(value: number): string {
-  if (!Number.isFinite(value)) return "—";
-  const text = formatFixed(value, 0);
-  return value > 0 ? `+${text}` : text;
 }
 
 /** experiment / baseline as a factor with three significant digits: "0.872×", "1.00×", "12.5×"; "—" without a baseline. */

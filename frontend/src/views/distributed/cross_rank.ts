@@ -36,11 +36,11 @@ function count<T>(id: string, label: string, value: (row: T) => number, tip?: st
 export function kindColumns(): TableColumn<CollectiveKind>[] {
   return [
     { id: "name", label: "Collective", width: 120, grow: 1, firstDirection: "asc", sortValue: (row) => row.name, text: (row) => row.name },
-    count("group_size", "Group size", (row) => row.groupSize),
+    count("group_size", "Group size", (row) => row.group_size),
     count("calls", "Calls", (row) => row.calls),
     { id: "bytes", label: "Size (all calls)", width: 104, align: "right", sortValue: (row) => row.bytes, text: (row) => (row.bytes !== null ? formatBytes(row.bytes) : "—") },
-    micros("mean_latency", "Mean latency", TIPS.latency, (row) => row.meanLatency),
-    micros("mean_skew", "Mean start skew", TIPS.skew, (row) => row.meanSkew),
+    micros("mean_latency", "Mean latency", TIPS.latency, (row) => row.mean_latency),
+    micros("mean_skew", "Mean start skew", TIPS.skew, (row) => row.mean_skew),
     bandwidth("algbw", "Algorithm bw", TIPS.algbw, (row) => row.algbw),
     bandwidth("busbw", "Bus bw", TIPS.busbw, (row) => row.busbw),
   ];
@@ -51,23 +51,23 @@ export function stragglerColumns(): TableColumn<StragglerRow>[] {
     count("rank", "Rank", (row) => row.rank),
     { id: "worker", label: "Worker", width: 100, grow: 1, firstDirection: "asc", sortValue: (row) => row.worker, text: (row) => row.worker, cellTip: (row) => row.worker },
     count("collectives", "Collectives", (row) => row.collectives),
-    count("arrived_last", "Arrived last", (row) => row.arrivedLast, TIPS.arrivedLast),
-    micros("wait_caused", "Wait caused", TIPS.waitCaused, (row) => row.waitCaused, 110),
-    micros("mean_lateness", "Mean lateness", TIPS.lateness, (row) => row.meanLateness, 110),
+    count("arrived_last", "Arrived last", (row) => row.arrived_last, TIPS.arrivedLast),
+    micros("wait_caused", "Wait caused", TIPS.waitCaused, (row) => row.wait_caused, 110),
+    micros("mean_lateness", "Mean lateness", TIPS.lateness, (row) => row.mean_lateness, 110),
   ];
 }
 
 export function matchedColumns(): TableColumn<MatchedCollective>[] {
   return [
-    { id: "process_group", label: "Group", width: 64, firstDirection: "asc", sortValue: (row) => row.processGroup, text: (row) => row.processGroup || "—" },
+    { id: "process_group", label: "Group", width: 64, firstDirection: "asc", sortValue: (row) => row.process_group, text: (row) => row.process_group || "—" },
     count("seq", "Seq", (row) => row.seq),
     { id: "name", label: "Collective", width: 110, grow: 1, firstDirection: "asc", sortValue: (row) => row.name, text: (row) => row.name },
     count("ranks", "Ranks", (row) => row.ranks),
     { id: "bytes", label: "Size", width: 90, align: "right", sortValue: (row) => row.bytes, text: (row) => (row.bytes !== null ? formatBytes(row.bytes) : "—") },
     micros("latency", "Latency", TIPS.latency, (row) => row.latency),
     micros("skew", "Start skew", TIPS.skew, (row) => row.skew),
-    count("last_rank", "Last rank", (row) => row.lastRank),
-    micros("wait_caused", "Wait caused", TIPS.waitCaused, (row) => row.waitCaused, 104),
+    count("last_rank", "Last rank", (row) => row.last_rank),
+    micros("wait_caused", "Wait caused", TIPS.waitCaused, (row) => row.wait_caused, 104),
     bandwidth("busbw", "Bus bw", TIPS.busbw, (row) => row.busbw),
   ];
 }
@@ -94,7 +94,7 @@ function csv(options: CrossRankOptions, table: "collectives" | "kinds" | "stragg
 export function crossRankSection(data: CrossRankData, options: CrossRankOptions): HTMLElement {
   const kinds = createVirtualTable<CollectiveKind>({
     columns: kindColumns(),
-    rowKey: (row) => `${row.name} ${row.groupSize}`,
+    rowKey: (row) => `${row.name} ${row.group_size}`,
     filterText: (row) => row.name,
     sort: { column: "busbw", direction: "desc" },
     label: "Collective kinds",
@@ -116,8 +116,8 @@ export function crossRankSection(data: CrossRankData, options: CrossRankOptions)
   stragglers.setRows(data.stragglers);
   const matched = createVirtualTable<MatchedCollective>({
     columns: matchedColumns(),
-    rowKey: (row) => `${row.processGroup}#${row.seq}`,
-    filterText: (row) => `${row.processGroup} ${row.name}`,
+    rowKey: (row) => `${row.process_group}#${row.seq}`,
+    filterText: (row) => `${row.process_group} ${row.name}`,
     sort: { column: "latency", direction: "desc" },
     label: "Collectives matched across ranks",
     testId: "distributed-matched-table",
@@ -127,17 +127,17 @@ export function crossRankSection(data: CrossRankData, options: CrossRankOptions)
   matched.setRows(data.collectives);
   const top = data.stragglers[0];
   const lead =
-    top !== undefined && top.arrivedLast > 0
+    top !== undefined && top.arrived_last > 0
       ? el(
           "p",
           { className: "ps-callout-main", testId: "distributed-cross-straggler" },
-          `rank ${formatCount(top.rank)} (${top.worker}) arrived last at ${formatCount(top.arrivedLast)} collective(s), keeping the others waiting ${formatMicrosNumber(top.waitCaused)} µs in all.`,
+          `rank ${formatCount(top.rank)} (${top.worker}) arrived last at ${formatCount(top.arrived_last)} collective(s), keeping the others waiting ${formatMicrosNumber(top.wait_caused)} µs in all.`,
         )
       : null;
   return el(
     "section",
     { testId: "distributed-cross" },
-    sectionHead(metricLabel("Collectives across ranks", `Matched by ${data.matchedBy}.`)),
+    sectionHead(metricLabel("Collectives across ranks", `Matched by ${data.matched_by}.`)),
     lead,
     el("section", {}, sectionHead("Bandwidth per collective kind", csv(options, "kinds", "the bandwidth per collective kind")), kinds.root),
     el("section", {}, sectionHead("Stragglers: who the others waited for", csv(options, "stragglers", "the straggler table")), stragglers.root),

@@ -13,6 +13,7 @@ import { createVirtualTable } from "../../components/virtual_table";
 import { DISTRIBUTED_DEFINITIONS as DEF } from "../../lib/analysis_definitions";
 import { barRanks, parseSpanIndex, spanIndexCount, stragglerSentence } from "../../lib/distributed_model";
 import { fetchCrossRank } from "../../api/cross_rank";
+import { spanFacts } from "../../api/runs";
 import { crossRankSection } from "./cross_rank";
 import { formatCount } from "../../lib/format";
 import { spanFactsText } from "../../lib/span_names";
@@ -57,7 +58,7 @@ function mountDistributed(host: HTMLElement, ctx: ViewContext): void {
   for (let index = 0; index < Math.max(spanCount, 1); index += 1) {
     // The first worker's span at this index tells when it ran (every worker's span of one index is one window).
     const first = run.workers.find((worker) => index < worker.spans.length);
-    const facts = spanFactsText(first?.spanFacts?.[index]);
+    const facts = spanFactsText(spanFacts(first, index));
     spanPicker.appendChild(new Option(`span ${index + 1} of ${Math.max(spanCount, 1)}${facts !== null ? ` · ${facts}` : ""}`, String(index)));
   }
   spanPicker.value = String(spanIndex);

@@ -5,6 +5,7 @@ import { fetchOverview, type OverviewData } from "../../api/overview";
 import { csvDownloadLink } from "../../components/csv_download";
 import { emptyStateNote } from "../../components/view_parts";
 import { noGpuState } from "../../lib/empty_states";
+import { spanFacts } from "../../api/runs";
 import type { SpanRef } from "../../api/types";
 import { el, replaceChildren } from "../../components/dom";
 import { createHostLoader } from "../../components/loader";
@@ -67,7 +68,7 @@ function configurationSection(
   onMarker: (marker: string) => void,
 ): HTMLElement {
   const { worker, spanIndex } = ctx.selection;
-  const facts = worker?.spanFacts?.[spanIndex];
+  const facts = spanFacts(worker, spanIndex);
   const spanText = worker !== null ? spanOptionLabel(spanIndex, worker.spans.length, ref.span, facts) : ref.span;
   const devices =
     data.devices.length > 0

@@ -1,7 +1,8 @@
 // The Roofline chart's geometry, kept out of the DOM so it can be tested: which points are drawn (those with an
 // intensity and an achieved rate), their size by time and colour by category, the axis ranges in decades, each
 // roof as the vertices of its memory slope and flat part, and the point under the pointer. Pure.
-import type { DeviceRoofs, Roof, RooflinePoint } from "../../api/roofline";
+import { efficiencyOf } from "../../api/efficiency";
+import type { DeviceRoofs, Roof, RooflineData, RooflinePoint } from "../../api/roofline";
 
 /** Category colours; the same keys as the backend's operator categories (model/operator_categories.py). */
 export const CATEGORY_COLORS: Readonly<Record<string, string>> = {
@@ -52,12 +53,12 @@ export const MAX_RADIUS = 14;
 export function chartPoints(points: readonly RooflinePoint[]): ChartPoint[] {
   const drawable = points
     .map((point, index) => ({ point, index }))
-    .filter(({ point }) => (point.efficiency.intensity ?? 0) > 0 && (point.efficiency.tflopsPerS ?? 0) > 0);
+    .filter(({ point }) => (point.intensity ?? 0) > 0 && (point.tflops_per_s ?? 0) > 0);
   const longest = drawable.reduce((best, { point }) => Math.max(best, point.time), 0);
   return drawable.map(({ point, index }) => ({
     index,
-    x: point.efficiency.intensity!,
-    y: point.efficiency.tflopsPerS! * 1e12,
+    x: point.intensity!,
+    y: point.tflops_per_s! * 1e12,
     radius: longest > 0 ? MIN_RADIUS + (MAX_RADIUS - MIN_RADIUS) * Math.sqrt(point.time / longest) : MIN_RADIUS,
     color: categoryColor(point.category),
   }));
@@ -130,18 +131,77 @@ export function pointText(point: RooflinePoint, format: {
   figure: (value: number | null) => string;
   percent: (fraction: number) => string;
 }): string {
-  const e = point.efficiency;
+  const e = efficiencyOf(point);
   const params = Object.entries(point.params)
     .map(([key, value]) => `${key}=${Array.isArray(value) ? `[${value.join(", ")}]` : String(value)}`)
     .join(" ");
   return [
     point.name,
-    point.inputShape !== null ? `shapes ${point.inputShape}` : null,
+    point.input_shape !== null ? `shapes ${point.input_shape}` : null,
     params !== "" ? params : null,
-    `${point.categoryLabel} · ${point.precision.toUpperCase()} ${point.unit} · ${point.calls} call${point.calls === 1 ? "" : "s"} · ${format.time(point.time)}`,
+    `${point.category_label} · ${point.precision.toUpperCase()} ${point.unit} · ${point.calls} call${point.calls === 1 ? "" : "s"} · ${format.time(point.time)}`,
     `${format.rate(e.tflopsPerS !== null ? e.tflopsPerS * 1e12 : null)} · ${format.figure(e.intensity)} FLOP/byte`,
     e.rooflineShare !== null ? `${format.percent(e.rooflineShare)} of the roofline (${e.bound ?? "—"} bound)` : e.rooflineReason || null,
   ]
     .filter((line): line is string => line !== null)
     .join("\n");
+}
+
+/** Copy directions' colours (the backend's copies.DIRECTIONS). */
+export const COPY_COLORS: Readonly<Record<string, string>> = {
+  h2d: "#4e79a7",
+  d2h: "#f28e2b",
+  d2d: "#59a14f",
+  p2p: "#b07aa1",
+  memset: "#9c755f",
+  other: "#bab0ac",
+};
+
+export interface CopyBandwidthSeries {
+  /** Instants where some direction's bandwidth changes (trace µs), in order. */
+  readonly time: readonly number[];
+  /** Per direction present: its bandwidth (bytes/s) from each instant until the next. */
+  readonly series: readonly { readonly direction: CopyDirection; readonly values: readonly number[] }[];
+}
+
+type CopyCalls = RooflineData["copies"]["calls"];
+export type CopyDirection = CopyCalls["direction"][number];
+
+/**
+ * Copy bandwidth over time, per direction: at each instant the sum of the bandwidths (bytes over duration) of the
+ * copies of that direction running then; each copy moves its bytes evenly over its duration. Calls without bytes
+ * or duration add nothing. A direction with no copy running is exactly 0 (no rounding residue).
+ */
+export function copyBandwidthOverTime(calls: CopyCalls): CopyBandwidthSeries {
+  const edges: { at: number; direction: CopyDirection; rate: number }[] = [];
+  const count = Math.min(calls.start.length, calls.dur.length, calls.bytes.length, calls.direction.length);
+  for (let i = 0; i < count; i++) {
+    const start = calls.start[i]!;
+    const dur = calls.dur[i]!;
+    const bytes = calls.bytes[i]!;
+    if (!(dur > 0) || !(bytes >= 0)) continue;
+    const rate = (bytes * 1e6) / dur; // bytes per second (dur in µs)
+    const direction = calls.direction[i]!;
+    edges.push({ at: start, direction, rate }, { at: start + dur, direction, rate: -rate });
+  }
+  edges.sort((a, b) => a.at - b.at);
+  const directions = [...new Set(edges.map((edge) => edge.direction))];
+  const sum = new Map(directions.map((direction) => [direction, 0]));
+  const running = new Map(directions.map((direction) => [direction, 0]));
+  const time: number[] = [];
+  const values = directions.map(() => [] as number[]);
+  for (let i = 0; i < edges.length; ) {
+    const at = edges[i]!.at;
+    for (; i < edges.length && edges[i]!.at === at; i++) {
+      const { direction, rate } = edges[i]!;
+      sum.set(direction, sum.get(direction)! + rate);
+      running.set(direction, running.get(direction)! + (rate > 0 ? 1 : -1));
+    }
+    time.push(at);
+    directions.forEach((direction, d) => {
+      if (running.get(direction)! <= 0) sum.set(direction, 0); // none running: no residue carried to the next copy
+      values[d]!.push(Math.max(0, sum.get(direction)!));
+    });
+  }
+  return { time, series: directions.map((direction, d) => ({ direction, values: values[d]! })) };
 }

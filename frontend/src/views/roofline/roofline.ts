@@ -17,6 +17,7 @@ import { EFFICIENCY_DEFINITIONS as DEF, formatByteRate, formatFigure, formatFlop
 import { formatBytes, formatCount, formatPercent } from "../../lib/format";
 import { formatTime } from "../../lib/metric_format";
 import type { ViewContext, ViewDefinition } from "../types";
+import { copiesOverTime } from "./copies_chart";
 import {
   CATEGORY_COLORS,
   ROOF_COLORS,
@@ -42,7 +43,7 @@ const STYLES = `
 .ps-roofline-swatch { width: 10px; height: 10px; border-radius: 50%; display: inline-block; }
 .ps-roofline-line { width: 16px; height: 0; border-top: 2px solid; display: inline-block; }
 .ps-roofline-device { margin: 0 0 4px; }
-.ps-roofline-open { font: inherit; font-size: 12px; padding: 1px 6px; cursor: pointer; }
+.ps-roofline-open { font: inherit; font-size: 12px; padding: 1px 6px; cursor: pointer; white-space: nowrap; }
 `;
 
 function injectStyles(doc: Document): void {
@@ -210,7 +211,7 @@ function deviceChart(
     ...categories.map((category) => {
       const swatch = el("span", { className: "ps-roofline-swatch" });
       swatch.style.background = CATEGORY_COLORS[category] ?? CATEGORY_COLORS["other"]!;
-      const label = data.points.find((point) => point.category === category)?.categoryLabel ?? category;
+      const label = data.points.find((point) => point.category === category)?.category_label ?? category;
       return el("span", {}, swatch, label);
     }),
   );
@@ -228,7 +229,7 @@ function deviceChart(
     points.length === 0 ? el("p", { className: "ps-note" }, "No operator group of this device has both FLOPs and bytes to place.") : null,
     root,
     legend,
-    device.source !== "" ? el("p", { className: "ps-note" }, `Peaks: ${device.source}${device.note !== "" ? ` (${device.note})` : ""}.`) : null,
+    device.source !== undefined && device.source !== "" ? el("p", { className: "ps-note" }, `Peaks: ${device.source}${device.note !== undefined && device.note !== "" ? ` (${device.note})` : ""}.`) : null,
   );
 }
 
@@ -240,12 +241,12 @@ function gapsTable(data: RooflineData, onOpen: (point: RooflinePoint) => void): 
     data.gaps,
     [
       { label: "Operator", cell: (row) => row.name },
-      { label: "Input shapes", cell: (row) => row.inputShape ?? "" },
+      { label: "Input shapes", cell: (row) => row.input_shape ?? "" },
       { label: "Precision", cell: (row) => row.precision.toUpperCase() },
       { label: "Calls", numeric: true, cell: (row) => formatCount(row.calls) },
       { label: "Time", numeric: true, cell: (row) => formatTime(row.time) },
-      { label: "% of roofline", tip: DEF.rooflineShare, numeric: true, cell: (row) => (row.efficiency.rooflineShare === null ? "—" : formatPercent(row.efficiency.rooflineShare)) },
-      { label: "Bound", tip: DEF.bound, cell: (row) => row.efficiency.bound ?? "—" },
+      { label: "% of roofline", tip: DEF.rooflineShare, numeric: true, cell: (row) => (row.roofline_share === null ? "—" : formatPercent(row.roofline_share)) },
+      { label: "Bound", tip: DEF.bound, cell: (row) => row.bound ?? "—" },
       {
         label: "Above the roof",
         tip: "Measured time minus roofline time: what the calls would save at the roof.",
@@ -255,7 +256,7 @@ function gapsTable(data: RooflineData, onOpen: (point: RooflinePoint) => void): 
       {
         label: "Share of device time",
         numeric: true,
-        cell: (row) => (row.gapShare === null ? "—" : formatPercent(row.gapShare)),
+        cell: (row) => (row.gap_share === null ? "—" : formatPercent(row.gap_share)),
       },
       {
         label: "",
@@ -271,19 +272,19 @@ function gapsTable(data: RooflineData, onOpen: (point: RooflinePoint) => void): 
 }
 
 function copiesTable(data: RooflineData): HTMLElement {
-  if (data.copies.length === 0) return el("p", { className: "ps-muted", testId: "roofline-copies" }, "The span has no copies or memsets.");
+  if (data.copies.directions.length === 0) return el("p", { className: "ps-muted", testId: "roofline-copies" }, "The span has no copies or memsets.");
   return simpleTable(
-    data.copies,
+    data.copies.directions,
     [
       { label: "Direction", cell: (row) => row.label },
       { label: "Calls", numeric: true, cell: (row) => formatCount(row.calls) },
       { label: "Bytes", numeric: true, cell: (row) => formatBytes(row.bytes) },
       { label: "Time", numeric: true, cell: (row) => formatTime(row.time) },
       { label: "Bandwidth", tip: "Bytes of the calls that recorded their size over their time.", numeric: true, cell: (row) => formatByteRate(row.bandwidth) },
-      { label: "Median per call", numeric: true, cell: (row) => formatByteRate(row.bandwidthMedian) },
+      { label: "Median per call", numeric: true, cell: (row) => formatByteRate(row.bandwidth_median) },
       { label: "Link peak", numeric: true, cell: (row) => formatByteRate(row.peak) },
       { label: "Link", cell: (row) => row.link },
-      { label: "% of peak", numeric: true, cell: (row) => (row.peakShare === null ? "—" : formatPercent(row.peakShare)) },
+      { label: "% of peak", numeric: true, cell: (row) => (row.peak_share === null ? "—" : formatPercent(row.peak_share)) },
     ],
     "roofline-copies",
   );
@@ -332,9 +333,9 @@ function mountRoofline(host: HTMLElement, ctx: ViewContext): void {
 
   function open(point: RooflinePoint): void {
     ctx.navigate("trace", {
-      start: String(point.firstStart),
-      end: String(point.firstStart + point.firstDur),
-      select: String(point.firstEventId),
+      start: String(point.first_start),
+      end: String(point.first_start + point.first_dur),
+      select: String(point.first_event_id),
     });
   }
 
@@ -348,14 +349,14 @@ function mountRoofline(host: HTMLElement, ctx: ViewContext): void {
           "No operator call of this span has a formula and recorded shapes. Profile with record_shapes=True to give " +
             "products, convolutions, attention and elementwise operators their FLOPs and bytes.",
         ),
-        copiesSection(data),
+        copiesSection(data, signal),
       );
       return;
     }
-    const devices = data.devices.length > 0 ? data.devices : [{ device: -1, name: null, reason: "", bandwidth: null, roofs: [], source: "", note: "" }];
+    const devices: readonly DeviceRoofs[] = data.devices.length > 0 ? data.devices : [{ device: -1, name: null, reason: "", bandwidth: null, roofs: [] }];
     replaceChildren(
       body,
-      data.peaksError !== "" ? el("p", { className: "ps-note", testId: "roofline-peaks-error" }, `The device peaks file was not used: ${data.peaksError}`) : null,
+      data.peaks_error !== "" ? el("p", { className: "ps-note", testId: "roofline-peaks-error" }, `The device peaks file was not used: ${data.peaks_error}`) : null,
       ...devices.map((device) => deviceChart(device, data, open, signal)),
       el(
         "section",
@@ -374,13 +375,13 @@ function mountRoofline(host: HTMLElement, ctx: ViewContext): void {
         el("p", { className: "ps-note" }, "Groups with the most time above their roofline time: what to optimise first."),
         gapsTable(data, open),
       ),
-      copiesSection(data),
+      copiesSection(data, signal),
       uncountedList(data),
     );
   }
 
-  function copiesSection(data: RooflineData): HTMLElement {
-    return el("section", { className: "ps-panel" }, el("h3", {}, "Copies and memsets"), copiesTable(data));
+  function copiesSection(data: RooflineData, signal: AbortSignal): HTMLElement {
+    return el("section", { className: "ps-panel" }, el("h3", {}, "Copies and memsets"), copiesTable(data), copiesOverTime(data.copies, signal));
   }
 
   void loader.load({

@@ -5,48 +5,24 @@
 // URL parameters: snapshot.name, snapshot.device, snapshot.start / snapshot.end (the timeline's window),
 // snapshot.row (the picked moment), snapshot.group_by, snapshot.pin (an allocation), snapshot.compare (run|name).
 // Every text from the snapshot is set with textContent.
-import { fetchMemory, type MemoryData } from "../../api/memory";
-import {
-  fetchAllocation,
-  fetchAt,
-  fetchCompare,
-  fetchOverview,
-  fetchSegments,
-  fetchTimeline,
-  GROUP_BY,
-  isGroupBy,
-  snapshotParams,
-  type AllocationRow,
-  type GroupBy,
-  type SnapshotAt,
-  type SnapshotFrame,
-  type SnapshotGroup,
-  type SnapshotOverview,
-  type SnapshotRef,
-} from "../../api/snapshot";
+// The page's parts: facts.ts (the device's facts, notes, out-of-memory events), timeline.ts (the chart), pin_section.ts,
+// moment_section.ts (what is alive at a moment), allocator_section.ts, beside_section.ts, compare_section.ts.
+import { fetchOverview, fetchTimeline, type SnapshotOverview, type SnapshotRef } from "../../api/snapshot";
 import { injectAnalysisStyles } from "../../components/analysis_styles";
-import { csvDownloadLink } from "../../components/csv_download";
 import { el, injectStyleOnce, replaceChildren } from "../../components/dom";
-import { createFlameGraph } from "../../components/flame_graph";
-import { createHostLoader, createSignalSlot, loadInto } from "../../components/loader";
-import { createTimeChart } from "../../components/time_chart";
-import { emptyNote, keyValueList, sectionHead, simpleTable } from "../../components/view_parts";
+import { createSignalSlot, loadInto } from "../../components/loader";
+import { emptyNote, sectionHead } from "../../components/view_parts";
 import { injectViewStyles } from "../../components/view_styles";
-import { buildFlameTree } from "../../lib/flame_layout";
-import { formatBytes, formatCount, formatDuration, formatPercent } from "../../lib/format";
-import { axisText, frameText, maxInRange, siteColor, stepValuesAt } from "../../lib/snapshot_model";
+import { formatCount } from "../../lib/format";
+import { axisText, siteColor } from "../../lib/snapshot_model";
+import { createAllocatorSection } from "./allocator_section";
+import { createBesideSection } from "./beside_section";
+import { createCompareSection } from "./compare_section";
+import { deviceFacts, oomSection, snapshotNotes } from "./facts";
+import { createMomentSection } from "./moment_section";
+import { createPinSection } from "./pin_section";
 import { createSnapshotTimeline, type SnapshotTimelineChart } from "./timeline";
 import type { ViewContext, ViewDefinition } from "../types";
-
-const GROUP_LABELS: Readonly<Record<GroupBy, string>> = {
-  site: "Allocation site",
-  stack: "Stack",
-  category: "Category",
-  annotation: "record_function",
-  user_metadata: "User metadata",
-  compile_context: "Compile context",
-  stream: "Stream",
-};
 
 const STYLES = `
 .ps-snapshot-timeline { position: relative; }
@@ -64,26 +40,7 @@ const STYLES = `
 /** The run's snapshots from the run list (the picker), by name. */
 function snapshotsOf(ctx: ViewContext): { name: string; run: string }[] {
   const run = ctx.selection.run;
-  return run === null ? [] : (run.memorySnapshots ?? []).map((info) => ({ name: info.name, run: run.name }));
-}
-
-function frameList(frames: readonly SnapshotFrame[], testId: string): HTMLElement {
-  return el(
-    "ol",
-    { className: "ps-frames", testId },
-    ...frames.map((frame) =>
-      el(
-        "li",
-        { className: `ps-frame-${frame.kind}` },
-        el("span", { className: "ps-frame-kind" }, frame.kind === "cpp" ? "C++" : frame.kind === "user" ? "yours" : "Python"),
-        frameText(frame),
-      ),
-    ),
-  );
-}
-
-function topFramesText(group: { readonly frames: readonly SnapshotFrame[] }): string {
-  return group.frames.slice(0, 3).map(frameText).join(" ← ");
+  return run === null ? [] : (run.memory_snapshots ?? []).map((info) => ({ name: info.name, run: run.name }));
 }
 
 function mountSnapshot(host: HTMLElement, ctx: ViewContext): void {
@@ -136,7 +93,7 @@ function mountSnapshot(host: HTMLElement, ctx: ViewContext): void {
 
   function show(overview: SnapshotOverview): void {
     const deviceParam = Number(ctx.param("device"));
-    const found = overview.devices.find((d) => d.device === deviceParam) ?? overview.devices.find((d) => d.device === overview.defaultDevice) ?? overview.devices[0];
+    const found = overview.devices.find((d) => d.device === deviceParam) ?? overview.devices.find((d) => d.device === overview.default_device) ?? overview.devices[0];
     if (found === undefined) {
       replaceChildren(body, emptyNote("snapshot-empty", "The snapshot holds no device", "Its device_traces and segments are empty."));
       return;
@@ -152,25 +109,8 @@ function mountSnapshot(host: HTMLElement, ctx: ViewContext): void {
     devicePicker.value = String(device.device);
     devicePicker.disabled = overview.devices.length < 2;
     devicePicker.addEventListener("change", () => ctx.navigate("snapshot", { name, device: devicePicker.value }), { signal: ctx.signal });
-    const stated = device.stated["requested_size"] ?? Number.NaN;
-    const facts = keyValueList(
-      [
-        { label: "Peak active", value: `${formatBytes(device.peak.bytes)} at ${axisOf(device.peak.time)}` },
-        ...(overview.reservedKnown ? [{ label: "Peak reserved", value: formatBytes(device.reservedPeak) }] : []),
-        { label: "Active at the start", value: formatBytes(device.atStart.active) },
-        {
-          label: "Active at the end",
-          value: `${formatBytes(device.atEnd.active)} (the segments state ${formatBytes(stated)} requested)`,
-        },
-        { label: "Entries", value: `${formatCount(device.entries)} (${formatCount(device.allocations)} allocations)` },
-        ...(capacity !== null ? [{ label: "Device memory", value: formatBytes(capacity) }] : []),
-        { label: "File", value: overview.file },
-      ],
-      "snapshot-facts",
-    );
-    const notes = overview.notes.length
-      ? el("ul", { className: "ps-notes", testId: "snapshot-notes" }, ...overview.notes.map((note) => el("li", {}, note)))
-      : null;
+    const facts = deviceFacts(overview, device, capacity, axisOf);
+    const notes = snapshotNotes(overview);
 
     // --- the timeline --------------------------------------------------------------------------
     const span = { start: device.start, end: Math.max(device.end, device.start + 1) };
@@ -185,7 +125,7 @@ function mountSnapshot(host: HTMLElement, ctx: ViewContext): void {
       span,
       initial,
       capacity,
-      reservedKnown: overview.reservedKnown,
+      reservedKnown: overview.reserved_known,
       load: (window, width) => {
         const signal = timelineSlot.next();
         void fetchTimeline(ctx.api, ref, { device: device.device, start: window.start, end: window.end, width }, signal).then((result) => {
@@ -213,338 +153,24 @@ function mountSnapshot(host: HTMLElement, ctx: ViewContext): void {
           start: window.start === span.start && window.end === span.end ? null : String(window.start),
           end: window.start === span.start && window.end === span.end ? null : String(window.end),
         }),
-      onPick: (row, _time, site) => {
-        pickedRow = row;
-        ctx.setParams({ row: String(row) });
-        loadAt(site);
-      },
+      onPick: (row, _time, site) => moment.pick(row, site),
       signal: ctx.signal,
     });
 
-    // --- what is alive at a moment ------------------------------------------------------------------
-    const rowParam = Number(ctx.param("row"));
-    let pickedRow: number | null = ctx.param("row") !== null && Number.isInteger(rowParam) ? rowParam : null;
-    const groupParam = ctx.param("group_by");
-    let groupBy: GroupBy = isGroupBy(groupParam) ? groupParam : "site";
-    const atHost = el("div", { className: "ps-page", testId: "snapshot-at" });
-    const allocatorHost = el("div", { className: "ps-page", testId: "snapshot-allocator" });
-    const pinHost = el("div", { className: "ps-page", testId: "snapshot-pin" });
-    const atLoader = createHostLoader(ctx.signal);
-    const allocatorLoader = createHostLoader(ctx.signal);
-    const pinSlot = createSignalSlot(ctx.signal);
-
-    const groupButtons = GROUP_BY.map((value) => {
-      const button = el("button", { testId: `snapshot-group-${value}`, attrs: { type: "button", "aria-pressed": String(value === groupBy) } }, GROUP_LABELS[value]);
-      button.addEventListener("click", () => {
-        groupBy = value;
-        ctx.setParams({ group_by: value === "site" ? null : value });
-        for (const other of groupButtons) other.setAttribute("aria-pressed", String(other === button));
-        loadAt();
-      }, { signal: ctx.signal });
-      return button;
+    // --- what is alive at a moment, a pinned allocation, the allocator's state -----------------------
+    const pinned = createPinSection(ctx, ref, axisOf, (life) => chart?.pin(life));
+    const allocator = createAllocatorSection(ctx, ref, device.device, overview.allocator_settings, axisOf);
+    const moment = createMomentSection({
+      ctx,
+      ref,
+      device: device.device,
+      axisOf,
+      pin: (row) => pinned.pin(row),
+      loadAllocator: (row) => allocator.load(row),
     });
 
-    function pin(row: AllocationRow | null): void {
-      ctx.setParams({ pin: row === null ? null : String(row.id) });
-      if (row === null) {
-        chart?.pin(null);
-        replaceChildren(pinHost);
-        return;
-      }
-      chart?.pin({ start: row.start ?? row.spanStart, end: row.end ?? row.spanEnd, size: row.size, label: row.label });
-      const signal = pinSlot.next();
-      void fetchAllocation(ctx.api, ref, row.id, signal).then((result) => {
-        if (signal.aborted) return;
-        if (result.kind !== "ok") {
-          replaceChildren(pinHost, el("p", {}, result.kind === "error" ? result.message : "Loading…"));
-          return;
-        }
-        const a = result.data;
-        const life = `${a.start === null ? "before the recorded history" : axisOf(a.start)} → ${a.end === null ? "alive at the end" : axisOf(a.end)}`;
-        const unpin = el("button", { className: "ps-button", testId: "snapshot-unpin", attrs: { type: "button" } }, "Unpin");
-        unpin.addEventListener("click", () => pin(null), { signal: ctx.signal });
-        replaceChildren(
-          pinHost,
-          sectionHead(`Pinned allocation: ${formatBytes(a.size)} at ${a.label}`, unpin),
-          keyValueList([
-            { label: "Life", value: life },
-            { label: "Address", value: `0x${a.addr.toString(16)} (stream ${a.stream})` },
-            { label: "record_function", value: a.annotation },
-            ...(a.category !== null ? [{ label: "Category", value: a.category }] : []),
-            ...(a.flags.length ? [{ label: "Flags", value: a.flags.join(", ") }] : []),
-          ], "snapshot-pin-facts"),
-          frameList(a.frames, "snapshot-pin-frames"),
-        );
-      });
-    }
-
-    function showAt(at: SnapshotAt, signal: AbortSignal): void {
-      const moment = at.isPeak ? `the peak (${axisOf(at.time)})` : at.row < 0 ? "the start" : axisOf(at.time);
-      const groupsTable = simpleTable<SnapshotGroup>(
-        at.groups.slice(0, 50),
-        [
-          { label: GROUP_LABELS[at.groupBy], cell: (g) => el("span", { className: "ps-name" }, g.label) },
-          { label: "Live", unit: "bytes", numeric: true, cell: (g) => formatBytes(g.bytes) },
-          { label: "Share", numeric: true, cell: (g) => formatPercent(g.share) },
-          { label: "Allocations", numeric: true, cell: (g) => formatCount(g.count) },
-          { label: "Largest", numeric: true, cell: (g) => formatBytes(g.largest) },
-          { label: "Top frames (yours first)", cell: (g) => topFramesText(g) },
-        ],
-        "snapshot-groups",
-      );
-      const largestTable = simpleTable<AllocationRow>(
-        at.largest.slice(0, 20),
-        [
-          {
-            label: "Size",
-            numeric: true,
-            cell: (row) => {
-              const button = el("button", { className: "ps-link-button", testId: "snapshot-pin-button", attrs: { type: "button", title: "Pin: outline its life on the timeline, show its stack" } }, formatBytes(row.size));
-              button.addEventListener("click", () => pin(row), { signal });
-              return button;
-            },
-          },
-          { label: "Site", cell: (row) => row.label },
-          { label: "Allocated", cell: (row) => (row.start === null ? "before the history" : axisOf(row.start)) },
-          { label: "Freed", cell: (row) => (row.end === null ? "—" : axisOf(row.end)) },
-        ],
-        "snapshot-largest",
-      );
-      const csvGroups = csvDownloadLink({
-        api: ctx.api,
-        route: "memory_snapshot/at",
-        params: () => snapshotParams(ref, { device: at.device, row: at.row, group_by: at.groupBy }),
-        state: () => ({ sort: null, filter: "" }),
-        testId: "snapshot-groups-csv",
-        what: "what is alive, grouped",
-      });
-      const csvLargest = csvDownloadLink({
-        api: ctx.api,
-        route: "memory_snapshot/at",
-        params: () => snapshotParams(ref, { device: at.device, row: at.row, group_by: at.groupBy, site: at.site ?? undefined }),
-        state: () => ({ table: "largest", sort: null, filter: "" }),
-        testId: "snapshot-largest-csv",
-        what: "the largest live allocations",
-      });
-      const flameHost = el("div", { testId: "snapshot-flame-host" });
-      if (at.flame !== null && at.flame.total > 0) {
-        const tree = buildFlameTree(at.flame);
-        const graph = createFlameGraph({
-          tree,
-          formatValue: (bytes) => formatBytes(bytes),
-          testId: "snapshot-flame",
-          ariaLabel: "Live bytes by stack",
-          signal,
-        });
-        flameHost.appendChild(graph.root);
-      }
-      replaceChildren(
-        atHost,
-        sectionHead(el("span", { className: "ps-picked", testId: "snapshot-moment" }, `Alive at ${moment}: ${formatBytes(at.liveBytes)} in ${formatCount(at.count)} allocations`)),
-        el("p", {}, `Reserved ${formatBytes(at.totals.reserved)}, allocated ${formatBytes(at.totals.allocated)} (active ${formatBytes(at.totals.active)}).`),
-        el("div", { className: "ps-controls" }, el("span", { className: "ps-segmented", attrs: { role: "group", "aria-label": "Group by" } }, ...groupButtons), csvGroups),
-        groupsTable,
-        sectionHead(at.site !== null && at.largest[0] !== undefined ? `Largest live allocations of ${at.largest[0].label}` : "Largest live allocations", csvLargest),
-        largestTable,
-        sectionHead("Live bytes by stack"),
-        flameHost,
-      );
-    }
-
-    /** What is alive at the picked moment; with `site` (a clicked band), that site's largest allocation is pinned. */
-    function loadAt(site: number | null = null): void {
-      const base = pickedRow !== null ? { device: device.device, row: pickedRow, groupBy } : { device: device.device, groupBy };
-      const query = site !== null ? { ...base, site } : base;
-      atLoader.load({
-        host: atHost,
-        fetch: (signal) => fetchAt(ctx.api, ref, query, signal),
-        what: "what is alive",
-        testIdPrefix: "snapshot-at",
-        errorTitle: "What is alive could not be computed",
-        render: (at, signal) => {
-          showAt(at, signal);
-          loadAllocator(at.row);
-          const largest = at.largest[0];
-          if (site !== null && largest !== undefined) pin(largest);
-        },
-      });
-    }
-
-    function loadAllocator(row: number): void {
-      allocatorLoader.load({
-        host: allocatorHost,
-        fetch: (signal) => fetchSegments(ctx.api, ref, { device: device.device, ...(pickedRow !== null ? { row } : {}) }, signal),
-        what: "the allocator's state",
-        testIdPrefix: "snapshot-segments",
-        errorTitle: "The allocator's state could not be computed",
-        render: (state) => {
-          const csv = csvDownloadLink({
-            api: ctx.api,
-            route: "memory_snapshot/segments",
-            params: () => snapshotParams(ref, { device: device.device, ...(pickedRow !== null ? { row } : {}) }),
-            state: () => ({ sort: null, filter: "" }),
-            testId: "snapshot-segments-csv",
-            what: "the segments",
-          });
-          const settings = overview.settings ?? {};
-          replaceChildren(
-            allocatorHost,
-            sectionHead(`Allocator state ${state.exact ? "when the snapshot was taken" : `at ${axisOf(state.time)}`}`, csv),
-            state.note !== null ? el("p", { className: "ps-note" }, state.note) : null,
-            keyValueList(
-              [
-                { label: "Reserved", value: formatBytes(state.reserved) },
-                { label: "Allocated", value: formatBytes(state.allocated) },
-                { label: "Free inside segments", value: `${formatBytes(state.free)} (${formatPercent(state.fragmentation)} of reserved)` },
-                { label: "Largest free block", value: formatBytes(state.largestFree) },
-                { label: "Lost to rounding", value: formatBytes(state.freeInBlocks) },
-                { label: "Segments", value: formatCount(state.segments.length) },
-              ],
-              "snapshot-fragmentation",
-            ),
-            simpleTable(
-              [...state.segments].sort((a, b) => b.size - a.size).slice(0, 30),
-              [
-                { label: "Segment", cell: (s) => `0x${s.address.toString(16)}` },
-                { label: "Size", numeric: true, cell: (s) => formatBytes(s.size) },
-                { label: "Allocated", numeric: true, cell: (s) => formatBytes(s.allocated) },
-                { label: "Stream", numeric: true, cell: (s) => String(s.stream) },
-              ],
-              "snapshot-segments",
-            ),
-            sectionHead("Allocator settings"),
-            keyValueList(Object.entries(settings).map(([key, value]) => ({ label: key, value: typeof value === "object" ? JSON.stringify(value) : String(value) })), "snapshot-settings"),
-          );
-        },
-      });
-    }
-
-    // --- out of memory ----------------------------------------------------------------------------------
-    const oomHost = overview.oom.length
-      ? el(
-          "div",
-          { className: "ps-page", testId: "snapshot-oom" },
-          sectionHead(`Out of memory (${overview.oom.length})`),
-          ...overview.oom.map((event) =>
-            el(
-              "div",
-              {},
-              el(
-                "p",
-                {},
-                `At ${axisOf(event.time)}: ${formatBytes(event.requested)} asked at ${event.site}; CUDA reported ${formatBytes(event.deviceFree)} free, ` +
-                  `the allocator held ${formatBytes(event.reserved)} reserved with ${formatBytes(event.active)} active.`,
-              ),
-              frameList(event.frames, "snapshot-oom-frames"),
-            ),
-          ),
-        )
-      : null;
-
-    // --- compare ------------------------------------------------------------------------------------------
-    const others = ctx.runs.flatMap((candidate) => (candidate.memorySnapshots ?? []).map((info) => ({ run: candidate.name, name: info.name })))
-      .filter((other) => !(other.run === ref.run && other.name === ref.snapshot));
-    const compareHost = el("div", { className: "ps-page", testId: "snapshot-compare" });
-    const compareLoader = createHostLoader(ctx.signal);
-    const comparePicker = el("select", { className: "ps-select", testId: "snapshot-compare-picker", attrs: { "aria-label": "Compare with" } });
-    comparePicker.appendChild(new Option("—", ""));
-    for (const other of others) comparePicker.appendChild(new Option(`${other.run}: ${other.name}`, `${other.run}|${other.name}`));
-    comparePicker.value = ctx.param("compare") ?? "";
-    function loadCompare(): void {
-      const value = comparePicker.value;
-      ctx.setParams({ compare: value === "" ? null : value });
-      if (value === "") {
-        replaceChildren(compareHost);
-        return;
-      }
-      const [otherRun, ...rest] = value.split("|");
-      const other: SnapshotRef = { run: otherRun ?? "", snapshot: rest.join("|") };
-      compareLoader.load({
-        host: compareHost,
-        fetch: (signal) => fetchCompare(ctx.api, ref, other, signal),
-        what: "the comparison",
-        testIdPrefix: "snapshot-compare",
-        errorTitle: "The snapshots could not be compared",
-        render: (result) => {
-          const csv = csvDownloadLink({
-            api: ctx.api,
-            route: "memory_snapshot/compare",
-            params: () => ({ base_run: ref.run, base_snapshot: ref.snapshot ?? undefined, exp_run: other.run, exp_snapshot: other.snapshot ?? undefined }),
-            state: () => ({ sort: null, filter: "" }),
-            testId: "snapshot-compare-csv",
-            what: "the comparison by site",
-          });
-          replaceChildren(
-            compareHost,
-            el("p", {}, `Peak: ${formatBytes(result.basePeak)} here, ${formatBytes(result.expPeak)} there (${result.delta >= 0 ? "+" : ""}${formatBytes(result.delta)}).`, " ", csv),
-            simpleTable(
-              result.rows.slice(0, 40),
-              [
-                { label: "Site", cell: (r) => r.label },
-                { label: "Here", numeric: true, cell: (r) => formatBytes(r.baseBytes) },
-                { label: "There", numeric: true, cell: (r) => formatBytes(r.expBytes) },
-                { label: "Grew by", numeric: true, cell: (r) => formatBytes(r.delta) },
-              ],
-              "snapshot-compare-table",
-            ),
-          );
-        },
-      });
-    }
-    comparePicker.addEventListener("change", loadCompare, { signal: ctx.signal });
-
-    // --- beside the profile -------------------------------------------------------------------------------------
-    const besideHost = el("div", { className: "ps-page", testId: "snapshot-beside" });
-    const link = overview.linked;
-    if (link !== null && link.traceOffsetUs !== null && link.status === "ready") {
-      const offset = link.traceOffsetUs;
-      void Promise.all([
-        fetchMemory(ctx.api, { run: ref.run, worker: link.worker, span: link.span }, { device: "", minBytes: 0, name: "", limit: 1 }, ctx.signal),
-        fetchTimeline(ctx.api, ref, { device: device.device, width: 1000 }, ctx.signal),
-      ]).then(([memory, timeline]) => {
-        if (ctx.signal.aborted || timeline.kind !== "ok") return;
-        showBeside(memory.kind === "ok" ? memory.data : null, timeline.data.time, timeline.data.activeMax, offset);
-      });
-    } else if (link !== null) {
-      besideHost.appendChild(el("p", {}, `This snapshot belongs to span ${link.span} of ${link.worker}` + (link.status === "ready" ? "; one of them has no wall clock, so their times cannot be lined up." : ` (${link.status}).`)));
-    }
-
-    function showBeside(memory: MemoryData | null, snapshotTime: Float64Array, active: Float64Array, offset: number): void {
-      const traceTime = Array.from(snapshotTime, (t) => t + offset);
-      const curveId = memory?.devices.find((d) => d.id === `gpu${device.device}`)?.id ?? memory?.devices.find((d) => d.id !== "cpu")?.id ?? null;
-      const curve = curveId !== null ? memory?.curves.get(curveId) : undefined;
-      const series = [{ label: "Snapshot: active (allocator history)", color: "#d97706", values: Array.from(active) }];
-      if (curve !== undefined) {
-        series.push({ label: `Profile: allocated (${curveId})`, color: "#2563eb", values: Array.from(stepValuesAt(curve.time, curve.allocated, traceTime)) });
-      }
-      const origin = traceTime[0] ?? 0;
-      const readout = el("p", { className: "ps-hover-line", testId: "snapshot-beside-range" });
-      const chart = createTimeChart({
-        time: traceTime,
-        origin,
-        series,
-        xFormat: (us) => formatDuration(us),
-        yFormat: (value) => formatBytes(value),
-        xLabel: "time (the trace's)",
-        yLabel: "bytes",
-        ariaLabel: "The snapshot's active memory and the profile's memory counter on one time axis",
-        testId: "snapshot-beside-chart",
-        selection: null,
-        onBrush: (range) => {
-          const snap = maxInRange(traceTime, active, range.start, range.end);
-          const prof = curve !== undefined ? maxInRange(curve.time, curve.allocated, range.start, range.end) : Number.NaN;
-          readout.textContent = `Selected ${formatDuration(range.end - range.start)}: snapshot peak ${formatBytes(snap)}, profile peak ${formatBytes(prof)}.`;
-        },
-        signal: ctx.signal,
-      });
-      replaceChildren(
-        besideHost,
-        sectionHead(`Beside the profile (span ${link?.span ?? ""} of ${link?.worker ?? ""})`),
-        curve === undefined ? el("p", {}, "The span's trace has no memory events of this device (profile_memory=True records them).") : null,
-        chart.root,
-        readout,
-      );
-    }
+    const compare = createCompareSection(ctx, ref);
+    const beside = createBesideSection(ctx, ref, overview.linked, device.device);
 
     replaceChildren(
       body,
@@ -554,20 +180,20 @@ function mountSnapshot(host: HTMLElement, ctx: ViewContext): void {
       sectionHead("Active memory over time", el("span", { className: "ps-count" }, "wheel or W/S zooms · drag or A/D pans · double-click: all · click: what is alive then, and pins the band's largest allocation")),
       chart.root,
       legend,
-      pinHost,
-      atHost,
-      oomHost,
-      allocatorHost,
-      besideHost,
-      sectionHead("Compare with another snapshot", comparePicker),
-      compareHost,
+      pinned.root,
+      moment.root,
+      oomSection(overview, axisOf),
+      allocator.root,
+      beside,
+      sectionHead("Compare with another snapshot", compare.picker),
+      compare.root,
     );
-    loadAt();
+    moment.load();
     const pinParam = Number(ctx.param("pin"));
     if (ctx.param("pin") !== null && Number.isInteger(pinParam)) {
-      pin({ id: pinParam, size: 0, label: "", addr: 0, stream: 0, start: null, end: null, spanStart: span.start, spanEnd: span.end, flags: [] });
+      pinned.pin({ id: pinParam, size: 0, label: "", start: null, end: null, span_start: span.start, span_end: span.end });
     }
-    if (comparePicker.value !== "") loadCompare();
+    if (compare.picker.value !== "") compare.load();
   }
 }
 

@@ -102,7 +102,7 @@ export function createSnapshotTimeline(options: SnapshotTimelineOptions): Snapsh
     const pixels = d.time.length;
     const plotHeight = HEIGHT - LANE - 20;
     let max = 0;
-    for (let x = 0; x < pixels; x += 1) max = Math.max(max, d.activeMax[x] ?? 0, options.reservedKnown ? (d.reserved[x] ?? 0) : 0);
+    for (let x = 0; x < pixels; x += 1) max = Math.max(max, d.active_max[x] ?? 0, options.reservedKnown ? (d.reserved[x] ?? 0) : 0);
     if (options.capacity !== null && options.capacity < max * 1.5) max = Math.max(max, options.capacity);
     max *= 1.05;
     const y = yScale(max, plotHeight);
@@ -136,7 +136,7 @@ export function createSnapshotTimeline(options: SnapshotTimelineOptions): Snapsh
     context.beginPath();
     for (let x = 0; x < pixels; x += 1) {
       const px = xOf(d.start + (x + 0.5) * step);
-      const py = y(d.activeMax[x] ?? 0);
+      const py = y(d.active_max[x] ?? 0);
       if (x === 0) context.moveTo(px, py);
       else context.lineTo(px, py);
     }
@@ -175,13 +175,14 @@ export function createSnapshotTimeline(options: SnapshotTimelineOptions): Snapsh
       const left = Math.max(LEFT, xOf(range.start));
       const right = Math.min(w, xOf(range.end));
       if (right - left < 1) continue;
-      context.fillStyle = siteColor(range.name);
+      const name = range.name ?? "";
+      context.fillStyle = siteColor(name);
       context.globalAlpha = 0.45;
       context.fillRect(left, 1 + Math.min(range.depth, 2) * 5, right - left, LANE - 12);
       context.globalAlpha = 1;
       if (right - left > 40) {
         context.fillStyle = "#222";
-        context.fillText(range.name, left + 2, LANE - 4, right - left - 4);
+        context.fillText(name, left + 2, LANE - 4, right - left - 4);
       }
     }
     if (pinned !== null) {
@@ -212,7 +213,7 @@ export function createSnapshotTimeline(options: SnapshotTimelineOptions): Snapsh
     const d = data;
     const plotHeight = HEIGHT - LANE - 20;
     let max = 0;
-    for (let x = 0; x < d.time.length; x += 1) max = Math.max(max, d.activeMax[x] ?? 0, options.reservedKnown ? (d.reserved[x] ?? 0) : 0);
+    for (let x = 0; x < d.time.length; x += 1) max = Math.max(max, d.active_max[x] ?? 0, options.reservedKnown ? (d.reserved[x] ?? 0) : 0);
     if (options.capacity !== null && options.capacity < max * 1.5) max = Math.max(max, options.capacity);
     max *= 1.05;
     return ((LANE + plotHeight - (clientY - canvas.getBoundingClientRect().top)) / plotHeight) * max;
@@ -241,7 +242,7 @@ export function createSnapshotTimeline(options: SnapshotTimelineOptions): Snapsh
     }
     const rect = canvas.getBoundingClientRect();
     const hit = bandAt(d.bands, d.other, column, bytesAt(event.clientY));
-    const lines = [`${axisText(t, options.axis, options.span.start)} · active ${formatBytes(d.activeMax[column] ?? Number.NaN)}`];
+    const lines = [`${axisText(t, options.axis, options.span.start)} · active ${formatBytes(d.active_max[column] ?? Number.NaN)}`];
     if (hit?.kind === "band") {
       const site = d.sites[hit.index];
       lines.push(`${site?.label ?? "?"}: ${formatBytes(d.bands[hit.index]?.[column] ?? Number.NaN)}`);
@@ -291,7 +292,7 @@ export function createSnapshotTimeline(options: SnapshotTimelineOptions): Snapsh
     const d = data;
     const t = window.start + at.fraction * (window.end - window.start);
     const column = Math.floor(((t - d.start) / (d.end - d.start)) * d.time.length);
-    const row = d.sampleRow[column];
+    const row = d.sample_row[column];
     const hit = bandAt(d.bands, d.other, column, bytesAt(event.clientY));
     const site = hit?.kind === "band" ? (d.sites[hit.index]?.site ?? null) : null;
     if (row !== undefined && Number.isFinite(row)) options.onPick(row, d.time[column] ?? t, site);

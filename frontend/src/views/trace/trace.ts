@@ -9,7 +9,8 @@ import { el, replaceChildren } from "../../components/dom";
 import { loadInto, type LoadStage } from "../../components/loader";
 import { spanRefOf } from "../../components/view_parts";
 import { injectTraceStyles } from "../../trace/styles";
-import { PARAM_END, PARAM_PINNED, PARAM_SELECT, PARAM_START, TraceViewer } from "../../trace/viewer";
+import { PARAM_END, PARAM_PINNED, PARAM_SELECT, PARAM_START } from "../../trace/url_params";
+import { TraceViewer } from "../../trace/viewer";
 import { mountRanksMode, ranksSwitch } from "../../trace/ranks/ranks_mode";
 import type { ViewContext, ViewDefinition } from "../types";
 
