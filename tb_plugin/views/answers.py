@@ -366,6 +366,12 @@ def span_facts(model: Optional[TraceModel], manifest: Optional[dict[str, Any]] =
     return _stored(model, _span_facts_entry(model))
 
 
+def span_listing(model: TraceModel) -> dict[str, Any]:
+    """What the runs list shows of a loaded span: its facts (``span_facts``), the rank its trace records and its
+    framework. A pack keeps it in its manifest (``store/packs.py``), so a packed span is listed without its model."""
+    return {"facts": span_facts(model), "rank": _ranks.distributed_rank(model), "framework": model.framework}
+
+
 # The questions about one span, each taking its model first: the methods of profscope.open_trace(...).
 SPAN_QUESTIONS: tuple[Callable[..., Any], ...] = (
     summary, overview, operators, operator_detail, kernels, work_summary, roofline, flamegraph, folded_stacks, modules, memory, step_trace,
@@ -502,8 +508,7 @@ def distributed_from_summaries(summaries: Sequence[RankSummary], models: Optiona
                                peaks: Optional[PeaksSetting] = None) -> dict[str, Any]:
     """``distributed`` from the ranks' summaries (a pack's, or made from the models): the same answer (``models``:
     the ranks' models in the same order, for the links' peak)."""
-    return _ranks.distributed_from_summaries(list(summaries), list(models) if models is not None else None,
-                                             lambda model: _roofs(model, peaks))
+    return _ranks.distributed_from_summaries(list(summaries), models, lambda model: _roofs(model, peaks))
 
 
 def _ordered(summaries: Sequence[RankSummary]) -> list[tuple[int, RankSummary]]:
@@ -519,10 +524,14 @@ def cross_rank(summaries: Sequence[RankSummary]) -> dict[str, Any]:
     return _cross_rank.cross_rank([s for _, s in ranked], [r for r, _ in ranked])
 
 
+def ordered_rank_steps(summaries: Sequence[RankSummary]) -> list[tuple[RankSteps, int]]:
+    """Each rank's steps from its summary, ordered by rank, with the summary's index."""
+    out = [(_rank_steps.steps_of_summary(s, _ranks.summary_rank(s, i)), i) for i, s in enumerate(summaries)]
+    out.sort(key=lambda item: (item[0].rank, item[0].worker))
+    return out
+
+
 def rank_steps_of_summaries(summaries: Sequence[RankSummary],
                             models: Sequence[TraceModel]) -> list[tuple[RankSteps, TraceModel]]:
     """``rank_steps`` from the ranks' summaries (with each rank's model, for the trace viewer's alignment)."""
-    out = [(_rank_steps.steps_of_summary(s, _ranks.summary_rank(s, i)), model)
-           for i, (s, model) in enumerate(zip(summaries, models))]
-    out.sort(key=lambda item: (item[0].rank, item[0].worker))
-    return out
+    return [(steps, models[i]) for steps, i in ordered_rank_steps(summaries)]
