@@ -376,7 +376,7 @@ def span_listing(model: TraceModel) -> dict[str, Any]:
 SPAN_QUESTIONS: tuple[Callable[..., Any], ...] = (
     summary, overview, operators, operator_detail, kernels, work_summary, roofline, flamegraph, folded_stacks, modules, memory, step_trace,
     data_pipeline, critical_path, tracks, slices, counters, event, search, range_summary, idle_time, launches,
-    queue_length, kernel_sequences, annotations, span_facts,
+    queue_length, kernel_sequences, annotations, span_facts, span_listing,
 )
 
 
