@@ -3,15 +3,20 @@
 Four measurements (targets from the issue that asked for them):
 
 1. ``tensorboard`` on a logdir of N packed ranks (bench/jobgen.py: per-rank jitter, one straggler, NCCL collectives
-   of known sizes in two process groups), started on an empty cache: the time from starting the process to the run
-   listed with every rank ready and the Distributed view answered (then the cross-rank route), and the peak memory
-   (PSS) of its process tree. Target: <= 5 s and <= 1 GB. No trace is parsed, and the benchmark proves it: before
-   the server starts, every trace file is overwritten with bytes that are no JSON, of the same size, and its
-   modification time put back (so its pack is still current); a parse would fail that rank, and every rank must be
-   ready. The server's process tree is also watched: no parser process may appear.
-2. The cross-rank answers (``views/distributed/cross_rank.py``) for R ranks x S steps x C collectives per step, from summaries
-   made directly as columns (the reducer's input): median of ``--repeat``. Target: 1,000 x 20 x 200 in <= 1 s. Also
-   the time to read those summaries from Parquet files (one per rank) first.
+   of known sizes in two process groups), ingested with ``--engine local`` (the packs and their folder's summary),
+   started on an empty cache: the time from starting the process to the run listed with every rank ready and the
+   Distributed view answered (then the cross-rank route), and the peak memory (PSS) of its process tree. Target:
+   <= 5 s and <= 1 GB. No trace is parsed, and the benchmark proves it: before the server starts, every trace file
+   is overwritten with bytes that are no JSON, of the same size, and its modification time put back (so its pack is
+   still current); a parse would fail that rank, and every rank must be ready. The server's process tree is also
+   watched: no parser process may appear. ``--tb-runs`` servers are started one after the other (medians);
+   ``--tb-logdir`` keeps the packed job for the next invocation, so that the old and the new code can be measured
+   alternately in one session, each on its own logdir (``PYTHONPATH`` to the old code's copy).
+2. The cross-rank answers (``views/distributed/cross_rank.py``) for R ranks x S steps x C collectives per step, from
+   summaries made directly as columns (the reducer's input): median of ``--repeat``, against a one-pass floor of the
+   same columns. Target: 1,000 x 20 x 200 in <= 1 s. Also the Distributed view from the same summaries, the time to
+   read them from Parquet files (one per rank), and from a folder's summary (one file per table, what a server reads
+   for an ingested job: the read, then both answers on its slices).
 3. ``--engine dask`` (a LocalCluster of 2 worker processes, started beforehand) against ``--engine local`` (the
    parser pool) on the same files of about ``--engine-mb`` MB each, alternating, packs removed between runs:
    throughput (GB/s of trace JSON) and the per-file overhead of Dask (its time per file over the pool's - 1).
@@ -19,7 +24,7 @@ Four measurements (targets from the issue that asked for them):
 4. Disk: a pack against the cache entry a server writes for the same trace plus the summary's Parquet files.
 
 Usage: ``python bench/bench_cluster.py --ranks 1000 --steps 2 --collectives 10 --summary-ranks 1000
---summary-steps 20 --summary-collectives 200 --engine-mb 100 --engine-files 4 --repeat 3``
+--summary-steps 20 --summary-collectives 200 --engine-mb 100 --engine-files 4 --repeat 3 --tb-runs 3``
 """
 
 from __future__ import annotations
@@ -45,6 +50,7 @@ import jobgen  # noqa: E402
 
 from profscope.tb_plugin.store import ingest, pack_summary, packs  # noqa: E402
 from profscope.tb_plugin.views.distributed.cross_rank import cross_rank  # noqa: E402
+from profscope.tb_plugin.views.distributed.ranks import distributed_from_summaries  # noqa: E402
 from profscope.tb_plugin.views.distributed.rank_summary import RankSummary, Table, coded  # noqa: E402
 
 TARGETS = {"tensorboard_s": 5.0, "tensorboard_gb": 1.0, "cross_rank_s": 1.0, "dask_overhead": 0.05}
@@ -84,19 +90,29 @@ def _parser_processes(pid: int) -> int:
     return count
 
 
-def measure_tensorboard(ranks: int, steps: int, collectives: int, work: Path, timeout: float) -> dict[str, Any]:
+def prepare_packed_job(ranks: int, steps: int, collectives: int, logdir: Path) -> dict[str, Any]:
+    """The job written into ``logdir``, ingested (``--engine local``: its packs and their folder's summary) and its
+    traces overwritten; a logdir that already holds the job's current packs is used as it is (nothing to ingest)."""
     job = jobgen.Job(ranks=ranks, steps=steps, collectives=collectives, compute_kernels=4)
-    logdir = work / "logdir"
-    files = jobgen.write_job(job, logdir / "job", gzip=True)
-    _settle(files)
+    if not (logdir / "job").is_dir():
+        files = jobgen.write_job(job, logdir / "job", gzip=True)
+        _settle(files)
     started = time.perf_counter()
     results = ingest.run_local(ingest.plan(str(logdir)), lambda r: None)
     ingest_s = time.perf_counter() - started
     failed = [r for r in results if r.status == "failed"]
-    if failed:
-        raise RuntimeError(f"ingest failed: {failed[:3]}")
+    if failed or len(results) != ranks:
+        raise RuntimeError(f"ingest failed: {failed[:3]} ({len(results)} files for {ranks} ranks)")
     poisoned = _poison(logdir)
-    cache = work / "empty-cache"
+    traces = [p for p in (logdir / "job").iterdir() if p.is_file()]
+    return {"job": job, "ingest_s": ingest_s, "ingested": sum(r.status == "ingested" for r in results),
+            "poisoned_files": poisoned, "trace_bytes": sum(p.stat().st_size for p in traces)}
+
+
+def tensorboard_once(job: Any, ranks: int, logdir: Path, work: Path, timeout: float) -> dict[str, Any]:
+    """One ``tensorboard`` started on ``logdir`` with an empty cache: its first answer, the run listed with every
+    rank ready, the Distributed view answered, then the cross-rank route; the peak PSS of its process tree."""
+    cache = Path(tempfile.mkdtemp(prefix="empty-cache-", dir=work))
     server = bench_e2e.Server(logdir, cache, work / "tensorboard.log", 0.2, logdir)
     parsers_seen = 0
     first_answer_s = None
@@ -124,13 +140,28 @@ def measure_tensorboard(ranks: int, steps: int, collectives: int, work: Path, ti
         time.sleep(0.3)  # one more memory sample
     finally:
         server.stop()
+        shutil.rmtree(cache, ignore_errors=True)
     truth = job.truth()
     assert len(answer["ranks"]) == ranks
     assert crossed["stragglers"][0]["rank"] == truth["straggler"]
-    return {"ranks": ranks, "ingest_s": ingest_s, "poisoned_files": poisoned, "first_answer_s": first_answer_s,
-            "listed_s": listed_s,
-            "distributed_s": distributed_s, "collectives_route_s": cross_s, "peak_pss_gb": server.memory.peak_pss / 1e9,
-            "parser_processes_seen": parsers_seen, "trace_bytes": sum(p.stat().st_size for p in files)}
+    return {"first_answer_s": first_answer_s, "listed_s": listed_s, "distributed_s": distributed_s,
+            "collectives_route_s": cross_s, "peak_pss_gb": server.memory.peak_pss / 1e9,
+            "parser_processes_seen": parsers_seen, "load_average": os.getloadavg()[0]}
+
+
+def measure_tensorboard(ranks: int, steps: int, collectives: int, work: Path, timeout: float, runs: int = 1,
+                        logdir: Optional[Path] = None) -> dict[str, Any]:
+    """``runs`` tensorboards, one after the other, on one packed job (in ``logdir`` where given: kept, and used
+    again by the next invocation); medians of each figure, the worst peak."""
+    logdir = logdir or work / "logdir"
+    prepared = prepare_packed_job(ranks, steps, collectives, logdir)
+    each = [tensorboard_once(prepared["job"], ranks, logdir, work, timeout) for _ in range(runs)]
+    out: dict[str, Any] = {"ranks": ranks, "runs": each, **{k: v for k, v in prepared.items() if k != "job"}}
+    for key in ("first_answer_s", "listed_s", "distributed_s", "collectives_route_s", "load_average"):
+        out[key] = statistics.median(r[key] for r in each)
+    out["peak_pss_gb"] = max(r["peak_pss_gb"] for r in each)
+    out["parser_processes_seen"] = max(r["parser_processes_seen"] for r in each)
+    return out
 
 
 # --------------------------------------------------------------------------- 2. cross-rank answers
@@ -166,7 +197,7 @@ def synthetic_summaries(ranks: int, steps: int, collectives: int, seed: int = 3)
 def measure_cross_rank(ranks: int, steps: int, collectives: int, repeat: int, work: Path) -> dict[str, Any]:
     summaries = synthetic_summaries(ranks, steps, collectives)
     numbers = list(range(ranks))
-    times, floors = [], []
+    times, floors, views = [], [], []
     for _ in range(repeat):
         started = time.perf_counter()
         answer = cross_rank(summaries, numbers)
@@ -178,6 +209,9 @@ def measure_cross_rank(ranks: int, steps: int, collectives: int, repeat: int, wo
         ends = np.concatenate([s.collectives.numbers["end"] for s in summaries]).reshape(ranks, -1)
         (ends - starts).min(axis=0), starts.max(axis=0)
         floors.append(time.perf_counter() - started)
+        started = time.perf_counter()
+        distributed_from_summaries(summaries)
+        views.append(time.perf_counter() - started)
     assert answer["stragglers"][0]["rank"] == 1
     folder = work / "summaries"
     folder.mkdir(exist_ok=True)
@@ -189,11 +223,44 @@ def measure_cross_rank(ranks: int, steps: int, collectives: int, repeat: int, wo
         read = [pack_summary.read_summary(str(folder / f"r{i}.model")) for i in range(ranks)]
         reads.append(time.perf_counter() - started)
     del read
-    return {"ranks": ranks, "steps": steps, "collectives_per_step": collectives,
-            "matched_collectives": len(answer["collectives"]["seq"]), "reduce_s": statistics.median(times),
-            "reduce_all_s": times, "floor_s": statistics.median(floors),
-            "over_floor": statistics.median([t / f for t, f in zip(times, floors)]),
-            "read_parquet_s": statistics.median(reads)}
+    out = {"ranks": ranks, "steps": steps, "collectives_per_step": collectives,
+           "matched_collectives": len(answer["collectives"]["seq"]), "reduce_s": statistics.median(times),
+           "reduce_all_s": times, "floor_s": statistics.median(floors),
+           "over_floor": statistics.median([t / f for t, f in zip(times, floors)]),
+           "distributed_view_s": statistics.median(views), "read_parquet_s": statistics.median(reads)}
+    if hasattr(pack_summary, "write_folder_files"):
+        out.update(_from_folder_summary(summaries, numbers, answer, repeat, work))
+    return out
+
+
+def _from_folder_summary(summaries: list[RankSummary], numbers: list[int], answer: dict[str, Any], repeat: int,
+                         work: Path) -> dict[str, Any]:
+    """The same summaries as a folder's summary (what a server reads for an ingested job): reading it, and the
+    answers on its slices (the columns joined without a copy)."""
+    from profscope.tb_plugin.store.packs import FolderSummaryRef, PackRoot
+
+    folder = work / "folder-summary"
+    folder.mkdir(exist_ok=True)
+    manifest = pack_summary.write_folder_files(
+        [(f"r{i}", f"{i:040x}", s) for i, s in enumerate(summaries)], str(folder))
+    ref = FolderSummaryRef(str(folder), manifest)
+    reads, times, views = [], [], []
+    for _ in range(repeat):
+        started = time.perf_counter()
+        combined = pack_summary.read_folder_summary(PackRoot(str(folder)), ref)
+        sliced = [combined.summary(i, s.worker, s.span) for i, s in enumerate(summaries)]
+        reads.append(time.perf_counter() - started)
+        started = time.perf_counter()
+        again = cross_rank(sliced, numbers)
+        times.append(time.perf_counter() - started)
+        started = time.perf_counter()
+        distributed_from_summaries(sliced)
+        views.append(time.perf_counter() - started)
+        del combined, sliced
+    assert again == answer
+    return {"folder_bytes": sum(p.stat().st_size for p in folder.iterdir()),
+            "read_folder_s": statistics.median(reads), "reduce_folder_s": statistics.median(times),
+            "distributed_view_folder_s": statistics.median(views)}
 
 
 # --------------------------------------------------------------------------- 3. engines
@@ -277,6 +344,9 @@ def main(argv: Optional[list[str]] = None) -> int:
     parser.add_argument("--engine-files", type=int, default=4)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--timeout", type=float, default=600.0)
+    parser.add_argument("--tb-runs", type=int, default=1, help="tensorboards started one after the other (medians)")
+    parser.add_argument("--tb-logdir", help="where the packed job is kept (made and ingested once, then used again: "
+                        "run the old and the new code alternately, each on its own)")
     parser.add_argument("--skip", action="append", default=[], choices=("tensorboard", "cross_rank", "engines", "disk"))
     parser.add_argument("--json", help="write the results here")
     args = parser.parse_args(argv)
@@ -290,8 +360,12 @@ def main(argv: Optional[list[str]] = None) -> int:
             print(f"cross-rank: {r['ranks']} ranks x {r['steps']} steps x {r['collectives_per_step']} collectives "
                   f"({r['matched_collectives']} matched): {r['reduce_s']:.3f} s (median; target "
                   f"{TARGETS['cross_rank_s']} s; {r['over_floor']:.1f}x a one-pass floor of {r['floor_s']:.3f} s, "
-                  f"same-run ratios); reading the {r['ranks']} summaries from Parquet first: "
-                  f"{r['read_parquet_s']:.3f} s", flush=True)
+                  f"same-run ratios); the Distributed view {r['distributed_view_s']:.3f} s; reading the "
+                  f"{r['ranks']} summaries from Parquet first: {r['read_parquet_s']:.3f} s", flush=True)
+            if "read_folder_s" in r:
+                print(f"  from a folder's summary ({r['folder_bytes'] / 1e6:.1f} MB): read {r['read_folder_s']:.3f} s, "
+                      f"cross-rank {r['reduce_folder_s']:.3f} s, Distributed view "
+                      f"{r['distributed_view_folder_s']:.3f} s", flush=True)
         if "disk" not in args.skip:
             results["disk"] = r = measure_disk(work)
             print(f"disk: pack {r['pack_bytes']} B against cache entry {r['cache_entry_bytes']} B + summary "
@@ -299,14 +373,21 @@ def main(argv: Optional[list[str]] = None) -> int:
                   f"{r['manifest_bytes']} B)", flush=True)
         if "tensorboard" not in args.skip:
             (work / "tb").mkdir()
-            results["tensorboard"] = r = measure_tensorboard(args.ranks, args.steps, args.collectives, work / "tb",
-                                                             args.timeout)
-            print(f"tensorboard on {r['ranks']} packed ranks (cold, empty cache; ingest took {r['ingest_s']:.1f} s): "
-                  f"first answer {r['first_answer_s']:.2f} s (tensorboard's own start), "
-                  f"run listed {r['listed_s']:.2f} s, Distributed view {r['distributed_s']:.2f} s (target "
-                  f"{TARGETS['tensorboard_s']} s), cross-rank route +{r['collectives_route_s']:.2f} s; peak PSS "
-                  f"{r['peak_pss_gb']:.2f} GB (target {TARGETS['tensorboard_gb']} GB); {r['poisoned_files']} traces "
-                  f"overwritten before the start, {r['parser_processes_seen']} parser processes seen", flush=True)
+            results["tensorboard"] = r = measure_tensorboard(
+                args.ranks, args.steps, args.collectives, work / "tb", args.timeout, args.tb_runs,
+                Path(args.tb_logdir) if args.tb_logdir else None)
+            print(f"tensorboard on {r['ranks']} packed ranks (cold, empty cache; ingest took {r['ingest_s']:.1f} s, "
+                  f"{r['ingested']} ingested): medians of {args.tb_runs}: first answer {r['first_answer_s']:.2f} s "
+                  f"(tensorboard's own start), run listed {r['listed_s']:.2f} s, Distributed view "
+                  f"{r['distributed_s']:.2f} s (target {TARGETS['tensorboard_s']} s), cross-rank route "
+                  f"+{r['collectives_route_s']:.2f} s; peak PSS {r['peak_pss_gb']:.2f} GB (target "
+                  f"{TARGETS['tensorboard_gb']} GB); {r['poisoned_files']} traces overwritten before the start, "
+                  f"{r['parser_processes_seen']} parser processes seen; load average {r['load_average']:.1f}",
+                  flush=True)
+            for run in r["runs"]:
+                print(f"  run: first {run['first_answer_s']:.2f} s, listed {run['listed_s']:.2f} s, Distributed "
+                      f"{run['distributed_s']:.2f} s, cross-rank +{run['collectives_route_s']:.2f} s, peak PSS "
+                      f"{run['peak_pss_gb']:.2f} GB, load {run['load_average']:.1f}", flush=True)
         if "engines" not in args.skip:
             results["engines"] = r = measure_engines(args.engine_mb, args.engine_files, args.repeat, work)
             print(f"engines on {r['files']} files of {r['mb_per_file']:.0f} MB: local {r['local_gbps']:.3f} GB/s, "

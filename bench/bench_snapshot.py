@@ -90,14 +90,23 @@ def _run(script: str, *args: str) -> dict[str, Any]:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+# Beyond this many entries the snapshot is written while it is made (snapshot_gen.write_benchmark_snapshot: the
+# same data; pickle.dump would first hold every entry, about 12 GB at 20 M entries).
+STREAMED_ABOVE = 2_000_000
+
+
 def snapshot_file(entries: int) -> Path:
     """The generated snapshot of about ``entries`` entries (made once, kept in bench/out/)."""
     OUT.mkdir(exist_ok=True)
     path = OUT / f"snapshot_{entries}.pickle"
     if not path.exists():  # made in a child: this process stays small (its children's memory is measured)
         temporary = path.with_suffix(".tmp")
-        script = ("import pickle, sys; sys.path.insert(0, sys.argv[1]); import snapshot_gen; "
-                  "pickle.dump(snapshot_gen.benchmark_snapshot(int(sys.argv[2])), open(sys.argv[3], 'wb'))")
+        if entries > STREAMED_ABOVE:
+            script = ("import sys; sys.path.insert(0, sys.argv[1]); import snapshot_gen; "
+                      "snapshot_gen.write_benchmark_snapshot(sys.argv[3], int(sys.argv[2]))")
+        else:
+            script = ("import pickle, sys; sys.path.insert(0, sys.argv[1]); import snapshot_gen; "
+                      "pickle.dump(snapshot_gen.benchmark_snapshot(int(sys.argv[2])), open(sys.argv[3], 'wb'))")
         subprocess.run([sys.executable, "-c", script, str(HERE.parent / "tests"), str(entries), str(temporary)],
                        check=True)
         os.replace(temporary, path)

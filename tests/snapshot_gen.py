@@ -30,6 +30,7 @@ from __future__ import annotations
 import argparse
 import pickle
 import random
+import struct
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
@@ -437,9 +438,12 @@ def training_snapshot(steps: int = 3, hidden: int = 4096, batch: int = 64, max_e
     return sim.snapshot()
 
 
-def benchmark_snapshot(entries: int, seed: int = 0) -> dict[str, Any]:
-    """About ``entries`` trace entries of a long-running job: training steps over a bounded live set."""
+def benchmark_snapshot(entries: int, seed: int = 0, trace: Any = None) -> dict[str, Any]:
+    """About ``entries`` trace entries of a long-running job: training steps over a bounded live set. ``trace``: where
+    the entries go (default a list, in the snapshot returned)."""
     sim = SnapshotSimulator(capacity=80 * GB, seed=seed, share_free_frames=False)
+    if trace is not None:
+        sim.trace = trace
     rnd = sim.random
     sites = [sim.stack([(f"/home/user/project/layers/l{i % 40}.py", 10 + i, f"Layer{i % 40}.forward"),
                         ("/home/user/project/model.py", 120 + i % 7, "Model.forward"),
@@ -462,6 +466,162 @@ def benchmark_snapshot(entries: int, seed: int = 0) -> dict[str, Any]:
         if step % 10 == 0:
             sim.empty_cache()
     return sim.snapshot()
+
+
+def moved_to(snapshot: dict[str, Any], first_us: int) -> dict[str, Any]:
+    """The snapshot with its times (entries' and annotations') shifted so its first entry lies at ``first_us`` µs
+    since the epoch: lined up with a trace recorded then (shifted in place; returned for convenience)."""
+    entries = [e for trace in snapshot["device_traces"] for e in trace]
+    shift = first_us - min(e["time_us"] for e in entries)
+    for item in [*entries, *(snapshot.get("external_annotations") or [])]:
+        item["time_us"] += shift
+    return snapshot
+
+
+def trace_clock(path: str) -> tuple[int, float]:
+    """A Kineto trace's ``baseTimeNanoseconds`` and its first event's time (µs in its own time base): a snapshot
+    entry at ``base // 1000 + first`` µs since the epoch lies at the trace's first event."""
+    import gzip
+    import json
+
+    with (gzip.open if path.endswith(".gz") else open)(path, "rt") as f:
+        trace = json.load(f)
+    return trace["baseTimeNanoseconds"], min(e["ts"] for e in trace["traceEvents"] if "ts" in e)
+
+
+class StreamedPickle:
+    """Plain data (dict, list, tuple, str, int, float, bool, None) written as pickle protocol 4 opcodes while it is
+    made, for snapshots too big to hold in memory: strings are memoized by value and dicts by identity (the shared
+    frames, as ``pickle.dump`` shares them), other objects are written whole; no framing (a pickle reader takes
+    frames as optional hints). ``open_list``/``append``/``close_list`` write one list a batch of 1000 at a time."""
+
+    def __init__(self, out: Any) -> None:
+        self.out = out
+        self.memo: dict[Any, int] = {}
+        self.kept: list[Any] = []  # memoized dicts stay alive: their ids are memo keys
+        self.batch: list[Any] = []
+        out.write(b"\x80\x04")
+
+    def _memoize(self, key: Any) -> None:
+        self.memo[key] = len(self.memo)
+        self.out.write(b"\x94")
+
+    def _get(self, index: int) -> None:
+        self.out.write(b"h" + bytes([index]) if index < 256 else b"j" + index.to_bytes(4, "little"))
+
+    def value(self, value: Any, shared: bool = True) -> None:  # noqa: C901 - one branch per type
+        """``shared``: memoize a dict (False for a trace entry: memoizing every entry would keep them all)."""
+        write = self.out.write
+        if value is None:
+            write(b"N")
+        elif value is True or value is False:
+            write(b"\x88" if value else b"\x89")
+        elif isinstance(value, int):
+            if 0 <= value < 256:
+                write(b"K" + bytes([value]))
+            elif 0 <= value < 65536:
+                write(b"M" + value.to_bytes(2, "little"))
+            elif -(1 << 31) <= value < (1 << 31):
+                write(b"J" + value.to_bytes(4, "little", signed=True))
+            else:
+                data = value.to_bytes((value.bit_length() + 8) // 8, "little", signed=True)
+                write(b"\x8a" + bytes([len(data)]) + data)
+        elif isinstance(value, float):
+            write(b"G" + struct.pack(">d", value))
+        elif isinstance(value, str):
+            index = self.memo.get(("s", value))
+            if index is not None:
+                self._get(index)
+                return
+            data = value.encode("utf-8", "surrogatepass")
+            write((b"\x8c" + bytes([len(data)]) if len(data) < 256 else b"X" + len(data).to_bytes(4, "little")) + data)
+            self._memoize(("s", value))
+        elif isinstance(value, dict):
+            index = self.memo.get(("d", id(value)))
+            if index is not None:
+                self._get(index)
+                return
+            write(b"}")
+            if shared:
+                self._memoize(("d", id(value)))
+                self.kept.append(value)
+            if value:
+                write(b"(")
+                for key, item in value.items():
+                    self.value(key)
+                    self.value(item)
+                write(b"u")
+        elif isinstance(value, list):
+            write(b"]")
+            if value:
+                write(b"(")
+                for item in value:
+                    self.value(item)
+                write(b"e")
+        elif isinstance(value, tuple):
+            write(b"(")
+            for item in value:
+                self.value(item)
+            write(b"t")
+        else:
+            raise TypeError(f"not plain data: {type(value).__name__}")
+
+    def open_list(self) -> None:
+        self.out.write(b"]")
+
+    def append(self, item: Any) -> None:
+        self.batch.append(item)
+        if len(self.batch) == 1000:
+            self._flush()
+
+    def _flush(self) -> None:
+        if self.batch:
+            self.out.write(b"(")
+            for item in self.batch:
+                self.value(item, shared=False)
+            self.out.write(b"e")
+            self.batch = []
+
+    def close_list(self) -> None:
+        self._flush()
+
+
+class _StreamedTrace:
+    """A simulator's ``trace`` that writes each entry into an open list of a ``StreamedPickle`` instead of keeping it."""
+
+    def __init__(self, stream: StreamedPickle) -> None:
+        self.stream = stream
+        self.count = 0
+
+    def append(self, entry: dict[str, Any]) -> None:
+        self.stream.append(entry)
+        self.count += 1
+
+    def __len__(self) -> int:
+        return self.count
+
+
+def write_benchmark_snapshot(path: str, entries: int, seed: int = 0) -> None:
+    """``benchmark_snapshot(entries, seed)`` written while it is made (the same data; ``device_traces`` before
+    ``segments`` in the top-level dict), so that snapshots of several GB need no more memory than the allocator's
+    state: how the benchmark makes a 2 GB snapshot."""
+    with open(path, "wb") as out:
+        stream = StreamedPickle(out)
+        out.write(b"}")
+        stream._memoize(("top", 0))
+        out.write(b"(")
+        stream.value("device_traces")
+        out.write(b"](")  # the list of devices, holding one: the streamed trace
+        stream.open_list()
+        trace = _StreamedTrace(stream)
+        finished = benchmark_snapshot(entries, seed, trace=trace)
+        stream.close_list()
+        out.write(b"e")
+        for key, value in finished.items():
+            if key != "device_traces":
+                stream.value(key)
+                stream.value(value)
+        out.write(b"u.")
 
 
 # The hand-made snapshots of tests/data/memory_snapshots (see its PROVENANCE.md): file name -> how it is made.

@@ -370,3 +370,199 @@ def test_cross_rank_matrix_and_general_reductions_agree(tmp_path: Path, monkeypa
     for g, s, count in zip(collectives["process_group"], collectives["seq"], collectives["ranks"]):
         assert count == (5 if (g, s) == dropped else 6)
     assert answer["stragglers"][0]["rank"] == truth["straggler"]
+
+
+def _folder_slices(summaries: list[Any]) -> list[Any]:
+    """The summaries as a folder's summary gives them: every rank's columns slices of one array, its texts codes into
+    one shared list of values, in another order than any rank met them (and holding values a rank may not use)."""
+    import dataclasses
+
+    import numpy as np
+
+    from profscope.tb_plugin.views.distributed.rank_summary import Coded, Table
+
+    tables = [s.collectives for s in summaries]
+    starts = np.concatenate([[0], np.cumsum([len(t) for t in tables])]).tolist()
+    texts: dict[str, Any] = {}
+    for key in tables[0].texts:
+        values = sorted({v for t in tables for v in t.texts[key]}, reverse=True) + ["unused"]
+        codes = np.asarray([values.index(v) for t in tables for v in t.texts[key]], dtype=np.int32)
+        texts[key] = Coded(codes, values)
+    numbers = {key: np.concatenate([t.numbers[key] for t in tables]) for key in tables[0].numbers}
+    out = []
+    for i, summary in enumerate(summaries):
+        a, b = starts[i], starts[i + 1]
+        table = Table({k: Coded(v.codes[a:b], v.values) for k, v in texts.items()},
+                      {k: v[a:b] for k, v in numbers.items()})
+        out.append(dataclasses.replace(summary, collectives=table))
+    return out
+
+
+def test_slices_of_a_folder_summary_give_the_answers_of_each_rank_s_own_tables(tmp_path: Path) -> None:
+    """Ranks whose columns are slices of one folder's columns (and whose texts are codes into the folder's values)
+    give the cross-rank answers and the Distributed view of ranks read one by one; their columns join without a
+    copy."""
+    import dataclasses
+
+    import numpy as np
+
+    from profscope.tb_plugin.ingest.load import load_trace
+    from profscope.tb_plugin.views import answers
+    from profscope.tb_plugin.views.distributed.rank_summary import Table, coded, joined
+    from profscope.tb_plugin.views.distributed.ranks import summary_of
+
+    jobgen = _jobgen()
+    paths = jobgen.write_job(jobgen.Job(ranks=6, steps=2, collectives=6), tmp_path / RUN)
+    own = [summary_of(p.name.split(".")[0], "", load_trace(str(p))) for p in paths]
+    # Rank 3 without its third collective: the ranks are no [ranks, collectives] matrix then.
+    for cut in (False, True):
+        if cut:
+            table = own[3].collectives
+            keep = np.arange(len(table)) != 2
+            own[3] = dataclasses.replace(own[3], collectives=Table(
+                {key: coded([v for v, k in zip(values.tolist(), keep) if k]) for key, values in table.texts.items()},
+                {key: value[keep] for key, value in table.numbers.items()}))
+        sliced = _folder_slices(own)
+        assert answers.cross_rank(sliced) == answers.cross_rank(own)
+        assert answers.distributed_from_summaries(sliced) == answers.distributed_from_summaries(own)
+    starts = [s.collectives.numbers["start"] for s in sliced]
+    whole = joined(starts)
+    assert np.shares_memory(whole, starts[0]) and whole.tolist() == np.concatenate(starts).tolist()
+    apart = joined([starts[0], starts[2]])  # not end to end: a copy
+    assert not np.shares_memory(apart, starts[0]) and apart.tolist() == np.concatenate([starts[0], starts[2]]).tolist()
+
+
+def _counting(calls: list[Any], function: Any) -> Any:
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        calls.append(args)
+        return function(*args, **kwargs)
+
+    return counted
+
+
+def test_a_packed_run_is_listed_from_its_manifests_and_answered_from_its_folder_summary(
+        tmp_path: Path, make_client, monkeypatch: pytest.MonkeyPatch) -> None:
+    from profscope.tb_plugin.server import plugin as plugin_module
+    from profscope.tb_plugin.store import runs as runs_module
+
+    _, logdir = _job(tmp_path, ranks=8)
+    results = ingest.run_local(ingest.plan(str(logdir)), lambda r: None)
+    assert {r.status for r in results} == {"ingested"}
+    summary = logdir / RUN / packs.PACK_FOLDER / packs.FOLDER_SUMMARY / packs.FOLDER_MANIFEST
+    manifest = json.loads(summary.read_text())
+    assert [m["name"] for m in manifest["members"]] == sorted(p.name for p in (logdir / RUN).glob("rank*"))
+    written = summary.read_bytes()
+    assert {r.status for r in ingest.run_local(ingest.plan(str(logdir)), lambda r: None)} == {"current"}
+    assert summary.read_bytes() == written  # a rerun writes nothing
+    reference = make_client(_copy_without_packs(logdir, tmp_path / "parsed"))
+    reference.settle(120)
+    listed, expected = reference.get("runs")[1]["runs"], _run_routes(reference)
+
+    opened: list[Any] = []
+    own: list[Any] = []
+    monkeypatch.setattr(runs_module, "load_model", _counting(opened, runs_module.load_model))
+    monkeypatch.setattr(plugin_module, "summary_of_rank", _counting(own, plugin_module.summary_of_rank))
+    packed = make_client(logdir)
+    packed.settle(120)
+    assert packed.get("runs")[1]["runs"] == listed  # facts and ranks as a parse lists them
+    assert opened == []  # listed from the packs' manifests: no model read
+    assert _run_routes(packed) == expected
+    # The run's answers read one model (the first rank's, for its links' peak) and no rank's own summary.
+    assert len(opened) == 1 and own == []
+    assert packed.plugin.manager.pack_loads == 8 and packed.plugin.manager._pool is None
+    assert _routes_of_rank(packed, "rank5") == _routes_of_rank(reference, "rank5")
+
+
+def test_a_folder_summary_serves_only_the_packs_it_holds(tmp_path: Path, make_client,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    from profscope.tb_plugin.server import plugin as plugin_module
+
+    _, logdir = _job(tmp_path, ranks=4)
+    ingest.run_local(ingest.plan(str(logdir)), lambda r: None)
+    # Rank 2 changed and packed again alone (no reduce step): the folder's summary holds its old pack.
+    changed = sorted((logdir / RUN).glob("rank2.*"))[0]
+    changed.write_bytes(_jobgen().trace_bytes(_jobgen().Job(ranks=4, seed=99), 2))
+    _settled([changed])
+    (task,) = [t for t in ingest.plan(str(logdir)) if t.relative.endswith(changed.name)]
+    assert ingest.ingest_task(task, forks=False).status == "ingested"
+    reference = make_client(_copy_without_packs(logdir, tmp_path / "parsed"))
+    reference.settle(120)
+    expected = _run_routes(reference)
+    own: list[Any] = []
+    monkeypatch.setattr(plugin_module, "summary_of_rank", _counting(own, plugin_module.summary_of_rank))
+    packed = make_client(logdir)
+    packed.settle(120)
+    assert _run_routes(packed) == expected
+    assert [args[0] for args in own] == ["rank2"]  # the others from the folder's summary
+    # A damaged folder summary (a byte of its collectives file) is ignored: every rank is read from its own pack.
+    folder = logdir / RUN / packs.PACK_FOLDER / packs.FOLDER_SUMMARY
+    key = json.loads((folder / packs.FOLDER_MANIFEST).read_text())["key"]
+    data = folder / key / packs.folder_summary_name("collectives")
+    damaged = bytearray(data.read_bytes())
+    damaged[len(damaged) // 2] ^= 0xFF
+    data.write_bytes(bytes(damaged))
+    own.clear()
+    again = make_client(logdir)
+    again.settle(120)
+    assert _run_routes(again) == expected
+    assert sorted(args[0] for args in own) == [f"rank{r}" for r in range(4)]
+
+
+def test_packs_made_by_other_views_list_and_answer_from_their_models(tmp_path: Path, make_client,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """A pack made before the views changed (another VIEWS_VERSION) keeps its model, but its listing, its summary
+    tables and its folder's summary are made again from the model: never shown as they were."""
+    from profscope.tb_plugin.server import plugin as plugin_module
+
+    _, logdir = _job(tmp_path, ranks=4)
+    ingest.run_local(ingest.plan(str(logdir)), lambda r: None)
+    reference = make_client(_copy_without_packs(logdir, tmp_path / "parsed"))
+    reference.settle(120)
+    listed, expected = reference.get("runs")[1]["runs"], _run_routes(reference)
+    # Every pack and the folder's summary as an older version wrote them: other views, a listing that is now wrong.
+    summary = logdir / RUN / packs.PACK_FOLDER / packs.FOLDER_SUMMARY / packs.FOLDER_MANIFEST
+    for manifest_path in [*_manifests(logdir), summary]:
+        manifest = json.loads(manifest_path.read_text())
+        assert manifest["views_version"] == packs.VIEWS_VERSION
+        manifest["views_version"] -= 1
+        if "listing" in manifest:  # wrong, and of another shape (other views' facts): never read
+            manifest["listing"]["rank"] = 7
+            manifest["listing"]["facts"]["duration"] = 1.0
+            manifest["listing"]["facts"]["moved"] = manifest["listing"]["facts"].pop("device")
+        manifest_path.write_text(json.dumps(manifest))
+    root = packs.PackRoot(str(logdir))
+    assert root.find_folder_summary(RUN) is None
+    own: list[Any] = []
+    monkeypatch.setattr(plugin_module, "summary_of_rank", _counting(own, plugin_module.summary_of_rank))
+    packed = make_client(logdir)
+    packed.settle(120)
+    assert packed.get("runs")[1]["runs"] == listed
+    assert _run_routes(packed) == expected
+    assert packed.plugin.manager.pack_loads == 4 and packed.plugin.manager._pool is None  # the models: no parse
+    assert sorted(args[0] for args in own) == [f"rank{r}" for r in range(4)]
+    assert all(args[3] is False for args in own)  # made from the models, not read from the packs' tables
+    # Ingest keeps the packs (their models are current) and writes the folder's summary anew, of the current packs
+    # only: none here.
+    assert {r.status for r in ingest.run_local(ingest.plan(str(logdir)), lambda r: None)} == {"current"}
+    assert root.find_folder_summary(RUN) is None
+
+
+def test_packs_of_another_format_are_ignored_and_ingested_again(tmp_path: Path) -> None:
+    _, logdir = _job(tmp_path, ranks=1)
+    ingest.run_local(ingest.plan(str(logdir)), lambda r: None)
+    (manifest_path,) = _manifests(logdir)
+    manifest = json.loads(manifest_path.read_text())
+    assert manifest["format"] == packs.PACK_FORMAT and manifest["listing"]["rank"] == 0
+    (task,) = ingest.plan(str(logdir))
+    root = packs.PackRoot(str(logdir))
+    assert root.find(task.relative, task.size, task.mtime_ns, None) is not None
+    # A pack of format 1 (no listing): never misread, ingested again.
+    older = {key: value for key, value in manifest.items() if key != "listing"}
+    manifest_path.write_text(json.dumps({**older, "format": 1}))
+    assert root.find(task.relative, task.size, task.mtime_ns, None) is None
+    # A listing that is not what this version writes is no pack either.
+    manifest_path.write_text(json.dumps({**manifest, "listing": {**manifest["listing"], "rank": "0"}}))
+    assert root.find(task.relative, task.size, task.mtime_ns, None) is None
+    assert [r.status for r in ingest.run_local(ingest.plan(str(logdir)), lambda r: None)] == ["ingested"]
+    assert json.loads(manifest_path.read_text()) != manifest  # written anew (another time, same key)
+    assert root.find(task.relative, task.size, task.mtime_ns, None) is not None

@@ -254,3 +254,72 @@ def test_one_rank_of_the_hta_nccl_job_is_distributed() -> None:
     assert result["available"] and result["ranks"][0]["world_size"] == 2
     assert {c["name"] for c in result["collectives"]} == {"allreduce", "broadcast"}
     assert all(c["bytes"] for c in result["collectives"])
+
+
+def test_the_collective_table_is_the_rank_by_rank_sum_on_uneven_ranks(tmp_path: Path) -> None:
+    """Ranks that made different numbers of calls, calls of unknown size and a rank without collectives: each
+    name's row and per-rank entries are what summing rank by rank gives (waits against the i-th call of every
+    rank, as many calls as the rank with fewest)."""
+    import dataclasses
+
+    import numpy as np
+
+    from profscope.tb_plugin.views.distributed.rank_summary import Table, coded
+    from profscope.tb_plugin.views.distributed.ranks import distributed_from_summaries, summary_of
+
+    spec = importlib.util.spec_from_file_location("jobgen", REPO / "bench" / "jobgen.py")
+    jobgen = importlib.util.module_from_spec(spec)
+    assert spec.loader is not None
+    sys.modules["jobgen"] = jobgen
+    spec.loader.exec_module(jobgen)
+    paths = jobgen.write_job(jobgen.Job(ranks=5, steps=3, collectives=8), tmp_path / "job")
+    summaries = [summary_of(p.name.split(".")[0], "", load_trace(str(p))) for p in paths]
+    rng = np.random.default_rng(5)
+    table = summaries[3].collectives
+    keep = rng.random(len(table)) > 0.3
+    summaries[3] = dataclasses.replace(summaries[3], collectives=Table(
+        {k: coded([x for x, m in zip(v.tolist(), keep) if m]) for k, v in table.texts.items()},
+        {k: v[keep] for k, v in table.numbers.items()}))
+    numbers = dict(summaries[1].collectives.numbers)
+    numbers["in_bytes"] = np.where(np.arange(len(numbers["in_bytes"])) % 3 == 0, -1, numbers["in_bytes"])
+    summaries[1] = dataclasses.replace(summaries[1], collectives=Table(summaries[1].collectives.texts, numbers))
+    summaries[2] = dataclasses.replace(summaries[2], collectives=Table(
+        {"name": coded([]), "process_group": coded([])}, {k: v[:0] for k, v in numbers.items()}))
+    answer = distributed_from_summaries(summaries)
+
+    calls = {s.worker: (s.collectives.texts["name"].tolist(), s.collectives.numbers) for s in summaries}
+    wait_of = {w: 0 for w in calls}
+    for row in answer["collectives"]:
+        name = row["name"]
+        mine = {w: [i for i, n in enumerate(names) if n == name] for w, (names, _) in calls.items()}
+        count = min(len(v) for v in mine.values())
+        waits: dict[str, dict[int, int]] = {w: {} for w in calls}
+        for j in range(count):
+            starts = {w: int(calls[w][1]["start"][mine[w][j]]) for w in calls}
+            for w in calls:
+                i = mine[w][j]
+                duration = int(calls[w][1]["end"][i] - calls[w][1]["start"][i])
+                waits[w][i] = min(max(max(starts.values()) - starts[w], 0), duration)
+                wait_of[w] += waits[w][i]
+        entries = {e["worker"]: e for e in row["per_rank"]}
+        assert set(entries) == {w for w in calls if mine[w]}
+        for worker, entry in entries.items():
+            number = calls[worker][1]
+            durations = [int(number["end"][i] - number["start"][i]) for i in mine[worker]]
+            sizes = [int(number["in_bytes"][i]) for i in mine[worker]]
+            assert entry["calls"] == len(mine[worker])
+            assert entry["bytes"] == (sum(b for b in sizes if b >= 0) if any(b >= 0 for b in sizes) else None)
+            assert entry["total"] == pytest.approx(sum(durations) / 1000, rel=1e-12)
+            assert entry["mean"] == pytest.approx(sum(durations) / len(durations) / 1000, rel=1e-12)
+            assert entry["wait"] == pytest.approx(sum(waits[worker].values()) / 1000, rel=1e-12)
+        assert row["calls"] == sum(e["calls"] for e in entries.values())
+        assert row["total"] == pytest.approx(sum(e["total"] for e in entries.values()), rel=1e-12)
+        assert row["wait"] == pytest.approx(sum(e["wait"] for e in entries.values()), rel=1e-12)
+        unknown = any(int(calls[w][1]["in_bytes"][i]) < 0 for w in calls for i in mine[w])
+        assert row["bytes"] is None if unknown else row["bytes"] == sum(e["bytes"] or 0 for e in entries.values())
+    by_worker = {r["worker"]: r for r in answer["ranks"]}
+    assert by_worker["rank2"]["collective_calls"] == 0 and by_worker["rank3"]["collective_calls"] == int(keep.sum())
+    for worker, (_, number) in calls.items():  # the rank's communication split by its share of waiting
+        spent = int((number["end"] - number["start"]).sum())
+        share = wait_of[worker] / spent if spent else 0.0
+        assert by_worker[worker]["wait"] == pytest.approx(by_worker[worker]["communication"] * share, rel=1e-12)

@@ -314,3 +314,23 @@ def test_odd_values_are_skipped_and_counted_not_fatal(fast: bool) -> None:
     assert "unreadable 'stream'" in notes and "unreadable 'time_us'" in notes
     assert list(result.columns["action"]) == [ACTIONS.index("annotate")]
     assert len(result.columns["annotation_time_us"]) == 1  # the second has no time
+
+
+def test_a_snapshot_written_while_it_is_made_reads_as_the_same_snapshot(tmp_path: Path) -> None:
+    """The benchmark's streamed writer (how it makes a 2 GB snapshot without holding it) gives the snapshot
+    pickle.dump gives: the same model, answer for answer."""
+    import json
+
+    from profscope.tb_plugin.ingest.snapshot.build import build_model
+    from profscope.tb_plugin.views import memory_snapshot as view
+
+    dumped, streamed = tmp_path / "dumped.pickle", tmp_path / "streamed.pickle"
+    dumped.write_bytes(pickle.dumps(gen.benchmark_snapshot(5000)))
+    gen.write_benchmark_snapshot(str(streamed), 5000)
+    answers = []
+    for path in (dumped, streamed):
+        model, _ = build_model(reader.read(path.read_bytes()))
+        device = view.device_facts(model)["device"]
+        answers.append(json.dumps([view.overview(model), view.timeline(model, device, width=300),
+                                   view.segments(model, device)], default=str, sort_keys=True))
+    assert answers[0] == answers[1]

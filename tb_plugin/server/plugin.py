@@ -29,7 +29,7 @@ from ..views import answers, compare, kernels, memory, memory_snapshot, operator
 from ..views.quantities import devices
 from ..views.analyses import idle as idle_time, sequences as kernel_sequences
 from ..views.distributed import rank_steps
-from ..views.trace import queries as trace
+from ..views.trace import queries as trace, snapshot_counters
 from . import provider_runs
 from .table_route import table_route  # format=csv on the table routes
 from .http import HttpError, arg, choice, download_route, json_response, json_route, safe_filename
@@ -49,6 +49,22 @@ def static_files(folder: str = STATIC_DIR) -> dict[str, str]:
             path = os.path.join(root, name)
             files[os.path.relpath(path, folder).replace(os.sep, "/")] = path
     return files
+
+
+class _RankModels(Sequence[TraceModel]):
+    """The models of a run's ranks, each read when asked for (a rank opened from a pack is read on first use: the
+    run-level answers need one model, for the links' peak, not a thousand)."""
+
+    def __init__(self, spans: list[Span]) -> None:
+        self._spans = spans
+
+    def __len__(self) -> int:
+        return len(self._spans)
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, slice):
+            return [span.model for span in self._spans[index]]
+        return self._spans[index].model
 
 
 class ProfscopePlugin(base_plugin.TBPlugin):
@@ -265,8 +281,9 @@ class ProfscopePlugin(base_plugin.TBPlugin):
                               name_filter=arg(request, "name") or "",
                               limit=self._int(request, "limit", memory.EVENT_LIMIT, 1, 100000))
 
-    def _run_ranks(self, request: wrappers.Request) -> tuple[str, int, list[tuple[str, Any]], list[dict[str, str]]]:
-        """Run level: one span of every worker (the span at ``span_index`` in each worker's time order)."""
+    def _run_ranks(self, request: wrappers.Request) -> tuple[str, int, list[tuple[str, Span]], list[dict[str, str]]]:
+        """Run level: one span of every worker (the span at ``span_index`` in each worker's time order); a span opened
+        from a pack comes without its model read (``Span.model`` reads it when needed)."""
         run = arg(request, "run", required=True) or ""
         index = self._int(request, "span_index", 0, 0, 1 << 20)
         workers = self.manager.workers_of(run)
@@ -275,7 +292,7 @@ class ProfscopePlugin(base_plugin.TBPlugin):
             if index >= len(spans):
                 continue
             try:
-                ranks.append((worker, self.manager.span(run, worker, spans[index]).model))
+                ranks.append((worker, self.manager.span(run, worker, spans[index], load_model=False)))
             except SpanLoading as exc:
                 loading.append(exc.progress)
             except SpanFailed as exc:
@@ -286,26 +303,41 @@ class ProfscopePlugin(base_plugin.TBPlugin):
             raise SpanFailed("; ".join(f"{f['worker']}: {f['error']}" for f in failed))
         return run, index, ranks, failed
 
-    def _summaries(self, run: str, index: int, ranks: list[tuple[str, Any]]) -> list[Any]:
-        """Each rank's summary: read from its pack (or its cache entry) where one lies beside its model, else made
+    def _summaries(self, ranks: list[tuple[str, Span]]) -> list[Any]:
+        """Each rank's summary: from the summary of its pack's folder where that holds it (one read for all the
+        ranks of a folder), else read from its pack (or its cache entry) where one lies beside its model, else made
         from the model (``views/distributed/rank_summary.py``)."""
-        spans = self.manager.workers_of(run)
-        if len(ranks) < 16:
-            return [summary_of_rank(worker, spans[worker][index], model) for worker, model in ranks]
-        # Many small files: Parquet's reads let go of the interpreter lock, so a few threads read them faster.
-        with futures.ThreadPoolExecutor(max_workers=4, thread_name_prefix="profscope-summaries") as pool:
-            return list(pool.map(lambda item: summary_of_rank(item[0], spans[item[0]][index], item[1]), ranks))
+        summaries = self.manager.folder_summaries([span for _, span in ranks])
+        missing = [i for i, summary in enumerate(summaries) if summary is None]
+
+        def own(i: int) -> Any:
+            worker, span = ranks[i]
+            return summary_of_rank(worker, span.name, span.model, span.pack is None or span.pack.views_current)
+
+        if len(missing) < 16:
+            for i in missing:
+                summaries[i] = own(i)
+        else:  # many small files: Parquet's reads let go of the interpreter lock, so a few threads read them faster
+            with futures.ThreadPoolExecutor(max_workers=4, thread_name_prefix="profscope-summaries") as pool:
+                for i, summary in zip(missing, pool.map(own, missing)):
+                    summaries[i] = summary
+        return summaries
 
     def _distributed_answers(self, request: wrappers.Request) -> tuple[dict[str, Any], list[Any], list[Any]]:
+        """The run's answers computed so far (memoised per run, span index and ranks), the ranks' summaries, and
+        [span index, failed ranks, the ranks' models (each read when asked for)]."""
         run, index, ranks, failed = self._run_ranks(request)
-        # Keyed by the models themselves: a reloaded span is a new model, so a stale answer is never reused.
-        key = (run, index, tuple((w, id(m)) for w, m in ranks))
+        # Keyed by what each rank was opened from: its pack (its key is in the folder's name), else its model (a
+        # reloaded span is a new model, so a stale answer is never reused).
+        key = (run, index, tuple((w, ("pack", s.pack.folder) if s.pack is not None else ("model", id(s.model)))
+                                 for w, s in ranks))
         if key not in self._distributed_cache:
-            summaries = self._summaries(run, index, ranks)
+            summaries = self._summaries(ranks)
             # Keep one: runs are big. The models are kept with it so that their ids stay theirs.
-            self._distributed_cache = {key: ({}, ranks, summaries)}
-        found, models, summaries = self._distributed_cache[key]
-        return found, summaries, [index, failed, [model for _, model in models]]
+            held = [s.model for _, s in ranks if s.pack is None]
+            self._distributed_cache = {key: ({}, ranks, summaries, held)}
+        found, spans, summaries, _ = self._distributed_cache[key]
+        return found, summaries, [index, failed, _RankModels([s for _, s in spans])]
 
     def _distributed_route(self, request: wrappers.Request) -> dict[str, Any]:
         found, summaries, (index, failed, models) = self._distributed_answers(request)
@@ -328,15 +360,14 @@ class ProfscopePlugin(base_plugin.TBPlugin):
 
     def _rank_steps(self, request: wrappers.Request) -> tuple[int, list[tuple[rank_steps.RankSteps, Any]],
                                                                 list[dict[str, str]]]:
-        """Every worker's span at ``span_index`` with its steps, ordered by rank."""
-        run, index, ranks, failed = self._run_ranks(request)
-        summaries = self._summaries(run, index, ranks)
-        return index, answers.rank_steps_of_summaries(summaries, [model for _, model in ranks]), failed
+        """Every worker's span at ``span_index`` with its steps, ordered by rank (each rank's model read on use)."""
+        _, summaries, (index, failed, models) = self._distributed_answers(request)
+        return index, answers.rank_steps_of_summaries(summaries, models), failed
 
     def _distributed_matrix_route(self, request: wrappers.Request) -> dict[str, Any]:
         """Rank × step: step time, communication and exposed communication (µs) of every worker's span."""
-        index, ranks, failed = self._rank_steps(request)
-        payload = answers.step_matrix([r for r, _ in ranks])
+        _, summaries, (index, failed, _) = self._distributed_answers(request)
+        payload = answers.step_matrix([r for r, _ in answers.ordered_rank_steps(summaries)])
         payload["span_index"] = index
         payload["failed"] = failed
         return payload
@@ -531,9 +562,7 @@ class ProfscopePlugin(base_plugin.TBPlugin):
         except (SpanFailed, UnknownSpan) as exc:
             link["status"], link["error"] = "error", str(exc)
             return link
-        base = span.model.metadata.get("baseTimeNanoseconds")
-        if loaded.model.header.get("axis") == "time_us" and isinstance(base, int) and not isinstance(base, bool):
-            link["trace_offset_us"] = -base / 1000.0
+        link["trace_offset_us"] = memory_snapshot.trace_offset_us(loaded.model, span.model)
         if device is not None:
             capacity = devices.device_properties(span.model).get(device, {}).get("totalGlobalMem")
             link["capacity"] = capacity if isinstance(capacity, int) and not isinstance(capacity, bool) else None
@@ -619,8 +648,14 @@ class ProfscopePlugin(base_plugin.TBPlugin):
             raise HttpError(400, f"{name} must be between {lo} and {hi}")
         return number
 
+    def _beside(self, span: Span) -> list[answers.SnapshotBeside]:
+        """The span's parsed memory snapshots (their counter tracks join the trace's when their times line up)."""
+        return [answers.SnapshotBeside(s.name, s.model)
+                for s in self.manager.snapshots_of_span(span.run, span.worker, span.name)]
+
     def _trace_tracks_route(self, request: wrappers.Request) -> dict[str, Any]:
-        return answers.tracks(self._model(request))
+        span = self._span(request)
+        return answers.tracks(span.model, self._beside(span))
 
     def _trace_slices_route(self, request: wrappers.Request) -> dict[str, Any]:
         model = self._model(request)
@@ -632,11 +667,12 @@ class ProfscopePlugin(base_plugin.TBPlugin):
             raise HttpError(400, str(exc)) from None
 
     def _trace_counters_route(self, request: wrappers.Request) -> dict[str, Any]:
-        model = self._model(request)
+        span = self._span(request)
         track_ids = [t for t in (request.args.get("tracks") or "").split(",") if t]
+        beside = self._beside(span) if any(t.startswith(snapshot_counters.TRACK_PREFIX) for t in track_ids) else []
         try:
-            return answers.counters(model, self._float(request, "start"), self._float(request, "end"),
-                                    self._int(request, "width", 1000, 1, trace.MAX_WIDTH), track_ids)
+            return answers.counters(span.model, self._float(request, "start"), self._float(request, "end"),
+                                    self._int(request, "width", 1000, 1, trace.MAX_WIDTH), track_ids, beside)
         except ValueError as exc:
             raise HttpError(400, str(exc)) from None
 

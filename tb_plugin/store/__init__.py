@@ -52,12 +52,15 @@ How each module works:
 * ``packs.py``, ``pack_summary.py``, ``ingest.py``: Packs: a trace's cache entry (model, ``views.json``, trace index)
   and its rank's summary as Parquet (``pack_summary.py``, pyarrow), kept beside the trace in
   ``.profscope/<file>/<key>/`` (or under ``--packs``), with a manifest written last (key = name, size, mtime, ETag,
-  model format; size and CRC-32 of every file): visible atomically on object stores too; older keys' folders removed
-  after the manifest. The run manager adopts a current pack before parsing (``runs._adopt_packs``, outside its
-  lock): a local one memory-mapped read-only (``TraceModel.writable`` False: nothing written beside it, nothing
-  removed), a remote one copied into the cache as the trace's entry, each file checked; a pack that does not read is
-  never tried again for that file. ``ingest.py``: ``profscope ingest``, one task per file, on the parser pool or on
-  Dask (``dask.distributed``; a LocalCluster on 127.0.0.1 by default; the memory estimate as the worker resource
-  ``MEMORY``; nothing forks on a Dask worker, whose process runs threads); a file that fails with an error of
-  Profscope's own is tried once more.
+  pack and model formats; size and CRC-32 of every file; the span's listing and the views version): visible
+  atomically on object stores too; older keys' folders removed after the manifest. The run manager adopts a current
+  pack before parsing (``runs._adopt_packs``, outside its lock): a local one is listed from its manifest and its
+  model memory-mapped read-only on first use (``TraceModel.writable`` False: nothing written beside it, nothing
+  removed), a remote one (or one of other views) read at once, a remote one copied into the cache as the trace's
+  entry, each file checked; a pack that does not read is never tried again for that file. ``ingest.py``:
+  ``profscope ingest``, one task per file, on the parser pool or on Dask (``dask.distributed``; a LocalCluster on
+  127.0.0.1 by default; the memory estimate as the worker resource ``MEMORY``; nothing forks on a Dask worker, whose
+  process runs threads); a file that fails with an error of Profscope's own is tried once more; then a reduce step
+  writes each folder's summary (``.profscope/.ranks/``: every pack's steps and collectives in one pair of Parquet
+  files), which the run-level routes read in one go.
 """

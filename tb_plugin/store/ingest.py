@@ -9,6 +9,10 @@ machine's parser pool or on a Dask cluster.
   its share of the memory available), so that large traces do not run together on one worker; a worker killed
   in the middle of a task has its task run again on another (Dask's own retry of lost work).
 
+Then a reduce step, on this machine: per folder of packs, the steps and collectives of all its current packs in one
+pair of Parquet files (``pack_summary.write_folder_summary``), from which a server answers the cross-rank questions
+of a thousand ranks in one read; rewritten only when a member changed.
+
 Idempotent: a file whose pack is current (same path, size, mtime, tag and format) is skipped, a changed one is
 ingested again. A file that fails (not a trace, unreadable, out of memory...) fails alone: it is reported with
 its reason, after the others, and the command exits non-zero. Progress (files, bytes, rate, ETA, failures) goes
@@ -20,6 +24,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import os
+import posixpath
 import shutil
 import time
 from dataclasses import dataclass
@@ -83,14 +88,14 @@ def ingest_task(task: IngestTask, forks: bool = True) -> IngestResult:
         return IngestResult(task.relative, "failed", task.size, f"cannot write the pack: {exc.strerror or exc}")
     published = False
     try:
-        error = _build(task, staged, forks)
-        if error is not None:
+        error, listing = _build(task, staged, forks)
+        if error is not None or listing is None:
             return IngestResult(task.relative, "failed", task.size, error, time.monotonic() - started)
         summary = _summary_meta(os.path.join(staged, packs.MODEL))
         names = sorted(n for n in os.listdir(staged) if n == packs.MODEL or (
             n.startswith(packs.MODEL + ".") and ".tmp" not in n))
         manifest = packs.make_manifest(key, task.relative, task.size, task.mtime_ns, task.etag, staged, names,
-                                       summary)
+                                       summary, listing)
         root.publish(task.relative, key, staged, manifest)
         published = True
     except Exception as exc:  # noqa: BLE001 - one file's failure is reported with it
@@ -103,8 +108,9 @@ def ingest_task(task: IngestTask, forks: bool = True) -> IngestResult:
     return IngestResult(task.relative, "ingested", task.size, None, time.monotonic() - started)
 
 
-def _build(task: IngestTask, staged: str, forks: bool) -> Optional[str]:
-    """Parse the trace into ``staged`` (model, derived answers, summary); an error for the user, else None."""
+def _build(task: IngestTask, staged: str, forks: bool) -> tuple[Optional[str], Optional[dict[str, Any]]]:
+    """Parse the trace into ``staged`` (model, derived answers, summary): (an error for the user, None), else
+    (None, what the runs list shows of the span: the manifest's listing)."""
     from ..model.array_file import read_model
     from ..views import answers
     from . import pack_summary, parser_pool
@@ -115,13 +121,13 @@ def _build(task: IngestTask, staged: str, forks: bool) -> Optional[str]:
         outcome = parse_to_file(task.location, model_path, task.access, task.companions, task.batch_size,
                                 forks=forks)
     if outcome.error is not None:
-        return outcome.error
+        return outcome.error, None
     if outcome.model is not None:
-        return f"the parsed model could not be written ({outcome.cache_error})"
+        return f"the parsed model could not be written ({outcome.cache_error})", None
+    model = read_model(model_path)
     if pack_summary.available():
-        model = read_model(model_path)
         pack_summary.write_summary(answers.rank_summary(task.worker, task.span, model, tables=True), model_path)
-    return None
+    return None, answers.span_listing(model)
 
 
 def _summary_meta(model_path: str) -> Optional[dict[str, Any]]:
@@ -221,7 +227,36 @@ def run_local(tasks: Sequence[IngestTask], report: Report, workers: Optional[int
                 report(result)
     finally:
         pool.shutdown()
+    write_folder_summaries(tasks, results)
     return results
+
+
+def write_folder_summaries(tasks: Sequence[IngestTask], results: Sequence[IngestResult]) -> list[str]:
+    """The reduce step after the tasks: per folder, the summary of its current packs (``store/pack_summary.py``),
+    members in path order. Returns the folder summaries written; one that cannot be written costs its readers
+    speed only (they read each rank's pack), and is logged."""
+    from . import pack_summary
+
+    if not pack_summary.available():
+        return []
+    done = {r.relative for r in results if r.status in ("ingested", "current")}
+    folders: dict[tuple[str, str], list[IngestTask]] = {}
+    for task in sorted(tasks, key=lambda t: t.relative):
+        if task.relative in done:
+            folders.setdefault((task.pack_root, posixpath.dirname(task.relative)), []).append(task)
+    written = []
+    for (pack_root, folder), members in folders.items():
+        root = packs.PackRoot(pack_root, members[0].pack_options)
+        try:
+            refs = [root.find(t.relative, t.size, t.mtime_ns, t.etag) for t in members]
+            location = pack_summary.write_folder_summary(root, folder, [r for r in refs if r is not None])
+        except Exception:  # noqa: BLE001 - a disk or network error: the packs are whole without it
+            logger.warning("profscope: the summary of the packs in %s could not be written", folder or ".",
+                           exc_info=True)
+            continue
+        if location is not None:
+            written.append(location)
+    return written
 
 
 def _process_died(message: str) -> bool:
@@ -292,6 +327,7 @@ def run_dask(tasks: Sequence[IngestTask], report: Report, scheduler: Optional[st
         client.close()
         if own_cluster is not None:
             own_cluster.close()
+    write_folder_summaries(tasks, results)
     return results
 
 

@@ -10,16 +10,29 @@ CRC-32s, ``model/array_file.py``), ``model.views.json`` and ``model.lod`` (``sto
 summary as Parquet tables ``model.<table>.parquet`` (``views/distributed/rank_summary.py``: steps, collectives, operators,
 kernels), all in ``<key>/``, and a small manifest ``pack.json`` written last. Nothing executable: arrays, JSON and
 Parquet. The key is the source's identity: its name (its folder is where the pack lies), size, modification time and
-content tag, and the model's format version; the manifest names the key and the size and CRC-32 of every file.
+content tag, and the pack's and the model's format versions; the manifest names the key and the size and CRC-32 of
+every file, and what the runs list shows of the span (``listing``: its facts, recorded rank and framework, from
+``views/answers.span_listing``), so that a server lists a packed span from its manifest alone.
+
+A folder's summary: ``profscope ingest`` ends with a reduce step that writes, per folder of packs, every pack's steps
+and collectives tables in one pair of Parquet files (``<folder>/.profscope/.ranks/<key>/ranks.<table>.parquet``,
+manifest ``.ranks/summary.json`` written last; ``store/pack_summary.py``), keyed by its members' names and pack keys.
+A server answers a run of a thousand ranks from that one read; a rank the folder's summary does not hold at its
+current key is read from its own pack. The name starts with a dot: discovery never takes a hidden file for a trace,
+so no trace's pack folder is named so.
 
 Visible atomically, also on object stores that cannot rename: a new pack's files go into a folder of their own key,
 the manifest is written (replaced) last, and the folders of older keys are removed after it. A reader that finds no
 manifest, or one for another key (the trace changed since), or files that do not match it, parses the trace as
 before; a damaged pack is never repaired or removed by a reader.
 
-How a server uses one (``store/runs.py``): a local pack is memory-mapped where it lies (read-only: nothing is
-written beside it); a remote one is copied once into the local cache as the entry of its trace, each file checked
-against the manifest's CRC-32 on the way.
+How a server uses one (``store/runs.py``): a local pack's span is listed ready from its manifest, and its model
+memory-mapped where it lies (read-only: nothing is written beside it) when a page first asks for it; a remote one is
+copied once into the local cache as the entry of its trace, each file checked against the manifest's CRC-32 on the
+way. Format 2 added the listing (packs of format 1 are ignored, and ingested again). The listing and the summary
+tables are answers of the views: the manifests name the ``VIEWS_VERSION`` that made them, and a server of other views
+lists such a span from its model and makes its summary again (the model itself stays good; a folder's summary of
+other views is not read, and ingest writes it again of the packs of the current views only).
 """
 
 from __future__ import annotations
@@ -37,15 +50,22 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Optional
 
 from ..model.array_file import MODEL_FORMAT_VERSION
+from ..model.stored_answers import VIEWS_VERSION
 from .storage import remote_scheme
 
 logger = logging.getLogger(__name__)
 
-PACK_FORMAT = 1
+PACK_FORMAT = 2
 PACK_FOLDER = ".profscope"
 MANIFEST = "pack.json"
 MODEL = "model"
 SUMMARY_TABLES = ("steps", "collectives", "operators", "kernels")
+# A folder's summary (see above): its pack folder's name, manifest, tables and format.
+FOLDER_SUMMARY = ".ranks"
+FOLDER_MANIFEST = "summary.json"
+FOLDER_TABLES = ("steps", "collectives")
+FOLDER_SUMMARY_FORMAT = 1
+_FOLDER_MANIFEST_LIMIT = 64 << 20
 _MANIFEST_LIMIT = 1 << 20
 _BLOCK = 4 << 20
 
@@ -61,6 +81,10 @@ class PackError(Exception):
 
 def summary_name(table: str) -> str:
     return f"{MODEL}.{table}.parquet"
+
+
+def folder_summary_name(table: str) -> str:
+    return f"ranks.{table}.parquet"
 
 
 def pack_key(relative: str, size: int, mtime_ns: int, etag: Optional[str]) -> str:
@@ -83,12 +107,40 @@ def pack_folder(root: str, relative: str) -> str:
     return _join(root, *folder.split("/"), PACK_FOLDER, name)
 
 
+def _is_key(value: Any) -> bool:
+    return isinstance(value, str) and len(value) == 40 and all(c in "0123456789abcdef" for c in value)
+
+
+def folder_summary_key(members: Iterable[tuple[str, str]]) -> str:
+    """The key of a folder's summary: its members' trace names and pack keys, in order."""
+    text = "|".join(f"{name}={key}" for name, key in members)
+    return hashlib.sha256(f"{FOLDER_SUMMARY_FORMAT}|{text}".encode("utf-8")).hexdigest()[:40]
+
+
 @dataclass(frozen=True)
 class PackRef:
     """A current pack: where its files are and what its manifest says."""
 
     folder: str  # the key's folder: <pack folder>/<key>
     manifest: dict[str, Any]
+    relative: str = ""  # the trace's path relative to the logdir ('/'-separated)
+
+    @property
+    def key(self) -> str:
+        key: str = self.manifest["key"]
+        return key
+
+    @property
+    def listing(self) -> dict[str, Any]:
+        """What the runs list shows of the span (checked by ``check_manifest``)."""
+        listing: dict[str, Any] = self.manifest["listing"]
+        return listing
+
+    @property
+    def views_current(self) -> bool:
+        """Whether its listing and summary tables were made by the views of this version (``VIEWS_VERSION``): a
+        pack made before the views changed keeps its model, but what the views made from it is made again."""
+        return self.manifest.get("views_version") == VIEWS_VERSION
 
     @property
     def files(self) -> dict[str, dict[str, int]]:
@@ -148,7 +200,22 @@ class PackRoot:
             return None
         if manifest["key"] != pack_key(relative, size, mtime_ns, etag):
             return None  # the trace changed since (or another version of Profscope wrote it)
-        return PackRef(_join(folder, manifest["key"]), manifest)
+        return PackRef(_join(folder, manifest["key"]), manifest, relative)
+
+    def find_folder_summary(self, folder: str) -> Optional["FolderSummaryRef"]:
+        """The summary of the packs of ``folder`` (logdir-relative, '/'-separated; '' or '.' for the logdir), else
+        None (none written, or a manifest that does not read)."""
+        location = pack_folder(self.root, posixpath.join(folder, FOLDER_SUMMARY) if folder not in ("", ".")
+                               else FOLDER_SUMMARY)
+        data = self.read_bytes(_join(location, FOLDER_MANIFEST), _FOLDER_MANIFEST_LIMIT)
+        if data is None:
+            return None
+        try:
+            manifest = check_folder_manifest(json.loads(data))
+        except (ValueError, PackError) as exc:
+            logger.info("profscope: ignoring the folder summary in %s: %s", location, exc)
+            return None
+        return FolderSummaryRef(_join(location, manifest["key"]), manifest)
 
     def copy_into(self, ref: PackRef, target_model: str) -> None:
         """Copy a pack's files beside ``target_model`` (a cache entry: ``<key>.model`` and ``<key>.model.<x>``),
@@ -189,7 +256,8 @@ class PackRoot:
 
     # --- writing ------------------------------------------------------------------------------------------
 
-    def publish(self, relative: str, key: str, staged: str, manifest: dict[str, Any]) -> str:
+    def publish(self, relative: str, key: str, staged: str, manifest: dict[str, Any],
+                manifest_name: str = MANIFEST) -> str:
         """Put the files of ``staged`` (a local folder) into the pack of ``relative`` under ``key``, then the
         manifest, then remove older keys' folders. Returns the pack folder. ``staged`` may already be the key's
         folder (a local pack is built in place)."""
@@ -200,11 +268,11 @@ class PackRoot:
             fs = self.filesystem()
             for name in manifest["files"]:
                 fs.put_file(os.path.join(staged, name), self._fs_path(_join(target, name)))
-            fs.pipe_file(self._fs_path(_join(folder, MANIFEST)), encoded)
+            fs.pipe_file(self._fs_path(_join(folder, manifest_name)), encoded)
             try:
                 for entry in fs.ls(self._fs_path(folder), detail=False):
                     base = posixpath.basename(entry.rstrip("/"))
-                    if base not in (key, MANIFEST):
+                    if base not in (key, manifest_name):
                         fs.rm(entry, recursive=True)
             except Exception:  # noqa: BLE001 - an old folder left behind costs disk only
                 logger.debug("profscope: could not remove old packs in %s", folder, exc_info=True)
@@ -213,12 +281,13 @@ class PackRoot:
             os.makedirs(target, exist_ok=True)
             for name in manifest["files"]:
                 shutil.copyfile(os.path.join(staged, name), os.path.join(target, name))
+        os.makedirs(folder, exist_ok=True)
         fd, temporary = tempfile.mkstemp(prefix=".tmp-", dir=folder)
         with os.fdopen(fd, "wb") as out:
             out.write(encoded)
-        os.replace(temporary, os.path.join(folder, MANIFEST))
+        os.replace(temporary, os.path.join(folder, manifest_name))
         for entry in os.listdir(folder):
-            if entry not in (key, MANIFEST) and not entry.startswith(".tmp-"):
+            if entry not in (key, manifest_name) and not entry.startswith(".tmp-"):
                 shutil.rmtree(os.path.join(folder, entry), ignore_errors=True)
         return folder
 
@@ -239,7 +308,7 @@ def check_manifest(manifest: Any) -> dict[str, Any]:
     if manifest.get("model_format") != MODEL_FORMAT_VERSION:
         raise PackError("a model of another format version")
     key, files = manifest.get("key"), manifest.get("files")
-    if not isinstance(key, str) or len(key) != 40 or not all(c in "0123456789abcdef" for c in key):
+    if not _is_key(key):
         raise PackError("no valid key")
     if not isinstance(files, dict) or MODEL not in files:
         raise PackError("no model")
@@ -247,9 +316,89 @@ def check_manifest(manifest: Any) -> dict[str, Any]:
         if not (isinstance(name, str) and (name == MODEL or (name.startswith(MODEL + ".") and "/" not in name
                                                              and ".." not in name))):
             raise PackError(f"an unexpected file name {name!r}")
-        if not (isinstance(info, dict) and isinstance(info.get("size"), int) and isinstance(info.get("crc32"), int)):
-            raise PackError(f"no size and checksum for {name!r}")
+        _check_file_entry(name, info)
+    if manifest.get("views_version") == VIEWS_VERSION:  # else not read: the span is listed from its model
+        check_listing(manifest.get("listing"))
     return manifest
+
+
+def _check_file_entry(name: str, info: Any) -> None:
+    if not (isinstance(info, dict) and _is_int(info.get("size")) and _is_int(info.get("crc32"))):
+        raise PackError(f"no size and checksum for {name!r}")
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def check_listing(listing: Any) -> dict[str, Any]:
+    """A manifest's listing (``views/answers.span_listing``: ``facts``, ``rank``, ``framework``), checked for its
+    shape: the runs list passes it on as it is. Raises PackError."""
+    if not isinstance(listing, dict) or set(listing) != {"facts", "rank", "framework"}:
+        raise PackError("no listing")
+    facts, rank, framework = listing["facts"], listing["rank"], listing["framework"]
+    if not (rank is None or _is_int(rank)) or not (framework is None or isinstance(framework, str)):
+        raise PackError("a listing's rank or framework of another type")
+    if not isinstance(facts, dict) or set(facts) != {"start_time", "duration", "steps", "device"}:
+        raise PackError("a listing without its facts")
+    steps = facts["steps"]
+    if not (all(facts[k] is None or _is_number(facts[k]) for k in ("start_time", "duration"))
+            and (facts["device"] is None or isinstance(facts["device"], str))
+            and (steps is None or (isinstance(steps, dict) and set(steps) - {"left_out"} == {"count", "first", "last"}
+                                   and _is_int(steps["count"]) and _is_int(steps.get("left_out", 0))
+                                   and all(steps[k] is None or _is_int(steps[k]) for k in ("first", "last"))))):
+        raise PackError("a listing's facts of another type")
+    return listing
+
+
+@dataclass(frozen=True)
+class FolderSummaryRef:
+    """A folder's summary: where its files are and what its manifest says (its members, in row order)."""
+
+    folder: str  # <folder>/.profscope/.ranks/<key>
+    manifest: dict[str, Any]
+
+    @property
+    def members(self) -> list[dict[str, Any]]:
+        members: list[dict[str, Any]] = self.manifest["members"]
+        return members
+
+    def location(self, name: str) -> str:
+        return _join(self.folder, name)
+
+
+def check_folder_manifest(manifest: Any) -> dict[str, Any]:
+    """A folder summary's manifest from anyone's storage, checked for the shape this version writes: its members
+    (trace name, pack key, the summary's scalars, rows per table) and files. Raises PackError."""
+    if not isinstance(manifest, dict) or manifest.get("format") != FOLDER_SUMMARY_FORMAT:
+        raise PackError("a folder summary of another format")
+    if manifest.get("views_version") != VIEWS_VERSION:
+        raise PackError("a folder summary made by other views")
+    members, files = manifest.get("members"), manifest.get("files")
+    if not isinstance(members, list) or not isinstance(files, dict):
+        raise PackError("no members or files")
+    if set(files) != {folder_summary_name(t) for t in FOLDER_TABLES}:
+        raise PackError("unexpected files")
+    for name, info in files.items():
+        _check_file_entry(name, info)
+    for member in members:
+        if not (isinstance(member, dict) and isinstance(member.get("name"), str) and _is_key(member.get("key"))
+                and isinstance(member.get("meta"), dict)
+                and all(_is_int(member.get(t)) and member[t] >= 0 for t in FOLDER_TABLES)):
+            raise PackError("a member of another shape")
+    key = manifest.get("key")
+    if not _is_key(key) or key != folder_summary_key((m["name"], m["key"]) for m in members):
+        raise PackError("a key that is not its members'")
+    return manifest
+
+
+def matches(data: bytes, entry: dict[str, int]) -> bool:
+    """Whether bytes read are the file a manifest describes (its size and CRC-32)."""
+    return len(data) == entry["size"] and _crc32(data) == entry["crc32"]
 
 
 def file_entry(path: str) -> dict[str, int]:
@@ -262,12 +411,24 @@ def file_entry(path: str) -> dict[str, int]:
 
 
 def make_manifest(key: str, relative: str, size: int, mtime_ns: int, etag: Optional[str], staged: str,
-                  names: Iterable[str], summary: Optional[dict[str, Any]]) -> dict[str, Any]:
+                  names: Iterable[str], summary: Optional[dict[str, Any]], listing: dict[str, Any]) -> dict[str, Any]:
     return {
         "format": PACK_FORMAT, "model_format": MODEL_FORMAT_VERSION, "key": key,
         "source": {"path": relative, "size": size, "mtime_ns": mtime_ns, "etag": etag},
         "files": {name: file_entry(os.path.join(staged, name)) for name in names},
-        "summary": summary, "written_by": socket.gethostname(), "written_at": time.time(),
+        "summary": summary, "listing": check_listing(listing), "views_version": VIEWS_VERSION,
+        "written_by": socket.gethostname(), "written_at": time.time(),
+    }
+
+
+def make_folder_manifest(members: list[dict[str, Any]], staged: str) -> dict[str, Any]:
+    """The manifest of a folder's summary whose files lie in ``staged``; ``members``: name, key, meta and rows per
+    table of each pack, in row order."""
+    return {
+        "format": FOLDER_SUMMARY_FORMAT, "key": folder_summary_key((m["name"], m["key"]) for m in members),
+        "views_version": VIEWS_VERSION, "members": members,
+        "files": {name: file_entry(os.path.join(staged, name)) for name in map(folder_summary_name, FOLDER_TABLES)},
+        "written_by": socket.gethostname(), "written_at": time.time(),
     }
 
 

@@ -35,7 +35,7 @@ from .parse_jobs import ParseOutcome, derive_estimate, derive_in_cache, derived_
 from .snapshots import SnapshotOutcome, parse_snapshot_into_cache
 from .parser_pool import PROGRESS_SLOTS, JobFailed, ParserPool
 from .spans import Span, SpanFailed, SpanLoading, UnknownSpan
-from .packs import PackError, PackRoot, load_model
+from .packs import PackError, PackRef, PackRoot, load_model
 from .storage import LogdirUnreadable, open_storage, remote_scheme
 
 logger = logging.getLogger(__name__)
@@ -53,6 +53,9 @@ class _SpanState:
     job: Optional[futures.Future[ParseOutcome]] = None
     estimate: Optional[int] = None  # memory its parse may take (bytes), once computed
     pack_checked: bool = False  # its pack was looked for (packs.py)
+    # The pack it was opened from: a ready span whose model is None is listed from the pack's manifest, and its
+    # model read on first use (``RunManager._open_pack``).
+    pack: Optional[PackRef] = None
 
 
 def _listed_manifest(manifest: dict[str, Any]) -> dict[str, Any]:
@@ -127,6 +130,7 @@ class RunManager:
                                   if remote_scheme(packs or logdir) is not None else None)
         self._bad_packs: set[tuple[str, int, int, Optional[str]]] = set()
         self.pack_loads = 0  # spans opened from packs (no parse)
+        self._pyarrow_imported = False
         self._logdir_error: Optional[str] = None
         self._lock = threading.Lock()
         self._refresh_lock = threading.Lock()  # one scan at a time
@@ -272,15 +276,18 @@ class RunManager:
         self._wake.set()
 
     def _adopt_packs(self) -> None:
-        """Queued spans whose trace has a current pack (and no cache entry) take its model: no parse. Read outside
-        the lock (a remote pack is copied into the cache first); a pack that does not read is never tried again
-        for that file, which is parsed as before."""
+        """Queued spans whose trace has a current pack (and no cache entry) are ready: no parse. A local pack's
+        span is listed from its manifest alone (``packs.py``: its listing) and its model memory-mapped on first use
+        (``_open_pack``), so a logdir of a thousand packed ranks is listed after a thousand small reads; a remote
+        one is copied into the cache here, outside the lock. A pack that does not read is never tried again for
+        that file, which is parsed as before."""
         if not self.use_packs:
             return
         with self._lock:
             candidates = [(key, s) for key, s in self._spans.items() if s.status == "queued" and not s.pack_checked]
             for _, state in candidates:
                 state.pack_checked = True
+        adopted = False
         for key, state in candidates:
             src = state.source
             file_key = (src.path, src.size, src.mtime_ns, src.etag)
@@ -288,12 +295,14 @@ class RunManager:
                 continue
             identity = self._identity(src)
             model = self.cache.load(identity)
+            ref = None
             if model is None:
                 try:
                     ref = self.pack_root.find(self.storage.relative(src.path), src.size, src.mtime_ns, src.etag)
                     if ref is None:
                         continue
-                    model = load_model(self.pack_root, ref, self.cache, identity)
+                    if self.pack_root.remote or not ref.views_current:  # listed from its model (other views)
+                        model = load_model(self.pack_root, ref, self.cache, identity)
                 except PackError as exc:
                     logger.warning("profscope: the pack of %s is not used (%s); parsing the trace", src.path, exc)
                     self._bad_packs.add(file_key)
@@ -301,7 +310,44 @@ class RunManager:
                 self.pack_loads += 1
             with self._lock:
                 if self._spans.get(key) is state and state.status == "queued":
-                    state.model, state.status = model, "ready"
+                    state.model, state.pack, state.status = model, ref, "ready"
+                    adopted = adopted or ref is not None
+        if adopted and not self._pyarrow_imported:
+            # The run-level pages read packed ranks' summaries next: pyarrow (0.3 s to import) is imported here,
+            # once the spans are listed, rather than by the first such request.
+            from . import pack_summary
+
+            self._pyarrow_imported = True
+            pack_summary.available()
+
+    def _open_pack(self, key: tuple[str, str, str], state: _SpanState) -> TraceModel:
+        """The model of a span listed from its local pack, memory-mapped on first use. A pack that does not read
+        is never tried again for that file: the span is parsed (``SpanLoading`` meanwhile)."""
+        src, ref = state.source, state.pack
+        if ref is None:  # taken back meanwhile (its model was damaged): it is being parsed
+            self._wake.set()
+            raise SpanLoading(0.0)
+        try:
+            model = load_model(self.pack_root, ref, self.cache, self._identity(src))
+        except PackError as exc:
+            logger.warning("profscope: the pack of %s is not used (%s); parsing the trace", src.path, exc)
+            with self._lock:
+                self._bad_packs.add((src.path, src.size, src.mtime_ns, src.etag))
+                if self._spans.get(key) is state and state.model is None and state.status == "ready":
+                    state.status, state.pack, state.priority = "queued", None, 1
+            self._wake.set()
+            raise SpanLoading(0.0) from None
+        with self._lock:
+            if state.model is None and state.pack is ref:
+                state.model = model
+            return state.model if state.model is not None else model
+
+    def _loader(self, key: tuple[str, str, str], state: _SpanState) -> Callable[[], TraceModel]:
+        def load() -> TraceModel:
+            model = state.model
+            return model if model is not None else self._open_pack(key, state)
+
+        return load
 
     def _schedule(self) -> None:
         """Start queued parses (the user's first, then by run and span) while the pool has room, then derivations."""
@@ -509,8 +555,8 @@ class RunManager:
                 else:
                     entry["status"] = "ready"
                 # Named by the file (writer, Paddle, MindSpore), else decided by the content once parsed.
-                frameworks = sorted({s.source.framework or s.model.framework for s in states
-                                     if isinstance(s, _SpanState) and (s.source.framework or s.model is not None)})
+                frameworks = sorted({framework for s in states if isinstance(s, _SpanState)
+                                     for framework in [s.source.framework or self._framework(s)] if framework})
                 if frameworks:
                     entry["framework"] = ",".join(frameworks)
                 entry["workers"] = []
@@ -543,15 +589,29 @@ class RunManager:
             info["error"] = state.error
         if state.source.manifest:
             info["manifest"] = _listed_manifest(state.source.manifest)
-        # Start time of day, steps and length: what the span pickers show instead of the id.
-        info.update(answers.span_facts(state.model if state.status == "ready" else None, state.source.manifest))
-        if state.model is not None:
-            from ..views.distributed.ranks import distributed_rank
-
-            rank = distributed_rank(state.model)
-            if rank is not None:
-                info["rank"] = rank
+        # Start time of day, steps and length: what the span pickers show instead of the id; the recorded rank.
+        listing = self._listing(state)
+        if listing is None:
+            info.update(answers.span_facts(None, state.source.manifest))
+        else:
+            info.update(listing["facts"])
+            if listing["rank"] is not None:
+                info["rank"] = listing["rank"]
         return info
+
+    @staticmethod
+    def _listing(state: _SpanState) -> Optional[dict[str, Any]]:
+        """What the runs list shows of a ready span (``answers.span_listing``): from its model, or from its pack's
+        manifest until the model is read (the same answer, stored when the pack was made)."""
+        if state.status != "ready":
+            return None
+        if state.model is not None:
+            return answers.span_listing(state.model)
+        return state.pack.listing if state.pack is not None else None
+
+    def _framework(self, state: _SpanState) -> Optional[str]:
+        listing = self._listing(state)
+        return listing["framework"] if listing is not None else None
 
     def skipped_files(self) -> dict[str, Any]:
         """The files of the last scan that are no span, by reason (the ``runs`` route's ``skipped``)."""
@@ -565,37 +625,47 @@ class RunManager:
         """Why the last scan could not list the logdir (a remote one: bucket, credentials, extra), else None."""
         return self._logdir_error
 
-    def span(self, run: Optional[str], worker: Optional[str], span: Optional[str]) -> Span:
+    def span(self, run: Optional[str], worker: Optional[str], span: Optional[str], load_model: bool = True) -> Span:
         """The parsed span (run, worker, span), with its file, manifest and model; ``span`` may be left out for a
-        worker's only span. Raises UnknownSpan, SpanLoading (parsing it now: it goes first) or SpanFailed."""
+        worker's only span. Raises UnknownSpan, SpanLoading (parsing it now: it goes first) or SpanFailed.
+        ``load_model=False``: a span opened from a pack is returned before its model is read (``Span.model`` reads
+        it, and may raise SpanLoading then)."""
+        found = self._find_span(run, worker, span)
+        if load_model:
+            found.model  # noqa: B018 - read now: SpanLoading here where the pack does not read
+        return found
+
+    def _find_span(self, run: Optional[str], worker: Optional[str], span: Optional[str]) -> Span:
         self._collect_finished()
         with self._lock:
-            candidates = [k for k in self._spans if k[0] == run]
-            if not candidates:
-                raise UnknownSpan(f"unknown run {run!r}")
-            candidates = [k for k in candidates if k[1] == worker]
-            if not candidates:
-                raise UnknownSpan(f"unknown worker {worker!r} in run {run!r}")
-            if span in (None, ""):
-                if len(candidates) != 1:
-                    names = ", ".join(sorted((k[2] for k in candidates), key=layout.span_sort_key))
-                    raise UnknownSpan(f"worker {worker!r} has several spans; name one with span= ({names})")
-                key = candidates[0]
-            else:
-                key = (run, worker, span)  # type: ignore[assignment]
+            key = (run, worker, span)
+            if span in (None, "") or key not in self._spans:  # a span named in full is found at once (a run's ranks)
+                candidates = [k for k in self._spans if k[0] == run]
+                if not candidates:
+                    raise UnknownSpan(f"unknown run {run!r}")
+                candidates = [k for k in candidates if k[1] == worker]
+                if not candidates:
+                    raise UnknownSpan(f"unknown worker {worker!r} in run {run!r}")
+                if span in (None, ""):
+                    if len(candidates) != 1:
+                        names = ", ".join(sorted((k[2] for k in candidates), key=layout.span_sort_key))
+                        raise UnknownSpan(f"worker {worker!r} has several spans; name one with span= ({names})")
+                    key = candidates[0]
             state = self._spans.get(key)  # type: ignore[arg-type]
             if state is None:
                 raise UnknownSpan(f"unknown span {span!r} of worker {worker!r} in run {run!r}")
+            if state.status == "ready" and state.model is None and state.pack is not None:
+                return Span(key[0], key[1], key[2], state.source, self._loader(key, state), state.pack)
             if state.status == "ready" and state.model is not None:
                 if not state.model.damage:
-                    return Span(key[0], key[1], key[2], state.source, state.model)
+                    return Span(key[0], key[1], key[2], state.source, self._loader(key, state), state.pack)
                 # A cached column failed its checksum (array_file.read_model removed the entry): parsed again.
                 logger.warning("profscope: the cached model of %s is damaged (%s); parsing the trace again",
                                state.source.path, state.model.damage.get("reason"))
                 if not state.model.writable:  # a pack's: never used again for this file
                     src = state.source
                     self._bad_packs.add((src.path, src.size, src.mtime_ns, src.etag))
-                state.status, state.model = "queued", None
+                state.status, state.model, state.pack = "queued", None, None
             if state.status == "error":
                 raise SpanFailed(state.error or "the trace could not be loaded")
             progress = self._progress_of(state)
@@ -603,6 +673,14 @@ class RunManager:
                 state.priority = 1
         self._wake.set()
         raise SpanLoading(progress)
+
+    def folder_summaries(self, spans: Sequence[Span]) -> list[Optional[Any]]:
+        """Each span's summary (``RankSummary``) from the summary of its pack's folder (``pack_summary``), where the
+        span was opened from a pack that summary holds at its key; None for the others."""
+        from . import pack_summary
+
+        return pack_summary.summaries_from_folders(self.pack_root, [s.pack for s in spans],
+                                                   [(s.worker, s.name) for s in spans])
 
     def snapshot(self, run: Optional[str], worker: Optional[str] = None, span: Optional[str] = None,
                  name: Optional[str] = None) -> LoadedSnapshot:
@@ -638,6 +716,17 @@ class RunManager:
                 state.priority = 1
         self._wake.set()
         raise SpanLoading(progress)
+
+    def snapshots_of_span(self, run: str, worker: str, span: str) -> list[LoadedSnapshot]:
+        """The memory snapshots that belong to one span and are parsed now (a damaged cache entry left out). One
+        still queued, parsing or failed is left out too, and nothing waits for it or moves it up the queue: the
+        trace viewer lists a snapshot beside the trace once it is ready."""
+        self._collect_finished()
+        with self._lock:
+            return [LoadedSnapshot(r, s.source.name, s.source, s.model)
+                    for (r, _n), s in sorted(self._snapshots.items())
+                    if r == run and s.source.worker == worker and s.source.span == span
+                    and s.status == "ready" and s.model is not None and not s.model.damage]
 
     def snapshots_of(self, run: str) -> list[dict[str, Any]]:
         """The memory snapshots of a run, as the runs route lists them."""

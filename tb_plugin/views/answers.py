@@ -68,6 +68,7 @@ from .runs import table as _run_table
 from .trace import critical_path as _critical_path
 from .trace import queries as _trace
 from .trace import range_summary as _range_summary
+from .trace import snapshot_counters as _snapshot_counters
 
 Key = tuple[Any, ...]
 
@@ -285,13 +286,15 @@ def critical_path(model: TraceModel, step: int = 0, marker: Optional[str] = None
 
 
 StepNotFound = _critical_path.StepNotFound
+SnapshotBeside = _snapshot_counters.Beside
 
 
 # --- the trace viewer --------------------------------------------------------------------------------------------
 
-def tracks(model: TraceModel) -> dict[str, Any]:
-    """The viewer's rows: slice tracks in display order, then counter tracks (stored)."""
-    return _stored(model, _tracks_entry(model))
+def tracks(model: TraceModel, beside: Sequence[SnapshotBeside] = ()) -> dict[str, Any]:
+    """The viewer's rows: slice tracks in display order, then counter tracks (stored); with ``beside`` (the span's
+    parsed memory snapshots), the counter tracks of those that line up with the trace after them."""
+    return _snapshot_counters.with_tracks(_stored(model, _tracks_entry(model)), model, beside)
 
 
 def slices(model: TraceModel, start_us: Optional[float] = None, end_us: Optional[float] = None, width: int = 1000,
@@ -301,9 +304,10 @@ def slices(model: TraceModel, start_us: Optional[float] = None, end_us: Optional
 
 
 def counters(model: TraceModel, start_us: Optional[float] = None, end_us: Optional[float] = None, width: int = 1000,
-             track_ids: Sequence[str] = ()) -> dict[str, Any]:
-    """Counter tracks over a time window, downsampled to ``width`` points."""
-    return _trace.counters(model, start_us, end_us, width, list(track_ids))
+             track_ids: Sequence[str] = (), beside: Sequence[SnapshotBeside] = ()) -> dict[str, Any]:
+    """Counter tracks over a time window, downsampled to ``width`` points (the snapshot tracks of ``beside`` too)."""
+    extra = (lambda track_id: _snapshot_counters.series(model, beside, track_id)) if beside else None
+    return _trace.counters(model, start_us, end_us, width, list(track_ids), extra)
 
 
 def event(model: TraceModel, event_id: int, full_text: bool = False) -> dict[str, Any]:
@@ -362,11 +366,17 @@ def span_facts(model: Optional[TraceModel], manifest: Optional[dict[str, Any]] =
     return _stored(model, _span_facts_entry(model))
 
 
+def span_listing(model: TraceModel) -> dict[str, Any]:
+    """What the runs list shows of a loaded span: its facts (``span_facts``), the rank its trace records and its
+    framework. A pack keeps it in its manifest (``store/packs.py``), so a packed span is listed without its model."""
+    return {"facts": span_facts(model), "rank": _ranks.distributed_rank(model), "framework": model.framework}
+
+
 # The questions about one span, each taking its model first: the methods of profscope.open_trace(...).
 SPAN_QUESTIONS: tuple[Callable[..., Any], ...] = (
     summary, overview, operators, operator_detail, kernels, work_summary, roofline, flamegraph, folded_stacks, modules, memory, step_trace,
     data_pipeline, critical_path, tracks, slices, counters, event, search, range_summary, idle_time, launches,
-    queue_length, kernel_sequences, annotations, span_facts,
+    queue_length, kernel_sequences, annotations, span_facts, span_listing,
 )
 
 
@@ -498,8 +508,7 @@ def distributed_from_summaries(summaries: Sequence[RankSummary], models: Optiona
                                peaks: Optional[PeaksSetting] = None) -> dict[str, Any]:
     """``distributed`` from the ranks' summaries (a pack's, or made from the models): the same answer (``models``:
     the ranks' models in the same order, for the links' peak)."""
-    return _ranks.distributed_from_summaries(list(summaries), list(models) if models is not None else None,
-                                             lambda model: _roofs(model, peaks))
+    return _ranks.distributed_from_summaries(list(summaries), models, lambda model: _roofs(model, peaks))
 
 
 def _ordered(summaries: Sequence[RankSummary]) -> list[tuple[int, RankSummary]]:
@@ -515,10 +524,14 @@ def cross_rank(summaries: Sequence[RankSummary]) -> dict[str, Any]:
     return _cross_rank.cross_rank([s for _, s in ranked], [r for r, _ in ranked])
 
 
+def ordered_rank_steps(summaries: Sequence[RankSummary]) -> list[tuple[RankSteps, int]]:
+    """Each rank's steps from its summary, ordered by rank, with the summary's index."""
+    out = [(_rank_steps.steps_of_summary(s, _ranks.summary_rank(s, i)), i) for i, s in enumerate(summaries)]
+    out.sort(key=lambda item: (item[0].rank, item[0].worker))
+    return out
+
+
 def rank_steps_of_summaries(summaries: Sequence[RankSummary],
                             models: Sequence[TraceModel]) -> list[tuple[RankSteps, TraceModel]]:
     """``rank_steps`` from the ranks' summaries (with each rank's model, for the trace viewer's alignment)."""
-    out = [(_rank_steps.steps_of_summary(s, _ranks.summary_rank(s, i)), model)
-           for i, (s, model) in enumerate(zip(summaries, models))]
-    out.sort(key=lambda item: (item[0].rank, item[0].worker))
-    return out
+    return [(steps, models[i]) for steps, i in ordered_rank_steps(summaries)]

@@ -28,6 +28,7 @@ from ..model.snapshot import (
     FROM_SEGMENTS, OOM, OTHER_ACTION, SEGMENT_ALLOC, SEGMENT_FREE, SEGMENT_MAP, SEGMENT_UNMAP, SNAPSHOT, STACK_OF_FREE,
     USER_FRAME, SnapshotModel,
 )
+from ..model.trace_model import TraceModel
 
 GROUP_BY = ("site", "stack", "category", "annotation", "user_metadata", "compile_context", "stream")
 MAX_WIDTH = 8000
@@ -46,6 +47,16 @@ NO_STACK = "(no stack recorded)"
 
 class SnapshotQueryError(ValueError):
     """A request this snapshot cannot answer (unknown device, row, allocation); the route answers 400."""
+
+
+def trace_offset_us(model: SnapshotModel, trace: TraceModel) -> Optional[float]:
+    """What to add to the snapshot's times to put them on the trace's time base (µs), when both keep a wall clock:
+    the snapshot's µs since the epoch, the trace's ``baseTimeNanoseconds``; else None. The one shift the Memory
+    snapshot page's chart beside the profile and the trace viewer's snapshot counters both use."""
+    base = trace.metadata.get("baseTimeNanoseconds")
+    if model.header.get("axis") == "time_us" and isinstance(base, int) and not isinstance(base, bool):
+        return -base / 1000.0
+    return None
 
 
 # --- devices, rows, frames ---------------------------------------------------------------------------------

@@ -2,12 +2,14 @@
 
 A run holds the MLP training trace and a (hand-made) snapshot named as that trace's span: the tab draws active
 memory over time, says what is alive at the peak with the figures the backend computed, pins an allocation (its
-life outlined, its stack listed), and shows the snapshot beside the span's memory counter. A run of snapshots only
-(no trace at all) opens too, with its out-of-memory event, and compares with the first.
+life outlined, its stack listed), and shows the snapshot beside the span's memory counter; the span's Trace tab
+lists the snapshot's memory as a counter track beside the trace's own. A run of snapshots only (no trace at all)
+opens too, with its out-of-memory event, and compares with the first.
 """
 
 from __future__ import annotations
 
+import json
 import pickle
 import shutil
 from pathlib import Path
@@ -37,7 +39,10 @@ def snapshot_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Tensor
     (logdir / RUN).mkdir()
     source = REAL_TRACES / TRACE
     shutil.copyfile(source, logdir / RUN / source.name)
-    snapshot = snapshot_gen.training_snapshot(steps=3, stop_after_forward=True, max_entries=300)
+    # Recorded while the trace was: its first entry 2 ms after the trace's first event, on the wall clock.
+    base, first = snapshot_gen.trace_clock(str(source))
+    snapshot = snapshot_gen.moved_to(snapshot_gen.training_snapshot(steps=3, stop_after_forward=True, max_entries=300),
+                                     base // 1000 + int(first) + 2000)
     (logdir / RUN / "worker0.1795303442092317655.pickle").write_bytes(pickle.dumps(snapshot))
     (logdir / ONLY).mkdir()
     shutil.copyfile(REAL_TRACES / "memory_snapshots/expandable_oom.pickle", logdir / ONLY / "snapshot.pickle")
@@ -122,3 +127,55 @@ def test_memory_snapshot_tab(browser: "WebDriver", snapshot_server: TensorBoardS
     assert "Grew by" in table.text
     browser.execute_script("arguments[0].scrollIntoView()", _find(browser, "snapshot-oom"))
     screenshot("snapshot-oom-compare")
+
+
+def test_the_snapshot_is_a_counter_track_of_the_trace_viewer(browser: "WebDriver", snapshot_server: TensorBoardServer,
+                                                             screenshot: Callable[[str], Path]) -> None:
+    """The span's Trace tab, opened on the snapshot's stretch of time with the trace's memory counter and the
+    snapshot's pinned (a shared link): the track's label names the snapshot under Memory, and its chart reads the
+    snapshot's bytes."""
+    import re
+    import urllib.parse
+
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as ec
+
+    _ready_runs(snapshot_server, (RUN,))
+    overview = _wait_route(snapshot_server, RUN)
+    link = overview["linked"]
+    assert link["status"] == "ready" and link["trace_offset_us"] is not None
+    tracks = _route(snapshot_server, "trace/tracks", run=RUN, worker=link["worker"], span=link["span"])
+    [track] = [t for t in tracks["tracks"] if t["id"].startswith("c:snapshot:")]
+    assert (track["id"], track["group"], track["unit"]) == ("c:snapshot:0", "Memory", "bytes")
+    # The trace's own memory counter (this CPU trace's host memory), pinned above it: one time axis for both.
+    own = next(t for t in tracks["tracks"] if t["id"].startswith("c:mem:"))
+    device = overview["devices"][0]
+    start, end = device["start"] + link["trace_offset_us"], device["end"] + link["trace_offset_us"]
+    assert tracks["start"] < start < end < tracks["end"]  # recorded while the trace was
+    pieces = {"view": "trace", "run": RUN, "worker": link["worker"], "span": link["span"],
+              "trace.start": f"{start - 50:.3f}", "trace.end": f"{end + 50:.3f}",
+              "trace.pinned": json.dumps([own["id"], track["id"]])}
+    browser.get(f"{snapshot_server.url}/#profscope&" + "&".join(
+        f"p.profscope.{key}={urllib.parse.quote(value, safe='/')}" for key, value in pieces.items()))
+    browser.switch_to.default_content()
+    _settled(browser, ec.frame_to_be_available_and_switch_to_it((By.CSS_SELECTOR, PLUGIN_FRAME)))
+    _settled(browser, lambda d: d.find_element(By.CSS_SELECTOR, "[data-testid='trace-viewer'][data-ready='true']"))
+    canvas = _find(browser, "trace-canvas")
+    width, height = canvas.size["width"], canvas.size["height"]
+    # The snapshot's track is the second pinned row (40 px high) under the axis (26 px) and the "Pinned" header (22 px).
+    row_y = 26 + 22 + 40 + 20 - height // 2
+
+    def tooltip_at(x: int) -> "str | None":
+        ActionChains(browser).move_to_element_with_offset(canvas, x - width // 2, row_y).perform()
+        tip = browser.find_element(By.CSS_SELECTOR, "[data-testid='trace-tooltip']")
+        return tip.text if tip.is_displayed() and tip.text else None
+
+    label = _settled(browser, lambda d: tooltip_at(12))
+    assert label.splitlines()[:2] == [track["name"], "Memory"], label
+    # Over the chart, in the snapshot's stretch: its active and reserved bytes, as the page formats bytes.
+    values = _settled(browser, lambda d: (lambda text: text if text and "active:" in text else None)(
+        tooltip_at(int(width * 0.75))))
+    assert values.splitlines()[0] == track["name"] and re.search(r"active: [\d.]+ (MiB|GiB)", values), values
+    assert "reserved:" in values
+    screenshot("snapshot-trace-counter")

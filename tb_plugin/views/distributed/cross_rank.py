@@ -29,7 +29,7 @@ from typing import Any, Optional, Sequence
 import numpy as np
 
 from ..quantities.collective_bandwidth import bus_factor, message_bytes, transfer_bandwidth
-from .rank_summary import RankSummary, codes_of
+from .rank_summary import RankSummary, joined, joined_codes
 
 NS_PER_US = 1000.0
 
@@ -39,30 +39,28 @@ def cross_rank(summaries: Sequence[RankSummary], ranks: Sequence[int]) -> dict[s
     (``ranks[i]``: the rank number of ``summaries[i]``)."""
     group_names: dict[str, int] = {}
     names: dict[str, int] = {}
-    parts: dict[str, list[np.ndarray]] = {key: [] for key in ("group", "name", "seq", "size", "n", "start", "end")}
-    holders: list[int] = []  # the summaries with calls, in order
-    recorded = True
-    for index, summary in enumerate(summaries):
-        table = summary.collectives
-        count = len(table)
-        if count == 0:
-            continue
-        numbers = table.numbers
-        base = summary.base_time_ns or 0
-        holders.append(index)
-        parts["group"].append(codes_of(table.texts["process_group"], group_names))
-        parts["name"].append(codes_of(table.texts["name"], names))
-        parts["seq"].append(numbers["seq"])
-        parts["size"].append(message_bytes(numbers["in_bytes"], numbers["out_bytes"]))
-        parts["n"].append(numbers["group_size"])
-        parts["start"].append(numbers["start"] + base)
-        parts["end"].append(numbers["end"] + base)
-        recorded = recorded and bool(np.asarray(numbers["seq_recorded"]).all())
+    holders = [i for i, summary in enumerate(summaries) if len(summary.collectives)]  # the summaries with calls
+    tables = [summaries[i].collectives for i in holders]
+    # Every rank's calls one after the other, each column joined once (a folder's summary's columns without a copy).
+    recorded = bool(joined([t.numbers["seq_recorded"] for t in tables]).all()) if tables else True
     if not holders:
         return {"collectives": {"columns": []}, "kinds": [], "stragglers": [], "matched_by": _matched_by(recorded),
                 "process_groups": []}
-    col = {key: np.concatenate(values) for key, values in parts.items()}
-    counts = [len(p) for p in parts["seq"]]
+
+    def column(key: str) -> np.ndarray:
+        return joined([t.numbers[key] for t in tables])
+
+    counts = [len(t) for t in tables]
+    col: dict[str, Any] = {
+        "group": joined_codes([t.texts["process_group"] for t in tables], group_names),
+        "name": joined_codes([t.texts["name"] for t in tables], names),
+        "seq": column("seq"), "size": message_bytes(column("in_bytes"), column("out_bytes")),
+        "n": column("group_size"), "start": column("start"), "end": column("end"),
+    }
+    bases = np.asarray([summaries[i].base_time_ns or 0 for i in holders], dtype=np.int64)
+    if bases.any():  # times on one clock: each trace's plus its base
+        offsets = np.repeat(bases, counts)
+        col["start"], col["end"] = col["start"] + offsets, col["end"] + offsets
     col["rank"] = _LazyRanks(holders, counts)  # made only where rows are not a [ranks, collectives] matrix
     per = _match(col, len(group_names), counts, len(summaries))
     sizes, first_start, last_start = per["ranks"], per["first_start"], per["last_start"]

@@ -20,7 +20,7 @@ of the model; built from the model (``distributed.summary_of``), the same column
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any, Optional, Sequence
 
 import numpy as np
 
@@ -59,12 +59,60 @@ def coded(texts: list[str]) -> Coded:
 
 
 def codes_of(column: Any, vocabulary: dict[str, int]) -> np.ndarray:
-    """A text column (a list or ``Coded``) as int64 codes of ``vocabulary``, which grows by the texts it meets."""
+    """A text column (a list or ``Coded``) as int64 codes of ``vocabulary``, which grows by the texts it meets, in
+    the order they first occur (a ``Coded`` column's values that no row holds are not met: a rank's slice of a
+    folder's summary shares the folder's values, and gives the codes its own file gives)."""
     if isinstance(column, Coded):
-        lookup = np.fromiter((vocabulary.setdefault(v, len(vocabulary)) for v in column.values), dtype=np.int64,
-                             count=len(column.values))
-        return lookup[column.codes] if len(column.codes) else np.zeros(0, np.int64)
+        codes = column.codes
+        if not len(codes):
+            return np.zeros(0, np.int64)
+        lookup = np.zeros(len(column.values), dtype=np.int64)
+        for code in _first_seen(codes, len(column.values)):
+            lookup[code] = vocabulary.setdefault(column.values[code], len(vocabulary))
+        return lookup[codes]
     return np.fromiter((vocabulary.setdefault(v, len(vocabulary)) for v in column), dtype=np.int64, count=len(column))
+
+
+def _first_seen(codes: np.ndarray, count: int) -> list[int]:
+    """The codes (each below ``count``) that occur in ``codes``, in the order they first occur."""
+    if count <= 32:  # a few distinct texts (collective names, process groups): one scan each, stopping early
+        found = []
+        for code in range(count):
+            hit = codes == code
+            at = int(hit.argmax())
+            if hit[at]:
+                found.append((at, code))
+        return [code for _, code in sorted(found)]
+    present, first = np.unique(codes, return_index=True)
+    return present[np.argsort(first, kind="stable")].tolist()
+
+
+def joined(parts: Sequence[np.ndarray]) -> np.ndarray:
+    """``np.concatenate(parts)``, without a copy where the parts are slices of one array lying end to end (the ranks
+    of a folder's summary, ``store/pack_summary.py``): that array's rows instead (a view: not to be written to)."""
+    if not parts:
+        return np.zeros(0, np.int64)
+    base = parts[0].base
+    if isinstance(base, np.ndarray) and base.ndim == 1 and base.flags.c_contiguous and all(
+            p.base is base and p.ndim == 1 and p.flags.c_contiguous and p.dtype == base.dtype for p in parts):
+        size = base.dtype.itemsize
+        origin = base.__array_interface__["data"][0]
+        offsets = [(p.__array_interface__["data"][0] - origin) // size for p in parts]
+        if all(offsets[i] + len(parts[i]) == offsets[i + 1] for i in range(len(parts) - 1)):
+            return base[offsets[0]:offsets[-1] + len(parts[-1])]
+    return np.concatenate(parts)
+
+
+def joined_codes(columns: Sequence[Any], vocabulary: dict[str, int]) -> np.ndarray:
+    """``codes_of`` of each column, one after the other; one pass where the columns are ``Coded`` with the same
+    values (every rank's, as a rank's file or its folder's summary holds them), else one per column."""
+    if not columns:
+        return np.zeros(0, np.int64)
+    first = columns[0]
+    if isinstance(first, Coded) and all(isinstance(c, Coded) and (c.values is first.values or c.values == first.values)
+                                        for c in columns):
+        return codes_of(Coded(joined([c.codes for c in columns]), first.values), vocabulary)
+    return np.concatenate([codes_of(c, vocabulary) for c in columns])
 
 
 @dataclass(frozen=True)

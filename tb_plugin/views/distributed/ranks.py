@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, Sequence
 
 import msgspec
 import numpy as np
@@ -28,7 +28,7 @@ from ..quantities.accounting import step_times
 from ..quantities.devices import device
 from ..quantities.efficiency import Roofs
 from .rank_summary import (
-    RankSummary, Table, codes_of, collectives_table, kernels_table, operators_table, steps_table,
+    RankSummary, Table, collectives_table, joined, joined_codes, kernels_table, operators_table, steps_table,
 )
 
 DTYPE_BYTES = {
@@ -357,14 +357,39 @@ def _summary_breakdown(summary: RankSummary) -> dict[str, float]:
 
 @dataclass(frozen=True)
 class _Calls:
-    """A rank's collective calls for the tables below: names as codes of one vocabulary across ranks."""
+    """Every rank's collective calls for the tables below, one rank after the other (rank ``i``'s rows are
+    ``bounds[i]:bounds[i + 1]``): names as codes of one vocabulary across ranks."""
 
+    bounds: np.ndarray  # int64, one more than the ranks
     codes: np.ndarray
     start: np.ndarray
     end: np.ndarray
     nbytes: np.ndarray
     message_bytes: np.ndarray
     group_size: np.ndarray
+
+    @property
+    def ranks(self) -> int:
+        return len(self.bounds) - 1
+
+    def per_rank(self, values: np.ndarray) -> np.ndarray:
+        """The sum of ``values`` (one per row, integers or booleans) over each rank's rows, exactly (int64)."""
+        out = np.zeros(self.ranks, dtype=np.int64)
+        starts = self.bounds[:-1]
+        made = starts < self.bounds[1:]  # a rank without calls sums to 0 (reduceat would give it a row)
+        if made.any():
+            out[made] = np.add.reduceat(values, starts[made], dtype=np.int64)
+        return out
+
+
+def _joined_calls(summaries: list[RankSummary], vocabulary: dict[str, int]) -> _Calls:
+    tables = [s.collectives for s in summaries]
+    counts = np.asarray([len(t) for t in tables], dtype=np.int64)
+    in_bytes = joined([t.numbers["in_bytes"] for t in tables])
+    return _Calls(np.concatenate([[0], np.cumsum(counts)]), joined_codes([t.texts["name"] for t in tables], vocabulary),
+                  joined([t.numbers["start"] for t in tables]), joined([t.numbers["end"] for t in tables]), in_bytes,
+                  np.maximum(in_bytes, joined([t.numbers["out_bytes"] for t in tables])),
+                  joined([t.numbers["group_size"] for t in tables]))
 
 
 def distributed(ranks: list[tuple[str, TraceModel]],
@@ -375,10 +400,10 @@ def distributed(ranks: list[tuple[str, TraceModel]],
     return distributed_from_summaries(summaries, [model for _, model in ranks], roofs_of)
 
 
-def distributed_from_summaries(summaries: list[RankSummary], models: Optional[list[TraceModel]] = None,
+def distributed_from_summaries(summaries: list[RankSummary], models: Optional[Sequence[TraceModel]] = None,
                                roofs_of: Optional[Callable[[TraceModel], Roofs]] = None) -> dict[str, Any]:
     """The Distributed view from the ranks' summaries (from their models, or their packs); ``models``: the ranks'
-    models in the same order, for the links' peak (the first rank's device)."""
+    models in the same order, for the links' peak (the first rank's device: the only model read)."""
     if not summaries or (len(summaries) == 1 and not summaries[0].is_distributed):
         return {"available": False, "ranks": [], "collectives": [], "straggler": None,
                 "hint": "This run has a single worker: there is nothing distributed to show. Profile every rank of "
@@ -387,23 +412,20 @@ def distributed_from_summaries(summaries: list[RankSummary], models: Optional[li
     for i, summary in enumerate(summaries):
         entries.append({"worker": summary.worker, "rank": summary_rank(summary, i),
                         "world_size": summary.world_size, "backend": summary.backend, "summary": summary,
-                        "model": models[i] if models is not None else None})
+                        "index": i})
     entries.sort(key=lambda e: (e["rank"], e["worker"]))
     vocabulary: dict[str, int] = {}
-    calls = []
-    for e in entries:
-        table = e["summary"].collectives
-        codes = codes_of(table.texts["name"], vocabulary)
-        numbers = table.numbers
-        calls.append(_Calls(codes, numbers["start"], numbers["end"], numbers["in_bytes"],
-                            np.maximum(numbers["in_bytes"], numbers["out_bytes"]), numbers["group_size"]))
+    calls = _joined_calls([e["summary"] for e in entries], vocabulary)
     names = sorted(vocabulary)
-    wait, method = _waits(calls, [vocabulary[n] for n in names])
+    wait, matched, method = _waits(calls, [vocabulary[n] for n in names])
+    comm_of_rank = calls.per_rank(calls.end - calls.start).tolist()
+    wait_of_rank = calls.per_rank(wait).tolist()
+    calls_of_rank = np.diff(calls.bounds).tolist()
     rank_rows = []
-    for e, inst, w in zip(entries, calls, wait):
+    for i, e in enumerate(entries):
         b = _summary_breakdown(e["summary"])
-        total_comm = float((inst.end - inst.start).sum())
-        total_wait = float(w.sum())
+        total_comm = float(comm_of_rank[i])
+        total_wait = float(wait_of_rank[i])
         # Per step, in the same unit as the breakdown: wait and transfer split the collective time.
         share_wait = total_wait / total_comm if total_comm > 0 else 0.0
         rank_rows.append({
@@ -414,8 +436,9 @@ def distributed_from_summaries(summaries: list[RankSummary], models: Optional[li
             "other": b["other"] / NS_PER_US,
             "wait": b["communication"] * share_wait / NS_PER_US,
             "transfer": b["communication"] * (1 - share_wait) / NS_PER_US,
-            "collective_calls": len(inst.codes),
+            "collective_calls": calls_of_rank[i],
         })
+    first_model = models[entries[0]["index"]] if models is not None else None
     world_sizes = [e["world_size"] for e in entries if isinstance(e["world_size"], int)]
     missing = max(world_sizes) - len(entries) if world_sizes else 0
     notes = []
@@ -427,55 +450,75 @@ def distributed_from_summaries(summaries: list[RankSummary], models: Optional[li
         "notes": notes,
         "wait_method": method,
         "ranks": rank_rows,
-        "collectives": _with_bandwidth(_collective_table(entries, calls, wait, names, vocabulary), calls, vocabulary),
-        "link": _link_peak(entries[0]["model"], roofs_of) if entries[0]["model"] is not None else
+        "collectives": _with_bandwidth(_collective_table(entries, calls, wait, names, vocabulary), calls, matched,
+                                       vocabulary),
+        "link": _link_peak(first_model, roofs_of) if first_model is not None else
         {"name": None, "peak": None, "reason": "the ranks' devices are not known here"},
         "straggler": _straggler(rank_rows),
     }
 
 
-def _waits(calls: list[_Calls], codes: list[int]) -> tuple[list[np.ndarray], str]:
-    """Per rank and instance: time spent waiting for the last participant."""
-    waits = [np.zeros(len(inst.codes), dtype=np.int64) for inst in calls]
+def _waits(calls: _Calls, codes: list[int]) -> tuple[np.ndarray, dict[int, np.ndarray], str]:
+    """Per call: time spent waiting for the last participant; per collective name (code), the rows of the calls
+    matched across ranks (``[ranks, count]``: row ``r`` holds rank ``r``'s first ``count`` calls of that name,
+    ``count`` the fewest any rank made; absent where a rank made none)."""
+    waits = np.zeros(len(calls.codes), dtype=np.int64)
+    matched: dict[int, np.ndarray] = {}
     for code in codes:
-        per_rank = [np.flatnonzero(inst.codes == code) for inst in calls]
-        count = min(len(p) for p in per_rank)
+        chosen = calls.codes == code
+        made = calls.per_rank(chosen)
+        count = int(made.min()) if len(made) else 0
         if count == 0:
             continue
-        starts = np.stack([inst.start[p[:count]] for inst, p in zip(calls, per_rank)])
-        ends = np.stack([inst.end[p[:count]] for inst, p in zip(calls, per_rank)])
+        # The calls of this name, rank after rank: each rank's first ``count`` of them.
+        found = np.flatnonzero(chosen)
+        first = np.concatenate([[0], np.cumsum(made)[:-1]])
+        rows = found[first[:, None] + np.arange(count)[None, :]]
+        starts, ends = calls.start[rows], calls.end[rows]
         last_arrival = starts.max(axis=0)
         durations = ends - starts
-        wait = np.clip(last_arrival[None, :] - starts, 0, durations)
-        for r, p in enumerate(per_rank):
-            waits[r][p[:count]] = wait[r]
-    return waits, "aligned by collective order across ranks (the i-th call of a collective on every rank)"
+        waits[rows] = np.clip(last_arrival[None, :] - starts, 0, durations)
+        matched[code] = rows
+    return waits, matched, "aligned by collective order across ranks (the i-th call of a collective on every rank)"
 
 
-def _collective_table(entries: list[dict[str, Any]], calls: list[_Calls], waits: list[np.ndarray],
+def _collective_table(entries: list[dict[str, Any]], calls: _Calls, waits: np.ndarray,
                       names: list[str], vocabulary: dict[str, int]) -> list[dict[str, Any]]:
+    """Per collective name: its calls, bytes, time and wait over all ranks, and per rank. Sums of integers (ns,
+    bytes) per rank and name are exact, so every figure is what a rank-by-rank sum gives."""
+    duration = calls.end - calls.start
+    known = calls.nbytes >= 0
+    per_name = {}
+    for name in names:
+        chosen = calls.codes == vocabulary[name]
+        per_name[name] = {
+            "calls": calls.per_rank(chosen).tolist(),
+            "duration": calls.per_rank(np.where(chosen, duration, 0)).tolist(),
+            "bytes": calls.per_rank(np.where(chosen & known, calls.nbytes, 0)).tolist(),
+            "known": calls.per_rank(chosen & known).tolist(),
+            "wait": calls.per_rank(np.where(chosen, waits, 0)).tolist(),
+        }
     rows: dict[str, dict[str, Any]] = {}
-    for e, inst, wait in zip(entries, calls, waits):
-        present = set(np.unique(inst.codes).tolist())
+    for i, e in enumerate(entries):
         for name in names:
-            if vocabulary[name] not in present:
+            figures = per_name[name]
+            count = figures["calls"][i]
+            if count == 0:
                 continue
-            sel = inst.codes == vocabulary[name]
-            dur = (inst.end - inst.start)[sel].astype(np.float64)
-            sizes = inst.nbytes[sel]
-            known = sizes >= 0
+            total, nbytes, wait = float(figures["duration"][i]), figures["bytes"][i], float(figures["wait"][i])
+            known_count = figures["known"][i]
             row = rows.setdefault(name, {"name": name, "calls": 0, "bytes": 0, "bytes_known": True, "total": 0.0,
                                          "wait": 0.0, "per_rank": []})
-            row["calls"] += int(sel.sum())
-            row["bytes"] += int(sizes[known].sum())
-            row["bytes_known"] &= bool(known.all())
-            row["total"] += float(dur.sum()) / NS_PER_US
-            row["wait"] += float(wait[sel].sum()) / NS_PER_US
+            row["calls"] += count
+            row["bytes"] += nbytes
+            row["bytes_known"] &= known_count == count
+            row["total"] += total / NS_PER_US
+            row["wait"] += wait / NS_PER_US
             row["per_rank"].append({
-                "worker": e["worker"], "rank": e["rank"], "calls": int(sel.sum()),
-                "bytes": int(sizes[known].sum()) if known.any() else None,
-                "total": float(dur.sum()) / NS_PER_US, "mean": float(dur.mean()) / NS_PER_US,
-                "wait": float(wait[sel].sum()) / NS_PER_US,
+                "worker": e["worker"], "rank": e["rank"], "calls": count,
+                "bytes": nbytes if known_count else None,
+                "total": total / NS_PER_US, "mean": total / count / NS_PER_US,
+                "wait": wait / NS_PER_US,
             })
     out = []
     for row in rows.values():
@@ -493,21 +536,16 @@ def _collective_table(entries: list[dict[str, Any]], calls: list[_Calls], waits:
     return out
 
 
-def _with_bandwidth(rows: list[dict[str, Any]], instances: list[_Calls],
+def _with_bandwidth(rows: list[dict[str, Any]], calls: _Calls, matched: dict[int, np.ndarray],
                     vocabulary: dict[str, int]) -> list[dict[str, Any]]:
     """Per collective: algorithm and bus bandwidth (``quantities/collective_bandwidth.py``), as rank bandwidth (each
     call over its own duration on its rank; the sums of all ranks' calls: bytes over time) with the median over the
     calls, and as transfer bandwidth (the i-th call of every rank is one collective, over its shortest duration)."""
+    duration_of = calls.end - calls.start
     for row in rows:
         name = row["name"]
-        sizes, durations, groups, matched = [], [], [], []
-        for inst in instances:
-            sel = np.flatnonzero(inst.codes == vocabulary[name])
-            sizes.append(inst.message_bytes[sel])
-            durations.append((inst.end - inst.start)[sel])
-            groups.append(inst.group_size[sel])
-            matched.append(sel)
-        size, duration, group = np.concatenate(sizes), np.concatenate(durations), np.concatenate(groups)
+        chosen = calls.codes == vocabulary[name]
+        size, duration, group = calls.message_bytes[chosen], duration_of[chosen], calls.group_size[chosen]
         per_call = collective_bandwidth.rank_bandwidth(name, size, duration, group)
         known = (size >= 0) & (duration > 0)
         n = int(np.median(group[group > 0])) if (group > 0).any() else -1
@@ -517,13 +555,13 @@ def _with_bandwidth(rows: list[dict[str, Any]], instances: list[_Calls],
         row["busbw"] = row["algbw"] * factor if row["algbw"] is not None and math.isfinite(factor) else None
         bus = per_call.bus[np.isfinite(per_call.bus)]
         row["busbw_median"] = float(np.median(bus)) if len(bus) else None
-        count = min(len(d) for d in durations)
         row["transfer_algbw"] = row["transfer_busbw"] = None
-        if count and len(instances) > 1:
-            transfer = collective_bandwidth.transfer_bandwidth(
-                name, np.stack([s[:count] for s in sizes]), np.stack([d[:count] for d in durations]),
-                np.full(count, n))
-            size0 = np.stack([s[:count] for s in sizes]).max(axis=0)
+        pairs = matched.get(vocabulary[name])
+        if pairs is not None and calls.ranks > 1:
+            sizes = calls.message_bytes[pairs]
+            transfer = collective_bandwidth.transfer_bandwidth(name, sizes, duration_of[pairs],
+                                                               np.full(pairs.shape[1], n))
+            size0 = sizes.max(axis=0)
             ok = (size0 >= 0) & (transfer.duration_ns > 0)
             if ok.any():
                 row["transfer_algbw"] = float(size0[ok].sum() / (transfer.duration_ns[ok].sum() / 1e9))

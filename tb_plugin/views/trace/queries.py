@@ -9,7 +9,7 @@ wire in microseconds in the trace's own time base.
 from __future__ import annotations
 
 import re
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 import numpy as np
 
@@ -143,19 +143,25 @@ def _slice_track_ids(model: TraceModel, track_ids: Optional[list[str]]) -> np.nd
     return np.array(sorted(set(ids)), dtype=np.int64)
 
 
+Series = dict[str, tuple[np.ndarray, np.ndarray]]
+
+
 def counters(model: TraceModel, start_us: Optional[float], end_us: Optional[float], width: int,
-             track_ids: list[str]) -> dict[str, Any]:
-    """Counter tracks down-sampled to min/max per pixel bucket."""
+             track_ids: list[str], extra: Optional[Callable[[str], Optional[tuple[object, Series]]]] = None
+             ) -> dict[str, Any]:
+    """Counter tracks down-sampled to min/max per pixel bucket. ``extra``: the series of tracks from outside the
+    trace (a memory snapshot's, ``snapshot_counters.py``) by id, with a token their tiles are cached under."""
     width = max(1, min(int(width), MAX_WIDTH))
     t0, t1 = _window(model, start_us, end_us)
     resolution = resolution_for(t0, t1, width)
-    cache: dict[tuple[str, int, int, int], Any] = model.memo("counter_tiles", dict)
+    cache: dict[tuple[str, int, int, int, object], Any] = model.memo("counter_tiles", dict)
     out = []
     for track_id in track_ids:
-        key = (track_id, t0, t1, resolution)
+        outside = extra(track_id) if extra is not None else None
+        key = (track_id, t0, t1, resolution, outside[0] if outside is not None else None)
         tile = cache.get(key)
         if tile is None:
-            series = _counter_series(model, track_id)
+            series = outside[1] if outside is not None else _counter_series(model, track_id)
             if series is None:
                 continue
             tile = {"id": track_id, "series": {name: _downsample(ts, values, t0, t1, resolution)
@@ -167,7 +173,7 @@ def counters(model: TraceModel, start_us: Optional[float], end_us: Optional[floa
     return {"start": _us(t0), "end": _us(t1), "resolution": resolution / NS_PER_US, "tracks": out}
 
 
-def _counter_series(model: TraceModel, track_id: str) -> Optional[dict[str, tuple[np.ndarray, np.ndarray]]]:
+def _counter_series(model: TraceModel, track_id: str) -> Optional[Series]:
     parts = track_id.split(":")
     if parts[:2] == ["c", "gpu_util"] and len(parts) == 3 and parts[2].lstrip("-").isdigit():
         return {"utilization": gpu_utilization_steps(model, int(parts[2]))}
