@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 
 
-import { kernelColumns } from "../src/views/kernel/kernel";
+import { kernelColumns } from "../src/views/kernel/columns";
 import { operatorColumns, operatorRowKey, stackSummary } from "../src/views/operator/columns";
 import { sortRows } from "../src/lib/table_model";
 import type { OperatorRow } from "../src/api/operators";

@@ -3,7 +3,8 @@ import { describe, test } from "node:test";
 
 import type { DeviceSummary } from "../src/api/overview";
 import { deviceCardFields, kernelsTitle, summaryTitle } from "../src/lib/devices";
-import { filteredKernelTotals, inStepsNote, kernelColumns } from "../src/views/kernel/kernel";
+import { kernelColumns } from "../src/views/kernel/columns";
+import { filteredKernelTotals, inStepsNote } from "../src/views/kernel/model";
 import type { KernelsData } from "../src/api/kernels";
 import { readAnswer } from "./fixtures";
 
