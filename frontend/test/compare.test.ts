@@ -10,6 +10,7 @@ import type { RunInfo } from "../src/api/runs";
 import type { SpanRef } from "../src/api/types";
 import { compareKernelColumns, compareOperatorColumns } from "../src/views/compare/columns";
 import {
+  canComparePicks,
   chooseExperiment,
   defaultExperiment,
   differenceCost,
@@ -20,14 +21,16 @@ import {
   formatSignedTime,
   pairParams,
   pickRole,
+  pickText,
   profileDifferences,
   resolvePair,
+  runTableTitle,
   spanChoices,
   stepTimeSentence,
   timeDirection,
   togglePick,
 } from "../src/views/compare/model";
-import { peakMemoryTypes, tableCategories } from "../src/views/compare/runs_table";
+import { peakMemoryTypes, tableCategories } from "../src/views/compare/runs_table_columns";
 import { readFixture, readAnswer, runWorker } from "./fixtures";
 
 function client(status: number, body: unknown, seen: string[] = []): ApiClient {
@@ -287,6 +290,24 @@ describe("the pair", () => {
     assert.deepEqual(togglePick(picks, a), [b]);
     assert.equal(pickRole([b], b), "baseline");
     assert.equal(pickRole(picks, c), null);
+  });
+
+  test("the picks' bar: each pick named from its row, Compare only for two picks other than the pair shown", () => {
+    const a = { run: "a", worker: "w", span: "s1" };
+    const b = { run: "b", worker: "w", span: "s2" };
+    const rows = [{ ...a, span_index: 0 }];
+    assert.equal(pickText(rows, a), "a · w · span 1");
+    assert.equal(pickText(rows, b), "b · w"); // not listed (yet)
+    assert.equal(pickText(rows, undefined), "—");
+    assert.equal(canComparePicks([a], null), false);
+    assert.equal(canComparePicks([a, b], null), true);
+    assert.equal(canComparePicks([a, b], { base: a, exp: b }), false);
+    assert.equal(canComparePicks([b, a], { base: a, exp: b }), true);
+  });
+
+  test("the run table's title says how many spans are still loading", () => {
+    assert.equal(runTableTitle([{ status: "ready" }, { status: "ready" }]), "All spans (2)");
+    assert.equal(runTableTitle([{ status: "ready" }, { status: "loading" }, { status: "error" }]), "All spans (3, 1 loaded)");
   });
 });
 

@@ -3,7 +3,7 @@
 // No DOM.
 import { spanFacts, type RunInfo } from "../../api/runs";
 import type { SpanRef } from "../../api/types";
-import { formatDuration, formatPercent } from "../../lib/format";
+import { formatCount, formatDuration, formatPercent } from "../../lib/format";
 import { formatFixed, formatMicrosNumber } from "../../lib/metric_format";
 import { spanFactsText, spanOptionTitle } from "../../lib/span_names";
 
@@ -389,4 +389,27 @@ export function togglePick(picks: readonly SpanRef[], ref: SpanRef): SpanRef[] {
 export function pickRole(picks: readonly SpanRef[], ref: SpanRef): "baseline" | "experiment" | null {
   const index = picks.findIndex((pick) => sameSpan(pick, ref));
   return index === 0 ? "baseline" : index === 1 ? "experiment" : null;
+}
+
+/** A pick as the run table's bar names it: run, worker and span position from its row, "—" when none is picked. */
+export function pickText(
+  rows: readonly (SpanRef & { readonly span_index: number })[],
+  ref: SpanRef | undefined,
+): string {
+  if (ref === undefined) return "—";
+  const row = rows.find((candidate) => sameSpan(candidate, ref));
+  return row !== undefined ? `${row.run} · ${row.worker} · span ${row.span_index + 1}` : `${ref.run} · ${ref.worker}`;
+}
+
+/** "Compare picked" works once two spans are picked that are not the pair compared now. */
+export function canComparePicks(picks: readonly SpanRef[], current: ComparePair | null): boolean {
+  const [base, exp] = picks;
+  if (base === undefined || exp === undefined) return false;
+  return !(current !== null && sameSpan(base, current.base) && sameSpan(exp, current.exp));
+}
+
+/** The run table's title: every span, and how many are loaded while some still load. */
+export function runTableTitle(rows: readonly { readonly status: string }[]): string {
+  const ready = rows.filter((row) => row.status === "ready").length;
+  return `All spans (${formatCount(rows.length)}${ready < rows.length ? `, ${formatCount(ready)} loaded` : ""})`;
 }
