@@ -4,12 +4,16 @@ import { snapshotFlame, type SnapshotAt } from "../src/api/snapshot";
 import {
   axisText,
   bandAt,
+  chooseDevice,
   clampWindow,
+  deviceSpan,
   frameText,
   maxInRange,
   panWindow,
   siteColor,
+  startWindow,
   stepValuesAt,
+  windowParams,
   zoomWindow,
 } from "../src/lib/snapshot_model";
 
@@ -91,5 +95,28 @@ describe("answers", () => {
     assert.ok(flame?.parent instanceof Int32Array);
     const { flamegraph: _, ...without } = at;
     assert.equal(snapshotFlame(without), null);
+  });
+});
+
+describe("the device and window the page opens at", () => {
+  const devices = [{ device: 0, start: 0, end: 10 }, { device: 3, start: 5, end: 5 }];
+
+  test("the URL's device, else the snapshot's default, else its first", () => {
+    assert.equal(chooseDevice({ devices, default_device: 0 }, 3)?.device, 3);
+    assert.equal(chooseDevice({ devices, default_device: 3 }, Number.NaN)?.device, 3);
+    assert.equal(chooseDevice({ devices, default_device: null }, 7)?.device, 0);
+    assert.equal(chooseDevice({ devices: [], default_device: null }, 0), undefined);
+  });
+
+  test("a device's span is at least one unit; the URL's window only when it is one", () => {
+    assert.deepEqual(deviceSpan(devices[1]!), { start: 5, end: 6 });
+    assert.deepEqual(startWindow(span, 1200, 1300), { start: 1200, end: 1300 });
+    assert.equal(startWindow(span, 1300, 1200), span);
+    assert.equal(startWindow(span, Number.NaN, 1300), span); // a parameter that is no number
+  });
+
+  test("the whole span leaves the URL's window out", () => {
+    assert.deepEqual(windowParams(span, span), { start: null, end: null });
+    assert.deepEqual(windowParams({ start: 1200, end: 1300.5 }, span), { start: "1200", end: "1300.5" });
   });
 });

@@ -105,3 +105,27 @@ export function maxInRange(times: ArrayLike<number>, values: ArrayLike<number>, 
   }
   return best;
 }
+
+/** The device shown: the URL's, else the snapshot's default, else its first; undefined when it has none. */
+export function chooseDevice<D extends { readonly device: number }>(
+  overview: { readonly devices: readonly D[]; readonly default_device: number | null },
+  wanted: number,
+): D | undefined {
+  return overview.devices.find((d) => d.device === wanted) ?? overview.devices.find((d) => d.device === overview.default_device) ?? overview.devices[0];
+}
+
+/** The device's whole timeline: its first to its last entry, at least one unit wide. */
+export function deviceSpan(device: { readonly start: number; readonly end: number }): Window {
+  return { start: device.start, end: Math.max(device.end, device.start + 1) };
+}
+
+/** The window the timeline opens at: the URL's (snapshot.start / snapshot.end) when it is one, else the whole span. */
+export function startWindow(span: Window, start: number, end: number): Window {
+  return Number.isFinite(start) && Number.isFinite(end) && end > start ? { start, end } : span;
+}
+
+/** The URL's window parameters for a window: none for the whole span. */
+export function windowParams(window: Window, span: Window): { start: string | null; end: string | null } {
+  const whole = window.start === span.start && window.end === span.end;
+  return { start: whole ? null : String(window.start), end: whole ? null : String(window.end) };
+}

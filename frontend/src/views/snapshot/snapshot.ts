@@ -5,23 +5,24 @@
 // URL parameters: snapshot.name, snapshot.device, snapshot.start / snapshot.end (the timeline's window),
 // snapshot.row (the picked moment), snapshot.group_by, snapshot.pin (an allocation), snapshot.compare (run|name).
 // Every text from the snapshot is set with textContent.
-// The page's parts: facts.ts (the device's facts, notes, out-of-memory events), timeline.ts (the chart), pin_section.ts,
+// The page's parts: facts.ts (the device's facts, notes, out-of-memory events), timeline_section.ts (the chart of
+// timeline.ts with its loading and legend), pin_section.ts,
 // moment_section.ts (what is alive at a moment), allocator_section.ts, beside_section.ts, compare_section.ts.
-import { fetchOverview, fetchTimeline, type SnapshotOverview, type SnapshotRef } from "../../api/snapshot";
+import { fetchOverview, type SnapshotOverview, type SnapshotRef } from "../../api/snapshot";
 import { injectAnalysisStyles } from "../../components/analysis_styles";
 import { el, injectStyleOnce, replaceChildren } from "../../components/dom";
-import { createSignalSlot, loadInto } from "../../components/loader";
+import { loadInto } from "../../components/loader";
 import { emptyNote, sectionHead } from "../../components/view_parts";
 import { injectViewStyles } from "../../components/view_styles";
 import { formatCount } from "../../lib/format";
-import { axisText, siteColor } from "../../lib/snapshot_model";
+import { axisText, chooseDevice, deviceSpan } from "../../lib/snapshot_model";
 import { createAllocatorSection } from "./allocator_section";
 import { createBesideSection } from "./beside_section";
 import { createCompareSection } from "./compare_section";
 import { deviceFacts, oomSection, snapshotNotes } from "./facts";
 import { createMomentSection } from "./moment_section";
 import { createPinSection } from "./pin_section";
-import { createSnapshotTimeline, type SnapshotTimelineChart } from "./timeline";
+import { createTimelineSection } from "./timeline_section";
 import type { ViewContext, ViewDefinition } from "../types";
 
 const STYLES = `
@@ -92,8 +93,7 @@ function mountSnapshot(host: HTMLElement, ctx: ViewContext): void {
   );
 
   function show(overview: SnapshotOverview): void {
-    const deviceParam = Number(ctx.param("device"));
-    const found = overview.devices.find((d) => d.device === deviceParam) ?? overview.devices.find((d) => d.device === overview.default_device) ?? overview.devices[0];
+    const found = chooseDevice(overview, Number(ctx.param("device")));
     if (found === undefined) {
       replaceChildren(body, emptyNote("snapshot-empty", "The snapshot holds no device", "Its device_traces and segments are empty."));
       return;
@@ -113,52 +113,11 @@ function mountSnapshot(host: HTMLElement, ctx: ViewContext): void {
     const notes = snapshotNotes(overview);
 
     // --- the timeline --------------------------------------------------------------------------
-    const span = { start: device.start, end: Math.max(device.end, device.start + 1) };
-    const startParam = Number(ctx.param("start"));
-    const endParam = Number(ctx.param("end"));
-    const initial = Number.isFinite(startParam) && Number.isFinite(endParam) && endParam > startParam ? { start: startParam, end: endParam } : span;
-    const legend = el("div", { className: "ps-legend", testId: "snapshot-legend" });
-    const timelineSlot = createSignalSlot(ctx.signal);
-    let chart: SnapshotTimelineChart | null = null;
-    chart = createSnapshotTimeline({
-      axis: overview.axis,
-      span,
-      initial,
-      capacity,
-      reservedKnown: overview.reserved_known,
-      load: (window, width) => {
-        const signal = timelineSlot.next();
-        void fetchTimeline(ctx.api, ref, { device: device.device, start: window.start, end: window.end, width }, signal).then((result) => {
-          if (signal.aborted || result.kind !== "ok" || chart === null) return;
-          const current = chart.window();
-          if (result.data.start !== current.start || result.data.end !== current.end) return;
-          chart.show(result.data);
-          replaceChildren(
-            legend,
-            ...result.data.sites.map((site) => {
-              const item = el("span", {}, site.label);
-              item.style.setProperty("--swatch", siteColor(site.label));
-              return item;
-            }),
-            (() => {
-              const item = el("span", {}, "other sites");
-              item.style.setProperty("--swatch", "rgba(150,150,150,0.55)");
-              return item;
-            })(),
-          );
-        });
-      },
-      onWindow: (window) =>
-        ctx.setParams({
-          start: window.start === span.start && window.end === span.end ? null : String(window.start),
-          end: window.start === span.start && window.end === span.end ? null : String(window.end),
-        }),
-      onPick: (row, _time, site) => moment.pick(row, site),
-      signal: ctx.signal,
-    });
+    const span = deviceSpan(device);
+    const { chart, legend } = createTimelineSection(ctx, ref, overview, { device: device.device, span, capacity }, (row, site) => moment.pick(row, site));
 
     // --- what is alive at a moment, a pinned allocation, the allocator's state -----------------------
-    const pinned = createPinSection(ctx, ref, axisOf, (life) => chart?.pin(life));
+    const pinned = createPinSection(ctx, ref, axisOf, (life) => chart.pin(life));
     const allocator = createAllocatorSection(ctx, ref, device.device, overview.allocator_settings, axisOf);
     const moment = createMomentSection({
       ctx,
