@@ -93,7 +93,9 @@ function mountSnapshot(host: HTMLElement, ctx: ViewContext): void {
   );
 
   function show(overview: SnapshotOverview): void {
-    const found = chooseDevice(overview, Number(ctx.param("device")));
+    // Without a device in the URL, the snapshot's default (the device with the most entries), not device 0.
+    const deviceParam = ctx.param("device");
+    const found = chooseDevice(overview, deviceParam === null ? Number.NaN : Number(deviceParam));
     if (found === undefined) {
       replaceChildren(body, emptyNote("snapshot-empty", "The snapshot holds no device", "Its device_traces and segments are empty."));
       return;
