@@ -3,14 +3,14 @@
 // own trace/tracks and trace/slices, asked for in its own time (the window minus its shift); collectives
 // are drawn strong so a straggler's late collective shows at a glance. One canvas; names are drawn as
 // canvas text or set as text content, never HTML. Drag pans, the wheel zooms, a click opens that
-// worker's span in the single-span viewer at the same window.
+// worker's span in the single-span viewer at the same window. The drawing is rank_stack_canvas.ts, the pointer
+// rank_stack_pointer.ts, the slices' loading rank_stack_slices.ts.
 import type { ApiClient } from "../../api/client";
-import { fetchRankPlacement, type PlacedWorker, type RankAlign, type RankPlacement } from "../../api/rank_steps";
-import { fetchSlices, fetchTracks, type SlicesData, type TrackInfo } from "../../api/trace";
+import { fetchRankPlacement, type RankAlign, type RankPlacement } from "../../api/rank_steps";
+import { fetchTracks, type SlicesData, type TrackInfo } from "../../api/trace";
 import { el, replaceChildren } from "../../components/dom";
 import { loadInto } from "../../components/loader";
 import { injectRanksStyles } from "../../components/ranks_styles";
-import { formatDuration } from "../../lib/format";
 import { drawRankStack } from "./rank_stack_canvas";
 import {
   COMPACT_ABOVE,
@@ -25,6 +25,7 @@ import {
   workerWindow,
 } from "./rank_stack_model";
 import { attachStackPointer } from "./rank_stack_pointer";
+import { createSliceLoader } from "./rank_stack_slices";
 
 /** Workers stacked at most: beyond, a stack is no longer read at a glance (the heat map covers 1,000 ranks). */
 export const MAX_WORKERS = 64;
@@ -125,19 +126,29 @@ function show(root: HTMLElement, placement: RankPlacement, options: RankStackOpt
   let rows: WorkerRows[] = [];
   let window: AxisWindow = initialWindow(workers);
   let drawn: Drawn[] = [];
-  let fetchController: AbortController | null = null;
-  let timer: number | undefined;
   const gutter = 220;
 
-  const ref = (w: PlacedWorker) => ({ run: options.run, worker: w.worker, span: w.span });
   const plotWidth = (): number => Math.max(200, (canvas.clientWidth || 1000) - gutter);
   const draw = (): void => {
     drawn = drawRankStack(canvas, root, { rows, window, slicesOf, align: placement.align, gutter });
   };
+  const { fetchWindow, scheduleFetch } = createSliceLoader({
+    api: options.api,
+    run: options.run,
+    workers,
+    tracksOf,
+    slicesOf,
+    window: () => window,
+    plotWidth,
+    draw,
+    status,
+    root,
+    signal: options.signal,
+  });
 
   void Promise.all(
     workers.map(async (w) => {
-      const result = await fetchTracks(options.api, ref(w), options.signal);
+      const result = await fetchTracks(options.api, { run: options.run, worker: w.worker, span: w.span }, options.signal);
       tracksOf.set(w.worker, result.kind === "ok" ? stackedTracks(result.data.tracks) : []);
     }),
   ).then(() => {
@@ -164,44 +175,6 @@ function show(root: HTMLElement, placement: RankPlacement, options: RankStackOpt
     root.dataset["compact"] = String(compact);
   }
 
-  function fetchWindow(): void {
-    fetchController?.abort();
-    const controller = new AbortController();
-    fetchController = controller;
-    options.signal.addEventListener("abort", () => controller.abort(), { once: true });
-    const width = plotWidth();
-    status.textContent = "Loading every rank's slices…";
-    let pending = workers.length;
-    for (const w of workers) {
-      const tracks = (tracksOf.get(w.worker) ?? []).map((t) => t.id);
-      const own = workerWindow(window, w);
-      const done = (): void => {
-        pending -= 1;
-        if (pending === 0 && !controller.signal.aborted) {
-          status.textContent = `${workers.length} rank(s), ${formatDuration(window.end - window.start)} shown. Drag to pan, wheel to zoom, click a rank to open its span.`;
-          root.dataset["ready"] = "true";
-        }
-      };
-      if (tracks.length === 0) {
-        done();
-        continue;
-      }
-      void fetchSlices(options.api, ref(w), { start: own.start, end: own.end, width, tracks }, controller.signal).then((result) => {
-        if (controller.signal.aborted) return;
-        if (result.kind === "ok") slicesOf.set(w.worker, result.data);
-        draw();
-        done();
-      });
-    }
-  }
-
-  function scheduleFetch(): void {
-    draw(); // the tiles already here, moved at once
-    if (timer !== undefined) clearTimeout(timer);
-    root.dataset["ready"] = "false";
-    timer = setTimeout(fetchWindow, 150) as unknown as number;
-  }
-
   attachStackPointer({
     canvas,
     tipBox,
@@ -219,8 +192,5 @@ function show(root: HTMLElement, placement: RankPlacement, options: RankStackOpt
   });
   const observer = new ResizeObserver(() => scheduleFetch());
   observer.observe(canvas);
-  options.signal.addEventListener("abort", () => {
-    observer.disconnect();
-    if (timer !== undefined) clearTimeout(timer);
-  }, { once: true });
+  options.signal.addEventListener("abort", () => observer.disconnect(), { once: true });
 }
