@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { snapshotFlame, type SnapshotAt } from "../src/api/snapshot";
+import { formatBytes } from "../src/lib/format";
 import {
   axisText,
   bandAt,
@@ -8,7 +9,9 @@ import {
   clampWindow,
   deviceSpan,
   frameText,
+  largestHeading,
   maxInRange,
+  momentHeading,
   panWindow,
   siteColor,
   startWindow,
@@ -118,5 +121,23 @@ describe("the device and window the page opens at", () => {
   test("the whole span leaves the URL's window out", () => {
     assert.deepEqual(windowParams(span, span), { start: null, end: null });
     assert.deepEqual(windowParams({ start: 1200, end: 1300.5 }, span), { start: "1200", end: "1300.5" });
+  });
+});
+
+describe("what is alive at a moment, its headings", () => {
+  const axisOf = (value: number): string => `t${value}`;
+  const at = { is_peak: false, row: 12, time: 340, live_bytes: 3 * 1024 ** 3, count: 1204 };
+
+  test("the peak, the start, or the picked moment, with what is alive then", () => {
+    assert.equal(momentHeading({ ...at, is_peak: true }, axisOf), `Alive at the peak (t340): ${formatBytes(3 * 1024 ** 3)} in 1,204 allocations`);
+    assert.match(momentHeading({ ...at, row: -1 }, axisOf), /^Alive at the start: /);
+    assert.match(momentHeading(at, axisOf), /^Alive at t340: /);
+  });
+
+  test("the largest allocations are of the site asked for, when one was", () => {
+    const largest = [{ label: "model.py:12 forward" }] as unknown as Parameters<typeof largestHeading>[0]["largest"];
+    assert.equal(largestHeading({ site: 7, largest }), "Largest live allocations of model.py:12 forward");
+    assert.equal(largestHeading({ site: null, largest }), "Largest live allocations");
+    assert.equal(largestHeading({ site: 7, largest: [] }), "Largest live allocations");
   });
 });

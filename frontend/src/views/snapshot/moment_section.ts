@@ -1,38 +1,17 @@
 // What is alive at a moment (the peak until one is picked on the timeline): the live allocations grouped by a
 // chosen key, the largest of them (a row pins it), and the live bytes by stack as a flame graph, each with its CSV
-// (`memory_snapshot/at`). Each answer also loads the allocator's state at that moment.
-import {
-  fetchAt,
-  GROUP_BY,
-  isGroupBy,
-  snapshotFlame,
-  snapshotParams,
-  type AllocationRow,
-  type GroupBy,
-  type SnapshotAt,
-  type SnapshotGroup,
-  type SnapshotRef,
-} from "../../api/snapshot";
+// (`memory_snapshot/at`). Each answer also loads the allocator's state at that moment. The tables and the flame
+// graph of an answer are moment_tables.ts.
+import { fetchAt, GROUP_BY, isGroupBy, snapshotParams, type GroupBy, type SnapshotAt, type SnapshotRef } from "../../api/snapshot";
 import { csvDownloadLink } from "../../components/csv_download";
 import { el, replaceChildren } from "../../components/dom";
-import { createFlameGraph } from "../../components/flame_graph";
 import { createHostLoader } from "../../components/loader";
-import { sectionHead, simpleTable } from "../../components/view_parts";
-import { buildFlameTree } from "../../lib/flame_layout";
-import { formatBytes, formatCount, formatPercent } from "../../lib/format";
+import { sectionHead } from "../../components/view_parts";
+import { formatBytes } from "../../lib/format";
+import { largestHeading, momentHeading } from "../../lib/snapshot_model";
 import type { ViewContext } from "../types";
-import { topFramesText } from "./frames";
+import { GROUP_LABELS, groupsTable, largestTable, liveFlame } from "./moment_tables";
 import type { PinnedAllocation } from "./pin_section";
-
-const GROUP_LABELS: Readonly<Record<GroupBy, string>> = {
-  site: "Allocation site",
-  stack: "Stack",
-  category: "Category",
-  annotation: "record_function",
-  user_metadata: "User metadata",
-  compile_context: "Compile context",
-  stream: "Stream",
-};
 
 export interface MomentHost {
   readonly ctx: ViewContext;
@@ -74,37 +53,6 @@ export function createMomentSection(host: MomentHost): MomentSection {
   });
 
   function showAt(at: SnapshotAt, signal: AbortSignal): void {
-    const moment = at.is_peak ? `the peak (${axisOf(at.time)})` : at.row < 0 ? "the start" : axisOf(at.time);
-    const groupsTable = simpleTable<SnapshotGroup>(
-      at.groups.slice(0, 50),
-      [
-        { label: GROUP_LABELS[at.group_by], cell: (g) => el("span", { className: "ps-name" }, g.label) },
-        { label: "Live", unit: "bytes", numeric: true, cell: (g) => formatBytes(g.bytes) },
-        { label: "Share", numeric: true, cell: (g) => formatPercent(g.share) },
-        { label: "Allocations", numeric: true, cell: (g) => formatCount(g.count) },
-        { label: "Largest", numeric: true, cell: (g) => formatBytes(g.largest) },
-        { label: "Top frames (yours first)", cell: (g) => topFramesText(g) },
-      ],
-      "snapshot-groups",
-    );
-    const largestTable = simpleTable<AllocationRow>(
-      at.largest.slice(0, 20),
-      [
-        {
-          label: "Size",
-          numeric: true,
-          cell: (row) => {
-            const button = el("button", { className: "ps-link-button", testId: "snapshot-pin-button", attrs: { type: "button", title: "Pin: outline its life on the timeline, show its stack" } }, formatBytes(row.size));
-            button.addEventListener("click", () => host.pin(row), { signal });
-            return button;
-          },
-        },
-        { label: "Site", cell: (row) => row.label },
-        { label: "Allocated", cell: (row) => (row.start === null ? "before the history" : axisOf(row.start)) },
-        { label: "Freed", cell: (row) => (row.end === null ? "—" : axisOf(row.end)) },
-      ],
-      "snapshot-largest",
-    );
     const csvGroups = csvDownloadLink({
       api: ctx.api,
       route: "memory_snapshot/at",
@@ -121,29 +69,16 @@ export function createMomentSection(host: MomentHost): MomentSection {
       testId: "snapshot-largest-csv",
       what: "the largest live allocations",
     });
-    const flameHost = el("div", { testId: "snapshot-flame-host" });
-    const flame = snapshotFlame(at);
-    if (flame !== null && flame.total > 0) {
-      const tree = buildFlameTree(flame);
-      const graph = createFlameGraph({
-        tree,
-        formatValue: (bytes) => formatBytes(bytes),
-        testId: "snapshot-flame",
-        ariaLabel: "Live bytes by stack",
-        signal,
-      });
-      flameHost.appendChild(graph.root);
-    }
     replaceChildren(
       atHost,
-      sectionHead(el("span", { className: "ps-picked", testId: "snapshot-moment" }, `Alive at ${moment}: ${formatBytes(at.live_bytes)} in ${formatCount(at.count)} allocations`)),
+      sectionHead(el("span", { className: "ps-picked", testId: "snapshot-moment" }, momentHeading(at, axisOf))),
       el("p", {}, `Reserved ${formatBytes(at.totals.reserved)}, allocated ${formatBytes(at.totals.allocated)} (active ${formatBytes(at.totals.active)}).`),
       el("div", { className: "ps-controls" }, el("span", { className: "ps-segmented", attrs: { role: "group", "aria-label": "Group by" } }, ...groupButtons), csvGroups),
-      groupsTable,
-      sectionHead(at.site !== undefined && at.site !== null && at.largest[0] !== undefined ? `Largest live allocations of ${at.largest[0].label}` : "Largest live allocations", csvLargest),
-      largestTable,
+      groupsTable(at),
+      sectionHead(largestHeading(at), csvLargest),
+      largestTable(at, axisOf, (row) => host.pin(row), signal),
       sectionHead("Live bytes by stack"),
-      flameHost,
+      liveFlame(at, signal),
     );
   }
 
