@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { shares, stackColumns, stepAxisLabels, topN } from "../src/lib/chart_data";
+import { shares, stackColumns, stepAxisLabels, timeScale, topN } from "../src/lib/chart_data";
+import { byteTicks } from "../src/lib/chart_ticks";
 
 test("stackColumns: cumulative tops, top layer first, totals per column", () => {
   const stacked = stackColumns(2, [
@@ -60,3 +61,21 @@ test("the step axis is titled with the steps' own name", async () => {
   assert.equal(stepAxisTitle(["a#1", "b#2"]), "Step");
 });
 
+
+test("a time chart's scales: x after the origin, y up to the highest value with room above, or to a round tick", () => {
+  const series = [{ values: [10, Number.NaN, 40] }, { values: [5, 30, 20] }];
+  const plain = timeScale([1000, 1500, 3000], 1000, series, []);
+  assert.deepEqual(plain.xs, [0, 500, 2000]);
+  assert.equal(plain.xMax, 2000);
+  assert.equal(plain.yTop, 40 * 1.1);
+  assert.equal(plain.ticks, null);
+  // A line kept in scale raises the top; one that is not stays above it (named at the top edge).
+  assert.equal(timeScale([0], 0, series, [{ y: 100 }]).yTop, 100 * 1.1);
+  assert.equal(timeScale([0], 0, series, [{ y: 100, inScale: false }]).yTop, 40 * 1.1);
+  // With ticks the axis ends at the last tick for the highest value plus 5%.
+  const ticked = timeScale([0, 1], 0, [{ values: [900 * 1024 ** 2] }], [], byteTicks);
+  assert.deepEqual(ticked.ticks, byteTicks(900 * 1024 ** 2 * 1.05));
+  assert.equal(ticked.yTop, ticked.ticks?.[ticked.ticks.length - 1]);
+  // Nothing to draw: one unit each way.
+  assert.deepEqual(timeScale([], 0, [], []), { xs: [], xMax: 1, yTop: 1, ticks: null });
+});

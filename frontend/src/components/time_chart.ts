@@ -1,10 +1,13 @@
 // A line chart over time (uPlot, stepped lines: a memory counter holds its value until the
 // next event) with marked points, horizontal reference lines, a hover read-out, and a drag to
-// select a time range (the "brush"), drawn as a band until it is cleared.
+// select a time range (the "brush"), drawn as a band until it is cleared. The overlays' drawing is
+// time_chart_overlays.ts, the scales lib/chart_data.ts's timeScale.
 import uPlot from "uplot";
+import { timeScale } from "../lib/chart_data";
 import { brushToRange, type TimeRange } from "../lib/memory_model";
 import { el } from "./dom";
 import { cssColor, injectChartStyles, mountResponsiveChart } from "./chart";
+import { drawOverlays } from "./time_chart_overlays";
 
 export interface TimeSeries {
   readonly label: string;
@@ -76,84 +79,10 @@ export function createTimeChart(options: TimeChartOptions): TimeChart {
     { className: "ps-chart ps-time-chart", testId: options.testId, attrs: { role: "img", "aria-label": options.ariaLabel } },
     canvasHost,
   );
-  const xs = options.time.map((t) => t - origin);
-  const xMax = xs.length > 0 ? Math.max(xs[xs.length - 1] ?? 0, 1) : 1;
-  let yMax = 0;
-  for (const series of options.series) for (const value of series.values) if (Number.isFinite(value) && value > yMax) yMax = value;
-  for (const line of options.lines ?? []) if (line.inScale !== false && line.y > yMax) yMax = line.y;
-  // Room above the highest point for its marker; with yTicks the axis ends at a round tick.
-  const ticks = options.yTicks?.(yMax > 0 ? yMax * 1.05 : 0) ?? null;
-  const yTop = ticks !== null ? (ticks[ticks.length - 1] ?? 1) : yMax > 0 ? yMax * 1.1 : 1;
+  const { xs, xMax, yTop, ticks } = timeScale(options.time, origin, options.series, options.lines ?? [], options.yTicks);
   const axisStroke = (): string => cssColor("--ps-fg-muted", "#616161");
   const gridStroke = (): string => cssColor("--ps-border", "#e0e0e0");
   const stepped = uPlot.paths.stepped?.({ align: 1 });
-
-  function drawOverlays(self: uPlot): void {
-    const ctx = self.ctx;
-    const dpr = window.devicePixelRatio || 1;
-    const { left, top, width, height: plotHeight } = self.bbox;
-    ctx.save();
-    ctx.beginPath();
-    ctx.rect(left, top, width, plotHeight);
-    ctx.clip();
-    if (selection !== null) {
-      const x0 = self.valToPos(selection.start - origin, "x", true);
-      const x1 = self.valToPos(selection.end - origin, "x", true);
-      ctx.fillStyle = "rgba(245, 124, 0, 0.14)";
-      ctx.fillRect(Math.min(x0, x1), top, Math.abs(x1 - x0), plotHeight);
-      ctx.strokeStyle = "rgba(245, 124, 0, 0.8)";
-      ctx.lineWidth = dpr;
-      ctx.strokeRect(Math.min(x0, x1), top, Math.abs(x1 - x0), plotHeight);
-    }
-    ctx.font = `${11 * dpr}px system-ui, sans-serif`;
-    ctx.textBaseline = "bottom";
-    for (const line of options.lines ?? []) {
-      if (line.y > yTop) {
-        // Off the chart: say where it is, at the top edge.
-        ctx.fillStyle = line.color;
-        ctx.textAlign = "right";
-        ctx.textBaseline = "top";
-        ctx.fillText(`${line.label} ↑ above the chart`, left + width - 4 * dpr, top + 2 * dpr);
-        ctx.textBaseline = "bottom";
-        continue;
-      }
-      const y = self.valToPos(line.y, "y", true);
-      ctx.strokeStyle = line.color;
-      ctx.lineWidth = 1.5 * dpr;
-      ctx.setLineDash([6 * dpr, 4 * dpr]);
-      ctx.beginPath();
-      ctx.moveTo(left, y);
-      ctx.lineTo(left + width, y);
-      ctx.stroke();
-      ctx.setLineDash([]);
-      ctx.fillStyle = line.color;
-      ctx.textAlign = "right";
-      ctx.fillText(line.label, left + width - 4 * dpr, y - 2 * dpr);
-    }
-    for (const marker of options.markers ?? []) {
-      const x = self.valToPos(marker.x, "x", true);
-      const y = self.valToPos(marker.y, "y", true);
-      ctx.strokeStyle = marker.color;
-      ctx.lineWidth = dpr;
-      ctx.setLineDash([3 * dpr, 3 * dpr]);
-      ctx.beginPath();
-      ctx.moveTo(x, top);
-      ctx.lineTo(x, top + plotHeight);
-      ctx.stroke();
-      ctx.setLineDash([]);
-      ctx.fillStyle = marker.color;
-      ctx.beginPath();
-      ctx.arc(x, y, 4.5 * dpr, 0, 2 * Math.PI);
-      ctx.fill();
-      // Label beside the point, on the side with room.
-      const textWidth = ctx.measureText(marker.label).width;
-      const onRight = x + 8 * dpr + textWidth < left + width;
-      ctx.textAlign = onRight ? "left" : "right";
-      ctx.textBaseline = "middle";
-      ctx.fillText(marker.label, onRight ? x + 8 * dpr : x - 8 * dpr, Math.max(top + 8 * dpr, y - 10 * dpr));
-    }
-    ctx.restore();
-  }
 
   const chartOptions: uPlot.Options = {
     width: 600,
@@ -205,7 +134,7 @@ export function createTimeChart(options: TimeChartOptions): TimeChart {
       })),
     ],
     hooks: {
-      draw: [drawOverlays],
+      draw: [(self: uPlot) => drawOverlays(self, { origin, yTop, selection, lines: options.lines ?? [], markers: options.markers ?? [] })],
       setSelect: [
         (self: uPlot) => {
           const range = brushToRange(

@@ -82,3 +82,35 @@ export function shares(parts: readonly number[]): number[] {
   const total = cleaned.reduce((sum, part) => sum + part, 0);
   return cleaned.map((part) => (total > 0 ? part / total : 0));
 }
+
+/** A time chart's scales: x from 0 to the last time after `origin` (at least 1), y from 0 to `yTop`. */
+export interface TimeScale {
+  /** The times after `origin`, the chart's x data. */
+  readonly xs: number[];
+  readonly xMax: number;
+  /** The y axis's top: the last of `ticks` when they are given, else 10% above the highest value (1 when none). */
+  readonly yTop: number;
+  /** The y ticks for the highest value plus 5% (null: the chart's own). */
+  readonly ticks: number[] | null;
+}
+
+/**
+ * The scales of a time chart: the highest value of any series and of the reference lines kept in scale (a line
+ * with inScale false is named at the top edge instead) decides the y axis's top, with room above it for a marker.
+ */
+export function timeScale(
+  time: readonly number[],
+  origin: number,
+  series: readonly { readonly values: readonly number[] }[],
+  lines: readonly { readonly y: number; readonly inScale?: boolean }[],
+  yTicks?: (max: number) => number[],
+): TimeScale {
+  const xs = time.map((t) => t - origin);
+  const xMax = xs.length > 0 ? Math.max(xs[xs.length - 1] ?? 0, 1) : 1;
+  let yMax = 0;
+  for (const one of series) for (const value of one.values) if (Number.isFinite(value) && value > yMax) yMax = value;
+  for (const line of lines) if (line.inScale !== false && line.y > yMax) yMax = line.y;
+  const ticks = yTicks?.(yMax > 0 ? yMax * 1.05 : 0) ?? null;
+  const yTop = ticks !== null ? (ticks[ticks.length - 1] ?? 1) : yMax > 0 ? yMax * 1.1 : 1;
+  return { xs, xMax, yTop, ticks };
+}
