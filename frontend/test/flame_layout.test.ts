@@ -6,12 +6,16 @@ import {
   buildFlameTree,
   childrenOf,
   fitLabel,
+  focusAfterClick,
+  focusAfterKey,
   frameAt,
   frameColor,
   frameName,
+  frameTooltipText,
   layoutFlame,
   pathTo,
   searchFrames,
+  validFocus,
 } from "../src/lib/flame_layout";
 import { readAnswer } from "./fixtures";
 
@@ -182,5 +186,36 @@ describe("flame graph search, colour and labels", () => {
     assert.equal(fitLabel("aten::convolution", 70, measure), "aten::con…", "9 characters and the ellipsis: 70 px");
     assert.ok(measure(fitLabel("aten::convolution", 70, measure)) <= 70);
     assert.equal(fitLabel("aten::convolution", 15, measure), "");
+  });
+});
+
+describe("flame graph pointer and keys", () => {
+  const tree = buildFlameTree(handMade());
+  const node = (name: string): number => Array.from(tree.nameIndex).indexOf(tree.names.indexOf(name));
+  const us = (value: number): string => `${value} us`;
+
+  test("the tooltip: total as a share of all, and of the zoomed frame once zoomed in", () => {
+    const forward = node("forward");
+    assert.equal(frameTooltipText(tree, forward, 0, us), "forward\nTotal: 50 us (50.0% of all)\nSelf: 20 us\nCalls: 2");
+    assert.match(frameTooltipText(tree, forward, node("main"), us).split("\n")[1]!, /^Total: 50 us \(50\.0% of all, 55\.6% of the zoomed frame\)$/);
+  });
+
+  test("a click zooms to a frame; on the zoomed frame it goes one level up", () => {
+    const main = node("main");
+    const forward = node("forward");
+    assert.equal(focusAfterClick(tree, forward, 0), forward);
+    assert.equal(focusAfterClick(tree, forward, forward), main);
+    assert.equal(focusAfterClick(tree, main, forward), main); // an ancestor above it
+    assert.equal(validFocus(tree, focusAfterClick(tree, 0, 0)), 0); // the root has no parent: stays at the root
+  });
+
+  test("Escape or Home resets, Backspace or ArrowUp goes one level up, other keys are not the graph's", () => {
+    const forward = node("forward");
+    assert.equal(focusAfterKey(tree, "Escape", forward), 0);
+    assert.equal(focusAfterKey(tree, "Home", forward), 0);
+    assert.equal(focusAfterKey(tree, "ArrowUp", forward), node("main"));
+    assert.equal(focusAfterKey(tree, "Backspace", 0), 0);
+    assert.equal(focusAfterKey(tree, "a", forward), null);
+    assert.equal(validFocus(tree, tree.count + 3), 0);
   });
 });

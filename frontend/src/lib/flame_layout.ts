@@ -1,7 +1,9 @@
 // The pure half of the flame graph (an icicle: root on top, children below): the tree built
 // from the route's columnar nodes, the layout of the frames under the zoomed-in node, hit
-// testing, colours and search. The canvas half is components/flame_graph.ts.
+// testing, colours, search, the tooltip's text and where a click or a key zooms to. The canvas half is
+// components/flame_graph.ts (drawing: components/flame_canvas.ts).
 import type { FlameColumns } from "../api/stacks";
+import { formatCount, formatPercent } from "./format";
 
 export interface FlameTree {
   readonly count: number;
@@ -230,4 +232,36 @@ export function fitLabel(text: string, maxWidth: number, measure: (text: string)
     else high = mid - 1;
   }
   return low >= 2 ? `${text.slice(0, low)}…` : "";
+}
+
+/** A frame's tooltip: its name, total (share of all, and of the zoomed frame when zoomed in), self time and calls. */
+export function frameTooltipText(tree: FlameTree, node: number, focus: number, formatValue: (value: number) => string): string {
+  const total = tree.total[node] ?? 0;
+  const all = tree.total[0] ?? 0;
+  const focusTotal = tree.total[focus] ?? 0;
+  const lines = [
+    frameName(tree, node),
+    `Total: ${formatValue(total)} (${formatPercent(all > 0 ? total / all : Number.NaN)} of all` +
+      (focus !== 0 && focusTotal > 0 ? `, ${formatPercent(total / focusTotal)} of the zoomed frame)` : ")"),
+    `Self: ${formatValue(tree.self[node] ?? Number.NaN)}`,
+    `Calls: ${formatCount(tree.calls[node] ?? Number.NaN)}`,
+  ];
+  return lines.join("\n");
+}
+
+/** The frame zoomed into after a click on `node`: the zoomed frame itself goes one level up, any other frame is zoomed to. */
+export function focusAfterClick(tree: FlameTree, node: number, focus: number): number {
+  return node === focus ? (tree.parent[node] ?? -1) : node;
+}
+
+/** The frame zoomed into after a key: Escape or Home resets, Backspace or ArrowUp goes one level up; null: not a key of the graph. */
+export function focusAfterKey(tree: FlameTree, key: string, focus: number): number | null {
+  if (key === "Escape" || key === "Home") return 0;
+  if (key === "Backspace" || key === "ArrowUp") return Math.max(0, tree.parent[focus] ?? 0);
+  return null;
+}
+
+/** A frame to zoom into, or the root for one that is not a frame of the tree (out of range, or left out). */
+export function validFocus(tree: FlameTree, node: number): number {
+  return node < 0 || node >= tree.count || (tree.depth[node] ?? -1) < 0 ? 0 : node;
 }
