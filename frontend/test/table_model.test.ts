@@ -4,8 +4,11 @@ import {
   filterRows,
   formatSortParam,
   parseSortParam,
+  rowAfterKey,
   scrollToReveal,
+  sortOnHeaderClick,
   sortRows,
+  stickyOffsets,
   visibleWindow,
 } from "../src/lib/table_model";
 
@@ -137,4 +140,29 @@ test("scrollToReveal scrolls only as far as needed", () => {
   assert.equal(scrollToReveal(5, 0, 280, 28), null);
   assert.equal(scrollToReveal(10, 0, 280, 28), 28);
   assert.equal(scrollToReveal(2, 100, 280, 28), 56);
+});
+
+describe("the table's header, pinned columns and keys", () => {
+  test("a header click reverses the sorted column, else sorts by its first direction (largest first by default)", () => {
+    const byTotal = { column: "total", direction: "desc" } as const;
+    assert.deepEqual(sortOnHeaderClick(byTotal, "total"), { column: "total", direction: "asc" });
+    assert.deepEqual(sortOnHeaderClick({ column: "total", direction: "asc" }, "total"), byTotal);
+    assert.deepEqual(sortOnHeaderClick(byTotal, "calls"), { column: "calls", direction: "desc" });
+    assert.deepEqual(sortOnHeaderClick(byTotal, "name", "asc"), { column: "name", direction: "asc" });
+  });
+
+  test("each pinned column sits at the widths before it", () => {
+    assert.deepEqual(stickyOffsets([112, 160, 96, 64], 2), [0, 112]);
+    assert.deepEqual(stickyOffsets([112, 160], 0), []);
+  });
+
+  test("keys move the focus by a row, a page, or to the ends, pages and ends within the rows", () => {
+    assert.equal(rowAfterKey("ArrowDown", 4, 9, 100), 5);
+    assert.equal(rowAfterKey("ArrowUp", 0, 9, 100), -1); // outside: the table does not move
+    assert.equal(rowAfterKey("PageDown", 95, 9, 100), 99);
+    assert.equal(rowAfterKey("PageUp", 4, 9, 100), 0);
+    assert.equal(rowAfterKey("Home", 40, 9, 100), 0);
+    assert.equal(rowAfterKey("End", 40, 9, 100), 99);
+    assert.equal(rowAfterKey("Enter", 40, 9, 100), undefined);
+  });
 });

@@ -1,10 +1,12 @@
 // A sortable, filterable table that stays fast with any number of rows: rows have a fixed
 // height and only the ones in view (plus a few) are in the DOM, absolutely positioned in a
 // body as tall as all rows. Cells are text only; a cell whose text is cut shows it whole in a tooltip.
-// Sorting/filtering logic: lib/table_model.ts.
+// Sorting/filtering logic: lib/table_model.ts; the header and the row elements: virtual_table_parts.ts.
 import {
   filterRows,
+  rowAfterKey,
   scrollToReveal,
+  sortOnHeaderClick,
   sortRows,
   visibleWindow,
   type RowWindow,
@@ -13,7 +15,8 @@ import {
   type SortValue,
 } from "../lib/table_model";
 import { el } from "./dom";
-import { installTooltips, passiveTip } from "./tooltip";
+import { installTooltips } from "./tooltip";
+import { columnGrid, createTableHeader, fillRow, makeRow, type RenderedRow } from "./virtual_table_parts";
 
 export interface TableColumn<T> {
   readonly id: string;
@@ -69,13 +72,6 @@ export interface VirtualTable<T> {
   /** The sort and filter now applied (what a CSV download asks for). */
   sortState(): SortState;
   filterQuery(): string;
-}
-
-interface RenderedRow {
-  readonly element: HTMLElement;
-  readonly cells: HTMLElement[];
-  index: number;
-  version: number;
 }
 
 const DEFAULT_ROW_HEIGHT = 28;
@@ -152,48 +148,15 @@ export function createVirtualTable<T>(options: VirtualTableOptions<T>): VirtualT
   const pool: RenderedRow[] = [];
 
   const widths = columns.map(columnWidth);
-  const template = templateColumns(widths, columns.map((column) => column.grow ?? 0));
+  const grid = columnGrid(widths, templateColumns(widths, columns.map((column) => column.grow ?? 0)), options.stickyColumns ?? 0);
   const minWidth = widths.reduce((sum, width) => sum + width, 0);
-  // Sticky leading columns: each is pinned at the sum of the widths before it.
-  const stickyCount = Math.min(options.stickyColumns ?? 0, columns.length);
-  const stickyLeft = widths.slice(0, stickyCount).map((_, i) => widths.slice(0, i).reduce((sum, w) => sum + w, 0));
-  const pin = (cell: HTMLElement, index: number): void => {
-    if (index >= stickyCount) return;
-    cell.classList.add("ps-vtable-sticky");
-    if (index === stickyCount - 1) cell.classList.add("ps-vtable-sticky-last");
-    cell.style.left = `${stickyLeft[index] ?? 0}px`;
-  };
-  const headerButtons = new Map<string, HTMLElement>();
-  const header = el("div", { className: "ps-vtable-head", attrs: { role: "row" } });
-  header.style.gridTemplateColumns = template;
-  for (const column of columns) {
-    // Label (with the sort arrow) on one line, the unit under it, so every header has the same shape.
-    const button = el(
-      "button",
-      { className: `ps-vtable-sort ps-align-${column.align ?? "left"}`, attrs: { type: "button", "data-column": column.id } },
-      el(
-        "span",
-        { className: "ps-vtable-label" },
-        column.label,
-        el("span", { className: "ps-vtable-arrow", attrs: { "aria-hidden": "true" } }),
-      ),
-      el("span", { className: "ps-vtable-unit" }, column.unit ?? ""),
-    );
-    if (column.tip !== undefined) passiveTip(button, column.tip);
-    button.addEventListener("click", () => {
-      const direction: SortDirection =
-        sort.column === column.id ? (sort.direction === "asc" ? "desc" : "asc") : (column.firstDirection ?? "desc");
-      applySort({ column: column.id, direction });
-      options.onSortChange?.(sort);
-    });
-    const cell = el("div", { className: "ps-vtable-th", attrs: { role: "columnheader" } }, button);
-    pin(cell, columns.indexOf(column));
-    headerButtons.set(column.id, cell);
-    header.appendChild(cell);
-  }
+  const header = createTableHeader(columns, grid, (column) => {
+    applySort(sortOnHeaderClick(sort, column.id, column.firstDirection));
+    options.onSortChange?.(sort);
+  });
 
   const body = el("div", { className: "ps-vtable-body", attrs: { role: "rowgroup" } });
-  const inner = el("div", { className: "ps-vtable-inner" }, header, body);
+  const inner = el("div", { className: "ps-vtable-inner" }, header.root, body);
   inner.style.minWidth = `${minWidth}px`;
   const scroller = el("div", { className: "ps-vtable-scroll" }, inner);
   scroller.style.maxHeight = `${options.maxHeight ?? DEFAULT_MAX_HEIGHT}px`;
@@ -205,15 +168,6 @@ export function createVirtualTable<T>(options: VirtualTableOptions<T>): VirtualT
     empty,
   );
 
-  function updateHeader(): void {
-    for (const [id, cell] of headerButtons) {
-      const active = id === sort.column;
-      cell.setAttribute("aria-sort", active ? (sort.direction === "asc" ? "ascending" : "descending") : "none");
-      const arrow = cell.querySelector(".ps-vtable-arrow");
-      if (arrow !== null) arrow.textContent = active ? (sort.direction === "asc" ? " ▲" : " ▼") : "";
-    }
-  }
-
   function recompute(): void {
     const column = columns.find((candidate) => candidate.id === sort.column) ?? columns[0];
     const filtered = filterRows(allRows, query, options.filterText);
@@ -223,7 +177,7 @@ export function createVirtualTable<T>(options: VirtualTableOptions<T>): VirtualT
     root.dataset["rows"] = String(shown.length);
     body.style.height = `${shown.length * rowHeight}px`;
     empty.hidden = shown.length > 0 || allRows.length === 0;
-    updateHeader();
+    header.update(sort);
     renderNow();
   }
 
@@ -235,43 +189,7 @@ export function createVirtualTable<T>(options: VirtualTableOptions<T>): VirtualT
   function viewportHeight(): number {
     // The sticky header covers the top of the scrolling area.
     const height = scroller.clientHeight > 0 ? scroller.clientHeight : (options.maxHeight ?? DEFAULT_MAX_HEIGHT);
-    return Math.max(rowHeight, height - header.offsetHeight);
-  }
-
-  function makeRow(): RenderedRow {
-    const cells = columns.map((column, index) => {
-      const cell = el("div", { className: `ps-vtable-td ps-align-${column.align ?? "left"}`, attrs: { role: "cell" } });
-      pin(cell, index);
-      return cell;
-    });
-    const element = el("div", { className: "ps-vtable-row", attrs: { role: "row", tabindex: "0" } }, ...cells);
-    element.style.gridTemplateColumns = template;
-    element.style.height = `${rowHeight}px`;
-    body.appendChild(element);
-    return { element, cells, index: -1, version: -1 };
-  }
-
-  function fill(rendered: RenderedRow, index: number): void {
-    const row = shown[index];
-    if (row === undefined) return;
-    rendered.index = index;
-    rendered.version = version;
-    rendered.element.dataset["index"] = String(index);
-    rendered.element.setAttribute("aria-rowindex", String(index + 2));
-    columns.forEach((column, columnIndex) => {
-      const cell = rendered.cells[columnIndex];
-      if (cell === undefined) return;
-      cell.textContent = column.text(row);
-      if (column.cellClass !== undefined) {
-        const extra = column.cellClass(row);
-        const sticky = columnIndex < stickyCount ? ` ps-vtable-sticky${columnIndex === stickyCount - 1 ? " ps-vtable-sticky-last" : ""}` : "";
-        cell.className = `ps-vtable-td ps-align-${column.align ?? "left"}${sticky}${extra !== null && extra !== "" ? ` ${extra}` : ""}`;
-      }
-      const cellTip = column.cellTip?.(row) ?? null;
-      if (cellTip !== null && cellTip !== "") cell.dataset["tip"] = cellTip;
-      else delete cell.dataset["tip"];
-      delete cell.dataset["tipCut"]; // a cut text's tooltip is given again on hover (tipCutCell)
-    });
+    return Math.max(rowHeight, height - header.root.offsetHeight);
   }
 
   function renderNow(): void {
@@ -279,7 +197,7 @@ export function createVirtualTable<T>(options: VirtualTableOptions<T>): VirtualT
     const window = visibleWindow(scroller.scrollTop, viewportHeight(), rowHeight, shown.length);
     lastWindow = window;
     const count = window.end - window.start;
-    while (pool.length < count) pool.push(makeRow());
+    while (pool.length < count) pool.push(makeRow(body, columns, grid, rowHeight));
     pool.forEach((rendered, slot) => {
       const index = window.start + slot;
       if (slot >= count) {
@@ -288,9 +206,9 @@ export function createVirtualTable<T>(options: VirtualTableOptions<T>): VirtualT
         return;
       }
       rendered.element.hidden = false;
-      if (rendered.index !== index || rendered.version !== version) fill(rendered, index);
-      rendered.element.style.transform = `translateY(${index * rowHeight}px)`;
       const row = shown[index];
+      if ((rendered.index !== index || rendered.version !== version) && row !== undefined) fillRow(rendered, row, index, version, columns, grid);
+      rendered.element.style.transform = `translateY(${index * rowHeight}px)`;
       const selected = row !== undefined && selectedKey !== null && options.rowKey(row) === selectedKey;
       rendered.element.setAttribute("aria-selected", String(selected));
     });
@@ -344,15 +262,7 @@ export function createVirtualTable<T>(options: VirtualTableOptions<T>): VirtualT
     const index = rowIndexOf(event.target);
     if (index === null) return;
     const page = Math.max(1, Math.floor(viewportHeight() / rowHeight) - 1);
-    const moves: Readonly<Record<string, number>> = {
-      ArrowDown: index + 1,
-      ArrowUp: index - 1,
-      PageDown: Math.min(shown.length - 1, index + page),
-      PageUp: Math.max(0, index - page),
-      Home: 0,
-      End: shown.length - 1,
-    };
-    const next = moves[event.key];
+    const next = rowAfterKey(event.key, index, page, shown.length);
     if (event.key === "Enter" || event.key === " ") activate(index);
     else if (next !== undefined) focusRow(next);
     else return;
@@ -378,7 +288,7 @@ export function createVirtualTable<T>(options: VirtualTableOptions<T>): VirtualT
   );
 
   installTooltips(document);
-  updateHeader();
+  header.update(sort);
   return {
     root,
     setRows(rows) {

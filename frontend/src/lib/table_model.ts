@@ -123,3 +123,30 @@ export function scrollToReveal(index: number, scrollTop: number, viewportHeight:
   if (rowBottom > scrollTop + viewportHeight) return Math.max(0, rowBottom - viewportHeight);
   return null;
 }
+
+/** The sort after a click on a column's header: the other direction on the sorted column, else its first direction. */
+export function sortOnHeaderClick(sort: SortState, column: string, firstDirection: SortDirection = "desc"): SortState {
+  const direction: SortDirection = sort.column === column ? (sort.direction === "asc" ? "desc" : "asc") : firstDirection;
+  return { column, direction };
+}
+
+/** Where each of the first `count` columns is pinned while the table scrolls sideways: the widths before it. */
+export function stickyOffsets(widths: readonly number[], count: number): number[] {
+  return widths.slice(0, count).map((_, i) => widths.slice(0, i).reduce((sum, w) => sum + w, 0));
+}
+
+/**
+ * The row a key moves the focus to from row `index` of `count` (`page` rows a page); undefined for a key that
+ * moves nothing. Page and Home/End moves stay within the rows; an arrow past the ends gives an index outside them.
+ */
+export function rowAfterKey(key: string, index: number, page: number, count: number): number | undefined {
+  const moves: Readonly<Record<string, number>> = {
+    ArrowDown: index + 1,
+    ArrowUp: index - 1,
+    PageDown: Math.min(count - 1, index + page),
+    PageUp: Math.max(0, index - page),
+    Home: 0,
+    End: count - 1,
+  };
+  return moves[key];
+}
