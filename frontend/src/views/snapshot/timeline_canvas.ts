@@ -51,18 +51,43 @@ export function clearTimeline(canvas: HTMLCanvasElement, width: number): CanvasR
   return context;
 }
 
+/** The answer's geometry on the canvas: the bytes scale and where its times lie in the current window. */
+interface Geometry {
+  readonly frame: TimelineFrame;
+  readonly max: number;
+  readonly y: (bytes: number) => number;
+  readonly xOf: (t: number) => number;
+  /** Axis units per column of the answer, and CSS px per axis unit. */
+  readonly step: number;
+  readonly scale: number;
+}
+
 /** Draw an answer; returns its columns and their width in CSS px (for the page's data attributes). */
 export function drawTimeline(context: CanvasRenderingContext2D, frame: TimelineFrame): { readonly columns: number; readonly columnWidth: number } {
-  const { data: d, window, width: w } = frame;
+  const { data: d, window } = frame;
   const pixels = d.time.length;
   const max = timelineMax(d, frame.reservedKnown, frame.capacity);
-  const y = (bytes: number): number => LANE + PLOT_HEIGHT - (max > 0 ? (bytes / max) * PLOT_HEIGHT : 0);
-  const column = frame.plotWidth / Math.max(pixels, 1);
   // Where this answer's window lies in the current one (drawn stretched while the next one loads).
   const scale = frame.plotWidth / (window.end - window.start);
-  const xOf = (t: number): number => LEFT + (t - window.start) * scale;
-  const step = (d.end - d.start) / Math.max(pixels, 1);
-  for (let x = 0; x < pixels; x += 1) {
+  const g: Geometry = {
+    frame,
+    max,
+    y: (bytes) => LANE + PLOT_HEIGHT - (max > 0 ? (bytes / max) * PLOT_HEIGHT : 0),
+    xOf: (t) => LEFT + (t - window.start) * scale,
+    step: (d.end - d.start) / Math.max(pixels, 1),
+    scale,
+  };
+  drawBands(context, g);
+  drawCurves(context, g);
+  drawMarks(context, g);
+  drawAxes(context, g);
+  return { columns: pixels, columnWidth: frame.plotWidth / Math.max(pixels, 1) };
+}
+
+/** Per column, the sites' live bytes stacked (a colour each) and the other sites' above them in grey. */
+function drawBands(context: CanvasRenderingContext2D, { frame, y, xOf, step, scale }: Geometry): void {
+  const d = frame.data;
+  for (let x = 0; x < d.time.length; x += 1) {
     const left = xOf(d.start + x * step);
     const cw = Math.max(1, step * scale + 0.5);
     let base = 0;
@@ -79,39 +104,46 @@ export function drawTimeline(context: CanvasRenderingContext2D, frame: TimelineF
       context.fillRect(left, y(base + other), cw, y(base) - y(base + other));
     }
   }
-  // The envelope: highest and lowest active bytes per pixel.
-  context.strokeStyle = "rgba(20, 20, 20, 0.85)";
-  context.lineWidth = 1;
-  context.beginPath();
-  for (let x = 0; x < pixels; x += 1) {
-    const px = xOf(d.start + (x + 0.5) * step);
-    const py = y(d.active_max[x] ?? 0);
-    if (x === 0) context.moveTo(px, py);
-    else context.lineTo(px, py);
-  }
-  context.stroke();
-  if (frame.reservedKnown) {
-    context.setLineDash([4, 3]);
-    context.strokeStyle = "rgba(40, 90, 200, 0.9)";
+}
+
+/** The highest active bytes per column, the reserved bytes (dashed) where known, the device's capacity. */
+function drawCurves(context: CanvasRenderingContext2D, { frame, max, y, xOf, step }: Geometry): void {
+  const d = frame.data;
+  const curve = (values: readonly number[]): void => {
     context.beginPath();
-    for (let x = 0; x < pixels; x += 1) {
+    for (let x = 0; x < d.time.length; x += 1) {
       const px = xOf(d.start + (x + 0.5) * step);
-      const py = y(d.reserved[x] ?? 0);
+      const py = y(values[x] ?? 0);
       if (x === 0) context.moveTo(px, py);
       else context.lineTo(px, py);
     }
     context.stroke();
+  };
+  // The envelope: highest and lowest active bytes per pixel.
+  context.strokeStyle = "rgba(20, 20, 20, 0.85)";
+  context.lineWidth = 1;
+  curve(d.active_max);
+  if (frame.reservedKnown) {
+    context.setLineDash([4, 3]);
+    context.strokeStyle = "rgba(40, 90, 200, 0.9)";
+    curve(d.reserved);
     context.setLineDash([]);
   }
   if (frame.capacity !== null && frame.capacity <= max) {
     context.strokeStyle = "rgba(200, 40, 40, 0.8)";
     context.beginPath();
     context.moveTo(LEFT, y(frame.capacity));
-    context.lineTo(w, y(frame.capacity));
+    context.lineTo(frame.width, y(frame.capacity));
     context.stroke();
     context.fillStyle = "rgba(200, 40, 40, 0.9)";
     context.fillText(`capacity ${formatBytes(frame.capacity)}`, LEFT + 4, y(frame.capacity) - 3);
   }
+}
+
+/** Out-of-memory entries, record_function ranges in the lane above, and the pinned allocation's life. */
+function drawMarks(context: CanvasRenderingContext2D, { frame, xOf }: Geometry): void {
+  const d = frame.data;
+  const w = frame.width;
   for (const marker of d.markers) {
     if (marker.action !== "oom") continue;
     const px = xOf(marker.time);
@@ -144,7 +176,11 @@ export function drawTimeline(context: CanvasRenderingContext2D, frame: TimelineF
     context.fillRect(left, LANE, Math.max(2, right - left), PLOT_HEIGHT);
     context.lineWidth = 1;
   }
-  // Axes: bytes on the left, the window's ends below.
+}
+
+/** Axes: bytes on the left, the window's ends below. */
+function drawAxes(context: CanvasRenderingContext2D, { frame, max, y }: Geometry): void {
+  const { window, width: w } = frame;
   context.fillStyle = "#444";
   for (let tick = 0; tick <= 4; tick += 1) {
     const value = (max / 4) * tick;
@@ -154,5 +190,4 @@ export function drawTimeline(context: CanvasRenderingContext2D, frame: TimelineF
   context.fillText(axisText(window.start, frame.axis, origin), LEFT, HEIGHT - 4);
   const endText = axisText(window.end, frame.axis, origin);
   context.fillText(endText, w - context.measureText(endText).width - 2, HEIGHT - 4);
-  return { columns: pixels, columnWidth: column };
 }
