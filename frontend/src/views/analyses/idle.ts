@@ -47,6 +47,40 @@ const LAYERS = [
 const CATEGORY_LABELS: Readonly<Record<string, string>> = { host_wait: "Host wait", kernel_wait: "Kernel wait", other: "Other" };
 
 function render(data: IdleTimeData, ctx: SectionContext, signal: AbortSignal): HTMLElement[] {
+  return [idleSummary(data), ...idleChart(data, signal), streamsTable(data, ctx, signal), gapsTable(data, ctx, signal)];
+}
+
+/** The busiest stream's figures: the headline of the section. */
+function idleSummary(data: IdleTimeData): HTMLElement {
+  const busiest = busiestStream(data);
+  const stepShare = (us: number): string => formatPercent(data.step_time > 0 ? us / data.step_time : Number.NaN);
+  return keyValueList([
+    { label: "Steps", value: formatCount(data.steps) },
+    { label: "Step time", value: formatTime(data.step_time) },
+    { label: "Streams", value: formatCount(data.streams.length) },
+    ...(busiest === null
+      ? []
+      : [
+          {
+            label: "Busiest stream",
+            tip: "The stream that runs the most work in the steps; the figures below are its own.",
+            value: `${busiest.stream} · busy ${formatTime(busiest.busy)} (${stepShare(busiest.busy)} of the steps)`,
+            testId: "analysis-idle-busiest",
+          },
+          { label: "Its idle time", value: `${formatTime(busiest.idle)} (${stepShare(busiest.idle)} of the steps)` },
+          {
+            label: "Waiting on the host",
+            tip: `${HOST_WAIT_SHARE} ${IDLE_DEFINITIONS.hostWait}`,
+            value: formatPercent(streamHostWaitShare(busiest)),
+            testId: "analysis-idle-host-share",
+          },
+          { label: "Its idle time split", value: idleSplitText(busiest), testId: "analysis-idle-busiest-split" },
+        ]),
+  ]);
+}
+
+/** Each stream's idle time stacked by cause, with its legend. */
+function idleChart(data: IdleTimeData, signal: AbortSignal): HTMLElement[] {
   const chart = createStackedColumnChart({
     columnLabels: data.streams.map((s) => s.stream),
     layers: LAYERS.map((layer) => ({ label: layer.label, color: layer.color, values: data.streams.map((s) => s[layer.key]) })),
@@ -67,7 +101,11 @@ function render(data: IdleTimeData, ctx: SectionContext, signal: AbortSignal): H
       return el("li", {}, swatch, layer.label);
     }),
   );
-  const streams = sectionTable<IdleStream>(
+  return [chart, legend];
+}
+
+function streamsTable(data: IdleTimeData, ctx: SectionContext, signal: AbortSignal): HTMLElement {
+  return sectionTable<IdleStream>(
     ctx,
     {
       title: "Streams",
@@ -95,7 +133,10 @@ function render(data: IdleTimeData, ctx: SectionContext, signal: AbortSignal): H
     },
     signal,
   );
-  const gaps = sectionTable<IdleGap>(
+}
+
+function gapsTable(data: IdleTimeData, ctx: SectionContext, signal: AbortSignal): HTMLElement {
+  return sectionTable<IdleGap>(
     ctx,
     {
       title: "Longest gaps",
@@ -121,32 +162,6 @@ function render(data: IdleTimeData, ctx: SectionContext, signal: AbortSignal): H
     },
     signal,
   );
-  const busiest = busiestStream(data);
-  const stepShare = (us: number): string => formatPercent(data.step_time > 0 ? us / data.step_time : Number.NaN);
-  const summary = keyValueList([
-    { label: "Steps", value: formatCount(data.steps) },
-    { label: "Step time", value: formatTime(data.step_time) },
-    { label: "Streams", value: formatCount(data.streams.length) },
-    ...(busiest === null
-      ? []
-      : [
-          {
-            label: "Busiest stream",
-            tip: "The stream that runs the most work in the steps; the figures below are its own.",
-            value: `${busiest.stream} · busy ${formatTime(busiest.busy)} (${stepShare(busiest.busy)} of the steps)`,
-            testId: "analysis-idle-busiest",
-          },
-          { label: "Its idle time", value: `${formatTime(busiest.idle)} (${stepShare(busiest.idle)} of the steps)` },
-          {
-            label: "Waiting on the host",
-            tip: `${HOST_WAIT_SHARE} ${IDLE_DEFINITIONS.hostWait}`,
-            value: formatPercent(streamHostWaitShare(busiest)),
-            testId: "analysis-idle-host-share",
-          },
-          { label: "Its idle time split", value: idleSplitText(busiest), testId: "analysis-idle-busiest-split" },
-        ]),
-  ]);
-  return [summary, chart, legend, streams, gaps];
 }
 
 export const idleSection = analysisSection({
