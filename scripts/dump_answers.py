@@ -1,10 +1,10 @@
 """Every answer of every route on every span of ``tests/data``, written to a folder, to prove a refactoring
 changes nothing: dump before, dump after, ``diff -r`` the two folders.
 
-    .venv/bin/python scripts/dump_answers.py /tmp/answers_before
+    .venv/bin/python scripts/dump_answers.py ../answers_before
     ... change the code ...
-    .venv/bin/python scripts/dump_answers.py /tmp/answers_after
-    diff -r /tmp/answers_before /tmp/answers_after
+    .venv/bin/python scripts/dump_answers.py ../answers_after
+    diff -r ../answers_before ../answers_after
 
 The logdir is the whole ``tests/data`` tree (as ``tests/test_real_traces.py`` sees it); the app is
 TensorBoard's WSGI app with the plugin (as the route tests drive it). Per span: each route with its main

@@ -145,6 +145,49 @@ def test_its_bytes_are_the_snapshots_on_the_traces_time_base(client: PluginClien
     assert series["time"][0] <= steps[0][0] + offset < series["time"][0] + whole["resolution"]
 
 
+def test_an_area_selection_reads_the_trace_memory_and_the_snapshot_in_its_range(
+        client: PluginClient, snapshot: dict[str, Any]) -> None:
+    """trace/range over the trace's CPU memory counter and the snapshot's track: each series' lowest, highest and
+    time-weighted mean value in the range, by hand from the trace's [memory] events and the snapshot's entries."""
+    import gzip
+    import json
+
+    _, overview = client.get("memory_snapshot", run="linked")
+    offset = overview["linked"]["trace_offset_us"]
+    _, tracks = client.get("trace/tracks", run="linked", worker=WORKER, span=SPAN)
+    start, end = tracks["start"], tracks["end"]
+    status, answer = client.get("trace/range", run="linked", worker=WORKER, span=SPAN, start=start, end=end,
+                                tracks=f"c:mem:0:-1,{TRACK}")
+    assert status == 200 and answer["slices"] == 0  # counters only: no slice track was asked about
+    by_id = {c["id"]: c for c in answer["counters"]}
+    assert set(by_id) == {"c:mem:0:-1", TRACK} and by_id[TRACK]["unit"] == "bytes"
+    # The snapshot: its peak, as the snapshot counts it.
+    steps = counted(snapshot)
+    active = by_id[TRACK]["series"]["active"]
+    assert active["max"] == max(s[1] for s in steps) == overview["devices"][0]["peak"]["bytes"]
+    assert active["known_from"] == pytest.approx(steps[0][0] + offset, abs=0.01)
+    # The trace's CPU memory: the highest "Total Allocated" of its [memory] events inside the range.
+    doc = json.loads(gzip.decompress(real_trace(MLP).read_bytes()))
+    memory = [(e["ts"], e["args"]["Total Allocated"]) for e in doc["traceEvents"]
+              if e.get("name") == "[memory]" and e["args"].get("Device Type") == 0]
+    inside = [v for t, v in memory if start <= t < end]
+    assert by_id["c:mem:0:-1"]["series"]["allocated"]["max"] == max(inside)
+    # Between two snapshot entries: one value, its own mean.
+    middle = len(steps) // 2
+    while steps[middle + 1][0] == steps[middle][0]:
+        middle += 1
+    at, held, _ = steps[middle]
+    _, narrow = client.get("trace/range", run="linked", worker=WORKER, span=SPAN, start=at + offset + 0.5,
+                           end=steps[middle + 1][0] + offset - 0.5, tracks=TRACK)
+    (only,) = narrow["counters"]
+    figures = only["series"]["active"]
+    assert (figures["first"], figures["last"], figures["min"], figures["max"]) == (held, held, held, held)
+    assert figures["mean"] == pytest.approx(held)
+    # Without tracks: every counter track of the span, the snapshot's among them.
+    _, every = client.get("trace/range", run="linked", worker=WORKER, span=SPAN, start=start, end=end)
+    assert {"c:mem:0:-1", TRACK} <= {c["id"] for c in every["counters"]}
+
+
 def test_a_snapshot_of_no_span_or_without_times_adds_no_track(client: PluginClient) -> None:
     _, unlinked = client.get("memory_snapshot", run="unlinked")
     assert unlinked["linked"] is None

@@ -221,3 +221,19 @@ def test_copies_and_collective_calls_say_their_bandwidth() -> None:
         assert rates["bus_bandwidth"] == pytest.approx(rates["bandwidth"] * 2 * (n - 1) / n, rel=1e-12)
     other = next(e for e in raw if e.get("cat") == "kernel" and not e["name"].startswith("nccl"))
     assert detail_of(other)["bandwidth"] is None
+
+
+def test_a_counter_in_a_range_by_hand() -> None:
+    """counter_stats: a step function (1 from 10 ns, 5 from 20, 2 from 40) over ranges, by hand."""
+    from profscope.tb_plugin.views.trace.range_summary import counter_stats
+
+    ts, values = np.array([10, 20, 40], dtype=np.int64), np.array([1.0, 5.0, 2.0])
+    # [15, 50): 1 for 5 ns, 5 for 20 ns, 2 for 10 ns.
+    assert counter_stats(ts, values, 15, 50) == {"first": 1.0, "last": 2.0, "min": 1.0, "max": 5.0,
+                                                 "mean": pytest.approx(125 / 35), "known_from": 0.015}
+    # Known only from its first sample: the mean over the part where it has a value.
+    assert counter_stats(ts, values, 0, 15) == {"first": 1.0, "last": 1.0, "min": 1.0, "max": 1.0, "mean": 1.0,
+                                                "known_from": 0.01}
+    # After the last sample the last value holds; before the first there is none.
+    assert counter_stats(ts, values, 50, 60)["mean"] == 2.0
+    assert counter_stats(ts, values, 0, 5) is None

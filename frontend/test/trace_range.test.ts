@@ -3,7 +3,8 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { rangeParams } from "../src/api/trace_range";
-import { DEFAULT_METRICS, formatPinned, layoutTracks, parsePinned, PINNED_GROUP, sliceTracksBetween, togglePinned } from "../src/trace/layout";
+import { counterTracksBetween, DEFAULT_METRICS, formatPinned, layoutTracks, parsePinned, PINNED_GROUP, sliceTracksBetween, togglePinned } from "../src/trace/layout";
+import { counterFormat } from "../src/trace/panel/range";
 import { clampHeaderWidth, HEADER_WIDTH, MIN_HEADER_WIDTH } from "../src/trace/header_width";
 import { TRACE_TRACKS } from "./fixtures";
 
@@ -34,13 +35,23 @@ describe("pinned tracks", () => {
 });
 
 describe("area selection", () => {
-  test("the slice tracks a drag covers, counters left out", () => {
+  test("the tracks a drag covers: slice tracks, and apart the counters", () => {
     const layout = layoutTracks(TRACKS, new Set());
     const python = layout.tracks.get("s1")!;
     const gpuUtil = layout.tracks.get("c:gpu_util:0")!;
     assert.deepEqual(sliceTracksBetween(layout, python.y + 5, python.y + 6), ["s1"]);
     assert.deepEqual(sliceTracksBetween(layout, gpuUtil.y + gpuUtil.height - 1, python.y + 1), ["s1", "s2", "s3"]);
     assert.deepEqual(sliceTracksBetween(layout, gpuUtil.y + 1, gpuUtil.y + 2), []);
+    // The counters a drag covers are asked about too (their values in the range).
+    assert.deepEqual(counterTracksBetween(layout, gpuUtil.y + 1, gpuUtil.y + 2), ["c:gpu_util:0"]);
+    assert.deepEqual(counterTracksBetween(layout, python.y + 5, python.y + 6), []);
+  });
+
+  test("a counter's values in the range read in its track's unit", () => {
+    assert.equal(counterFormat("bytes")(1536), "1.50 KiB");
+    assert.equal(counterFormat("fraction")(0.25), "25.0%");
+    assert.equal(counterFormat("launches")(12), "12");
+    assert.equal(counterFormat("")(0.125), "0.13");
   });
 
   test("label column: never narrower than the minimum nor wider than 60% of the canvas", () => {

@@ -704,14 +704,14 @@ class ProfscopePlugin(base_plugin.TBPlugin):
 
     def _trace_range_route(self, request: wrappers.Request) -> dict[str, Any]:
         """What lies in a time range (the trace viewer's area selection): slices by name per track kind, the steps
-        inside it and its breakdown."""
-        model = self._model(request)
+        inside it, its breakdown and the counters' values in it (a memory snapshot's tracks too)."""
+        span = self._span(request)
         start, end = self._float(request, "start"), self._float(request, "end")
         if start is None or end is None:
             raise HttpError(400, "start and end are required")
         track_ids = [t for t in (request.args.get("tracks") or "").split(",") if t]
         try:
-            return answers.range_summary(model, start, end, track_ids or None)
+            return answers.range_summary(span.model, start, end, track_ids or None, self._beside(span))
         except ValueError as exc:
             raise HttpError(400, str(exc)) from None
 

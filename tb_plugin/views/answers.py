@@ -322,9 +322,20 @@ def search(model: TraceModel, q: str, offset: int = 0, limit: int = _trace.SEARC
 
 
 def range_summary(model: TraceModel, start_us: float, end_us: float,
-                  track_ids: Optional[Sequence[str]] = None) -> dict[str, Any]:
-    """What lies in a time range: slices by name per track kind, the steps inside it and its breakdown."""
-    return _range_summary.range_summary(model, start_us, end_us, track_ids)
+                  track_ids: Optional[Sequence[str]] = None, beside: Sequence[SnapshotBeside] = ()) -> dict[str, Any]:
+    """What lies in a time range: slices by name per track kind, the steps inside it, its breakdown, and the counter
+    tracks among ``track_ids`` (every counter track without ids; the snapshot tracks of ``beside`` too) with their
+    values in the range."""
+    chosen = None if not track_ids else set(track_ids)
+    counters = []
+    for track in tracks(model, beside)["tracks"]:
+        if track["kind"] != "counter" or (chosen is not None and track["id"] not in chosen):
+            continue
+        outside = _snapshot_counters.series(model, beside, track["id"]) if beside else None
+        series = outside[1] if outside is not None else _trace.counter_series(model, track["id"])
+        if series is not None:
+            counters.append(_range_summary.CounterTrack(track, series))
+    return _range_summary.range_summary(model, start_us, end_us, track_ids, counters=counters)
 
 
 # --- the analyses ------------------------------------------------------------------------------------------------

@@ -178,4 +178,14 @@ def test_the_snapshot_is_a_counter_track_of_the_trace_viewer(browser: "WebDriver
         tooltip_at(int(width * 0.75))))
     assert values.splitlines()[0] == track["name"] and re.search(r"active: [\d.]+ (MiB|GiB)", values), values
     assert "reserved:" in values
+    # Shift+drag over both pinned rows: the range's panel reads both counters in the range, peaks side by side.
+    top = 26 + 22 - height // 2
+    (ActionChains(browser).key_down("\ue008").move_to_element_with_offset(canvas, int(width * 0.45) - width // 2, top + 8)
+     .click_and_hold().move_to_element_with_offset(canvas, int(width * 0.95) - width // 2, top + 72)
+     .release().key_up("\ue008").perform())
+    section = _settled(browser, lambda d: next(iter(d.find_elements(By.CSS_SELECTOR, "[data-testid='trace-range-counters']")), None))
+    shown = {(row.get_attribute("data-counter"), row.get_attribute("data-series"))
+             for row in section.find_elements(By.CSS_SELECTOR, "tr[data-counter]")}
+    assert {(own["id"], "allocated"), (track["id"], "active"), (track["id"], "reserved")} <= shown, shown
+    assert re.search(r"[\d.]+ (MiB|GiB)", section.text), section.text
     screenshot("snapshot-trace-counter")

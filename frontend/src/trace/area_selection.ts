@@ -4,7 +4,7 @@
 import type { ApiClient, QueryParams } from "../api/client";
 import { fetchRangeSummary, rangeParams } from "../api/trace_range";
 import type { SpanRef } from "../api/types";
-import { sliceTracksBetween, type TrackLayout } from "./layout";
+import { counterTracksBetween, sliceTracksBetween, type TrackLayout } from "./layout";
 import { RangePanel } from "./panel/range";
 import type { Viewport } from "./time_scale";
 
@@ -71,7 +71,8 @@ export class AreaSelection {
     } else {
       const content = (y: number): number => y - this.host.axisHeight + this.host.scrollTop();
       this.rows = [content(y0), content(y1)];
-      this.tracks = sliceTracksBetween(this.host.layout(), this.rows[0], this.rows[1]);
+      const layout = this.host.layout();
+      this.tracks = [...sliceTracksBetween(layout, this.rows[0], this.rows[1]), ...counterTracksBetween(layout, this.rows[0], this.rows[1])];
     }
     this.host.requestFrame();
   }
@@ -86,7 +87,7 @@ export class AreaSelection {
     this.host.detailsRoot.hidden = true; // the range's summary takes the panel's place
     this.host.root.dataset["range"] = `${range.start.toFixed(3)},${range.end.toFixed(3)}`;
     if (this.tracks !== null && this.tracks.length === 0) {
-      this.panel.showMessage("The selection covers no slice track (only counters or group headers): drag over tracks, or on the time axis for every track.", "empty");
+      this.panel.showMessage("The selection covers no track (only group headers): drag over tracks, or on the time axis for every track.", "empty");
       return;
     }
     const spanStart = this.host.spanStart;

@@ -144,6 +144,13 @@ export function sliceTracksBetween(layout: TrackLayout, y0: number, y1: number):
   return ids;
 }
 
+/** Ids of the counter tracks whose rows overlap [y0, y1] (content y): an area selection reads their values too. */
+export function counterTracksBetween(layout: TrackLayout, y0: number, y1: number): string[] {
+  const top = Math.min(y0, y1);
+  const bottom = Math.max(y0, y1);
+  return layout.rows.flatMap((row) => (row.kind === "track" && isCounterTrack(row.track) && row.y < bottom && row.y + row.height > top ? [row.track.id] : []));
+}
+
 /** Index of the first row whose bottom is below `y` (rows are sorted by y). */
 export function firstRowBelow(layout: TrackLayout, y: number): number {
   let lo = 0;

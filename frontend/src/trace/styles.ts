@@ -66,6 +66,9 @@ const CSS = `
 .ps-trace-critical-fill { display: block; height: 8px; border-radius: 2px; min-width: 1px; }
 .ps-trace-args th { text-align: left; font-weight: 400; color: var(--ps-fg-muted); padding: 1px 8px 1px 0; vertical-align: top; white-space: nowrap; }
 .ps-trace-args td { font-family: var(--ps-mono); overflow-wrap: anywhere; padding: 1px 0; }
+.ps-trace-range-counters th { white-space: normal; }
+.ps-trace-range-counters thead th:not(:first-child) { text-align: right; padding: 1px 0 1px 8px; }
+.ps-trace-range-counters td { white-space: nowrap; text-align: right; padding: 1px 0 1px 8px; overflow-wrap: normal; }
 .ps-trace-stack { margin: 0; padding-left: 22px; font-family: var(--ps-mono); overflow-wrap: anywhere; }
 .ps-trace-ancestors { display: flex; flex-direction: column; gap: 1px; }
 .ps-trace-muted { color: var(--ps-fg-muted); }

@@ -161,7 +161,7 @@ def counters(model: TraceModel, start_us: Optional[float], end_us: Optional[floa
         key = (track_id, t0, t1, resolution, outside[0] if outside is not None else None)
         tile = cache.get(key)
         if tile is None:
-            series = outside[1] if outside is not None else _counter_series(model, track_id)
+            series = outside[1] if outside is not None else counter_series(model, track_id)
             if series is None:
                 continue
             tile = {"id": track_id, "series": {name: _downsample(ts, values, t0, t1, resolution)
@@ -173,7 +173,8 @@ def counters(model: TraceModel, start_us: Optional[float], end_us: Optional[floa
     return {"start": _us(t0), "end": _us(t1), "resolution": resolution / NS_PER_US, "tracks": out}
 
 
-def _counter_series(model: TraceModel, track_id: str) -> Optional[Series]:
+def counter_series(model: TraceModel, track_id: str) -> Optional[Series]:
+    """The step functions of one of the trace's own counter tracks (``_counter_tracks``), None for another id."""
     parts = track_id.split(":")
     if parts[:2] == ["c", "gpu_util"] and len(parts) == 3 and parts[2].lstrip("-").isdigit():
         return {"utilization": gpu_utilization_steps(model, int(parts[2]))}

@@ -11,7 +11,10 @@
   numbers as the Overview (``overview.step_breakdown``), averaged over just those steps. A step
   that only partly lies in the range is counted in ``steps.partial`` and left out;
 * ``breakdown``: the range itself split by the Overview's categories, with the Overview's priority
-  rule (each instant counted once), so a range that is not whole steps still has an overview.
+  rule (each instant counted once), so a range that is not whole steps still has an overview;
+* ``counters``: the counter tracks given (``counter_stats``: each series' value at the range's start and end, its
+  lowest and highest value inside the range and its time-weighted mean), so a selection over the trace's memory
+  counter and a memory snapshot's track reads both peaks.
 
 Times are µs in the trace viewer's time base (the model's ns / 1000). Whole-array work: one
 overlap test over the slice columns, then grouping with ``np.unique``.
@@ -19,7 +22,7 @@ overlap test over the slice columns, then grouping with ``np.unique``.
 
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence
+from typing import Any, NamedTuple, Optional, Sequence
 
 import numpy as np
 
@@ -42,8 +45,47 @@ def _track_rows(model: TraceModel, track_ids: Optional[Sequence[str]]) -> Option
     return np.array(sorted({known[t] for t in track_ids if t in known}), dtype=np.int64)
 
 
+class CounterTrack(NamedTuple):
+    """A counter track of the trace viewer (its ``trace/tracks`` entry) with its series: name -> (times ns, values)."""
+
+    track: dict[str, Any]
+    series: dict[str, tuple[np.ndarray, np.ndarray]]
+
+
+def counter_stats(ts: np.ndarray, values: np.ndarray, lo: int, hi: int) -> Optional[dict[str, Any]]:
+    """A counter (a step function: each value holds until the next sample) over [lo, hi) ns: the value in force at
+    ``lo`` (``first``) and at the end (``last``), the lowest and highest value it takes, and its time-weighted mean
+    over the part of the range where it has a value (``known_from``: where that part starts, µs). None when the
+    counter has no value in the range."""
+    before = int(np.searchsorted(ts, lo, side="right"))
+    until = int(np.searchsorted(ts, hi, side="left"))
+    times = ts[before:until]
+    points = values[before:until]
+    if before > 0:  # the value in force when the range starts
+        times = np.concatenate([[lo], times])
+        points = np.concatenate([[values[before - 1]], points])
+    if len(times) == 0:
+        return None
+    weight = np.diff(np.append(times, hi)).astype(np.float64)
+    mean = float((points * weight).sum() / weight.sum()) if weight.sum() > 0 else float(points[-1])
+    return {"first": float(points[0]), "last": float(points[-1]), "min": float(points.min()),
+            "max": float(points.max()), "mean": mean, "known_from": float(times[0]) / NS_PER_US}
+
+
+def _counters(tracks: Sequence[CounterTrack], lo: int, hi: int) -> list[dict[str, Any]]:
+    out = []
+    for counter in tracks:
+        stats = {name: counter_stats(ts, values, lo, hi) for name, (ts, values) in counter.series.items()}
+        known = {name: value for name, value in stats.items() if value is not None}
+        if known:
+            track = counter.track
+            out.append({"id": track["id"], "name": track["name"], "unit": track.get("unit", ""), "series": known})
+    return out
+
+
 def range_summary(model: TraceModel, start_us: float, end_us: float,
-                  track_ids: Optional[Sequence[str]] = None, limit: int = ROW_LIMIT) -> dict[str, Any]:
+                  track_ids: Optional[Sequence[str]] = None, limit: int = ROW_LIMIT,
+                  counters: Sequence[CounterTrack] = ()) -> dict[str, Any]:
     if not end_us > start_us:
         raise ValueError("end must be after start")
     lo, hi = int(round(start_us * NS_PER_US)), int(round(end_us * NS_PER_US))
@@ -97,6 +139,7 @@ def range_summary(model: TraceModel, start_us: float, end_us: float,
         "truncated": max(0, len(unique) - limit),
         "breakdown": _range_breakdown(model, lo, hi),
         "steps": _steps_in_range(model, lo, hi),
+        "counters": _counters(counters, lo, hi),
     }
 
 

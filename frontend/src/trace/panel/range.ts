@@ -10,7 +10,7 @@ import { csvDownloadLink } from "../../components/csv_download";
 import { el, replaceChildren } from "../../components/dom";
 import { injectViewStyles } from "../../components/view_styles";
 import { createVirtualTable, type TableColumn } from "../../components/virtual_table";
-import { formatCount, formatDuration, formatPercent } from "../../lib/format";
+import { formatBytes, formatCount, formatDuration, formatPercent } from "../../lib/format";
 import { formatMicrosNumber } from "../../lib/metric_format";
 import { CATEGORY_INFO } from "../../lib/metrics";
 import { traceButton } from "../toolbar";
@@ -31,7 +31,15 @@ export const RANGE_DEF = {
     "The range split by the Overview's categories, each instant counted once in the first category that covers it " +
     "(Kernel > Memcpy > Memset > Communication > Runtime > DataLoader > CPU Exec > Other).",
   steps: "Steps that lie entirely inside the range, with the Overview's breakdown averaged over just them.",
+  counterMean: "Time-weighted over the part of the range where the counter has a value (each value holds until the next).",
 } as const;
+
+/** A counter's values as its track's unit says (trace/tracks: bytes, fraction, launches or none). */
+export function counterFormat(unit: string): (value: number) => string {
+  if (unit === "bytes") return (value) => formatBytes(value);
+  if (unit === "fraction") return (value) => formatPercent(value);
+  return (value) => (Number.isInteger(value) ? formatCount(value) : value.toFixed(2));
+}
 
 const KIND_TEXT: Readonly<Record<string, string>> = { cpu: "CPU", gpu: "GPU", other: "other" };
 
@@ -94,7 +102,9 @@ export class RangePanel {
     this.root.hidden = false;
     this.root.dataset["state"] = "ready";
     const zoom = traceButton("Zoom to range", "trace-range-zoom", "Show this range across the timeline (F)", () => this.callbacks.zoomToRange());
-    const trackText = summary.tracks === null ? "every track" : `${formatCount(summary.tracks.length)} track${summary.tracks.length === 1 ? "" : "s"}`;
+    const plural = (count: number, noun: string): string => `${formatCount(count)} ${noun}${count === 1 ? "" : "s"}`;
+    const counters = summary.counters.length > 0 ? ` · ${plural(summary.counters.length, "counter")}` : "";
+    const trackText = summary.tracks === null ? "every track" : plural(summary.tracks.length, "slice track") + counters;
     const fields: [string, string][] = [
       ["Start", offsetLabel(summary.start - this.spanStart)],
       ["Duration", formatDuration(summary.duration)],
@@ -111,8 +121,35 @@ export class RangePanel {
       el("div", { className: "ps-trace-details-actions" }, zoom),
       this.breakdown(summary),
       this.steps(summary),
+      this.counters(summary),
       this.table(summary, params, signal),
     );
+  }
+
+  /** Each counter of the selection: per series its value at the range's start and end, lowest, highest and mean. */
+  private counters(summary: RangeSummary): HTMLElement | null {
+    if (summary.counters.length === 0) return null;
+    const body = el("tbody");
+    for (const counter of summary.counters) {
+      const format = counterFormat(counter.unit);
+      for (const [name, figures] of Object.entries(counter.series)) {
+        const from = figures.known_from > summary.start ? ` (from ${offsetLabel(figures.known_from - this.spanStart)})` : "";
+        body.appendChild(
+          el(
+            "tr",
+            { attrs: { "data-counter": counter.id, "data-series": name } },
+            el("th", { attrs: { scope: "row" } }, `${counter.name} · ${name}`),
+            el("td", {}, format(figures.first)),
+            el("td", {}, format(figures.last)),
+            el("td", {}, format(figures.min)),
+            el("td", {}, format(figures.max)),
+            el("td", { attrs: { title: RANGE_DEF.counterMean } }, format(figures.mean) + from),
+          ),
+        );
+      }
+    }
+    const head = el("thead", {}, el("tr", {}, ...["Counter", "At start", "At end", "Lowest", "Highest", "Mean"].map((label) => el("th", { attrs: { scope: "col" } }, label))));
+    return this.section("Counters in the range", "trace-range-counters", el("table", { className: "ps-trace-args ps-trace-range-counters" }, head, body));
   }
 
   private section(title: string, testId: string, ...children: (Node | string | null)[]): HTMLElement {
