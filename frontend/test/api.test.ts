@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { resolveApiBase } from "../src/api/base";
+import { ignoreAbort, isAbortError } from "../src/api/abort";
 import { ApiClient, type FetchLike } from "../src/api/client";
 
 describe("API base URL", () => {
@@ -94,5 +95,21 @@ describe("ApiClient", () => {
     assert.deepEqual(gateway, { kind: "error", status: 502, message: "'runs' failed: HTTP 502" });
     const notJson = await new ApiClient(base, fakeFetch(200, "<html>login</html>")).runs();
     assert.deepEqual(notJson, { kind: "error", status: 200, message: "The answer of 'runs' is not valid JSON." });
+  });
+});
+
+describe("aborted requests", () => {
+  test("ignoreAbort ends a fire-and-forget request that was aborted, and lets any other error through", async () => {
+    const aborted = new AbortController();
+    aborted.abort();
+    const client = new ApiClient("http://127.0.0.1/data/plugin/profscope/", async (_url, init) => {
+      init?.signal?.throwIfAborted();
+      return new Response("{}");
+    });
+    // The client rejects an aborted request (nobody waits for its answer) ...
+    await assert.rejects(client.getJson("runs", {}, aborted.signal), (error: unknown) => isAbortError(error));
+    // ... and .catch(ignoreAbort) makes that the quiet end it is.
+    await client.getJson("runs", {}, aborted.signal).then(() => assert.fail("no answer after an abort")).catch(ignoreAbort);
+    assert.throws(() => ignoreAbort(new TypeError("a bug")), TypeError);
   });
 });

@@ -3,13 +3,10 @@
 import { errorMessageOf, parseProgress } from "./parse";
 import type { Answer, Route } from "./schema";
 import type { ApiResult, SpanRef } from "./types";
+import { isAbortError } from "./abort";
 
 export type FetchLike = (url: string, init?: RequestInit) => Promise<Response>;
 export type QueryParams = Readonly<Record<string, string | number | boolean | undefined>>;
-
-function isAbortError(error: unknown): boolean {
-  return error instanceof Error && error.name === "AbortError";
-}
 
 export class ApiClient {
   /**

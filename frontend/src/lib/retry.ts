@@ -1,6 +1,7 @@
 // Loads one analysis answer, waiting while the backend still prepares the span (202), until
 // it is ready, fails, or the view goes away (the signal aborts).
 import type { ApiResult } from "../api/types";
+import { isAbortError } from "../api/abort";
 
 export interface LoadHandlers<T> {
   /** The backend is still loading the run; progress 0..1 or null. Called once per poll. */
@@ -27,10 +28,6 @@ function abortableWait(ms: number, signal: AbortSignal): Promise<void> {
     }
     signal.addEventListener("abort", done, { once: true });
   });
-}
-
-function isAbortError(error: unknown): boolean {
-  return error instanceof Error && error.name === "AbortError";
 }
 
 /** Resolves when a handler has been called with the final outcome, or when aborted (no handler then). */

@@ -7,6 +7,7 @@
 import type { ApiResult } from "../../api/types";
 import type { Viewport } from "../time_scale";
 import { coverage, paddedWindow, resolutionNs, tileKey, windowServes, type TileWindow } from "./tile_key";
+import { isAbortError } from "../../api/abort";
 
 export interface Tile<T> {
   readonly key: string;
@@ -42,10 +43,6 @@ interface InFlight {
   readonly window: TileWindow;
   readonly tracksKey: string;
   readonly controller: AbortController;
-}
-
-function isAbortError(error: unknown): boolean {
-  return error instanceof Error && error.name === "AbortError";
 }
 
 export class TileStore<T> {

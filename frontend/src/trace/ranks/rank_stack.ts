@@ -26,6 +26,7 @@ import {
 } from "./rank_stack_model";
 import { attachStackPointer } from "./rank_stack_pointer";
 import { createSliceLoader } from "./rank_stack_slices";
+import { ignoreAbort } from "../../api/abort";
 
 /** Workers stacked at most: beyond, a stack is no longer read at a glance (the heat map covers 1,000 ranks). */
 export const MAX_WORKERS = 64;
@@ -156,7 +157,7 @@ function show(root: HTMLElement, placement: RankPlacement, options: RankStackOpt
     relayout();
     draw();
     fetchWindow();
-  });
+  }).catch(ignoreAbort);
 
   let compact = workers.length > COMPACT_ABOVE;
   const rowsSwitch = el("label", { className: "ps-chart-option" });

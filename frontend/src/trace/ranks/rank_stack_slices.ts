@@ -7,6 +7,7 @@ import type { PlacedWorker } from "../../api/rank_steps";
 import { fetchSlices, type SlicesData, type TrackInfo } from "../../api/trace";
 import { formatDuration } from "../../lib/format";
 import { type AxisWindow, workerWindow } from "./rank_stack_model";
+import { ignoreAbort } from "../../api/abort";
 
 const FETCH_DELAY_MS = 150;
 
@@ -67,7 +68,7 @@ export function createSliceLoader(l: SliceLoading): SliceLoader {
         if (result.kind === "ok") l.slicesOf.set(w.worker, result.data);
         l.draw();
         done();
-      });
+      }).catch(ignoreAbort);
     }
   }
 

@@ -18,6 +18,7 @@ import { keyValueList, simpleTable, type KeyValue, type SimpleColumn } from "../
 import { formatCount } from "../../lib/format";
 import { formatMicrosNumber, formatTime } from "../../lib/metric_format";
 import { METRIC_DEFINITIONS as DEF } from "../../lib/metrics";
+import { ignoreAbort } from "../../api/abort";
 
 export interface DetailOptions {
   readonly api: ApiClient;
@@ -145,7 +146,7 @@ export function createOperatorDetailPanel(options: DetailOptions): HTMLElement {
       render: (detail, signal) => {
         void options.summary().then((summary) => {
           if (!signal.aborted) replaceChildren(content, ...detailBody(options, detail, summary));
-        });
+        }).catch(ignoreAbort);
       },
     },
     options.signal,

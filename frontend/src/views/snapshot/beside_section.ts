@@ -9,6 +9,7 @@ import { sectionHead } from "../../components/view_parts";
 import { formatBytes, formatDuration } from "../../lib/format";
 import { maxInRange, stepValuesAt } from "../../lib/snapshot_model";
 import type { ViewContext } from "../types";
+import { ignoreAbort } from "../../api/abort";
 
 /** The section for `link` (the span the snapshot belongs to, if any) and the snapshot's device; it loads at once. */
 export function createBesideSection(ctx: ViewContext, ref: SnapshotRef, link: SnapshotOverview["linked"], device: number): HTMLElement {
@@ -21,7 +22,7 @@ export function createBesideSection(ctx: ViewContext, ref: SnapshotRef, link: Sn
     ]).then(([memory, timeline]) => {
       if (ctx.signal.aborted || timeline.kind !== "ok") return;
       showBeside(memory.kind === "ok" ? memory.data : null, timeline.data.time, timeline.data.active_max, offset);
-    });
+    }).catch(ignoreAbort);
   } else if (link !== null) {
     besideHost.appendChild(el("p", {}, `This snapshot belongs to span ${link.span} of ${link.worker}` + (link.status === "ready" ? "; one of them has no wall clock, so their times cannot be lined up." : ` (${link.status}).`)));
   }

@@ -9,6 +9,7 @@ import { formatBytes } from "../../lib/format";
 import type { ViewContext } from "../types";
 import { frameList } from "./frames";
 import type { PinnedLife } from "./timeline_canvas";
+import { ignoreAbort } from "../../api/abort";
 
 /** What pinning needs of an allocation (a row of the largest, or only its id from the URL). */
 export type PinnedAllocation = Pick<AllocationRow, "id" | "start" | "end" | "span_start" | "span_end" | "size" | "label">;
@@ -60,7 +61,7 @@ export function createPinSection(
         ], "snapshot-pin-facts"),
         frameList(a.frames, "snapshot-pin-frames"),
       );
-    });
+    }).catch(ignoreAbort);
   }
 
   return { root: pinHost, pin };

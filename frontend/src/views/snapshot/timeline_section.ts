@@ -7,6 +7,7 @@ import { createSignalSlot } from "../../components/loader";
 import { siteColor, startWindow, windowParams, type Window } from "../../lib/snapshot_model";
 import type { ViewContext } from "../types";
 import { createSnapshotTimeline, type SnapshotTimelineChart } from "./timeline";
+import { ignoreAbort } from "../../api/abort";
 
 export interface TimelineSection {
   readonly chart: SnapshotTimelineChart;
@@ -39,7 +40,7 @@ export function createTimelineSection(
         if (result.data.start !== current.start || result.data.end !== current.end) return;
         chart.show(result.data);
         replaceChildren(legend, ...legendItems(result.data));
-      });
+      }).catch(ignoreAbort);
     },
     onWindow: (window) => ctx.setParams(windowParams(window, span)),
     onPick: (row, _time, site) => onPick(row, site),
