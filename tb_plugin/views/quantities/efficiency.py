@@ -551,9 +551,9 @@ def _no_mfu_reason(summary: Mapping[str, Any], devices: Sequence[int]) -> str:
 def peaks_description(roofs: Roofs, devices: Iterable[int]) -> list[dict[str, Any]]:
     """Per device: its peaks (with their source) or why there are none."""
     out = []
-    for device in devices:
-        resolved = roofs.get(device)
-        entry: dict[str, Any] = {"device": device}
+    for device_id in devices:
+        resolved = roofs.get(device_id)
+        entry: dict[str, Any] = {"device": device_id}
         if resolved.peaks is None:
             entry.update({"peaks": None, "reason": resolved.reason})
         else:
