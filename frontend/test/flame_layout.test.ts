@@ -18,33 +18,12 @@ import {
   validFocus,
 } from "../src/lib/flame_layout";
 import { readAnswer } from "./fixtures";
+import { handMadeFlameGraph } from "./flame_fixture";
 
-/**
- * all (100)
- * ├─ main (90, self 10)
- * │  ├─ forward (50)  ── aten::mm (30)
- * │  └─ backward (30) ── aten::mm (20)
- * └─ idle (10)
- */
-function handMade() {
-  return flameGraphData({
-    weight: "host",
-    unit: "us",
-    total: 100,
-    names: ["all", "main", "forward", "backward", "aten::mm", "idle"],
-    nodes: {
-      parent: [-1, 0, 1, 1, 2, 3, 0],
-      name: [0, 1, 2, 3, 4, 4, 5],
-      self: [0, 10, 20, 10, 30, 20, 10],
-      total: [100, 90, 50, 30, 30, 20, 10],
-      calls: [0, 1, 2, 2, 4, 2, 1],
-    },
-  });
-}
 
 describe("flame graph tree", () => {
   test("children come from the parent column, largest total first", () => {
-    const tree = buildFlameTree(handMade());
+    const tree = buildFlameTree(handMadeFlameGraph());
     assert.equal(tree.count, 7);
     assert.deepEqual(Array.from(childrenOf(tree, 0)), [1, 6]);
     assert.deepEqual(Array.from(childrenOf(tree, 1)), [2, 3]);
@@ -109,7 +88,7 @@ describe("where the Python frames come from", () => {
 
 describe("flame graph layout", () => {
   test("widths are totals over the root's total; siblings sit side by side", () => {
-    const tree = buildFlameTree(handMade());
+    const tree = buildFlameTree(handMadeFlameGraph());
     const layout = layoutFlame(tree, 0);
     const frame = (node: number) => layout.frames.find((candidate) => candidate.node === node)!;
     assert.equal(layout.rows, 4);
@@ -121,7 +100,7 @@ describe("flame graph layout", () => {
   });
 
   test("zooming in: the frame fills the width, its ancestors stay above it at full width", () => {
-    const tree = buildFlameTree(handMade());
+    const tree = buildFlameTree(handMadeFlameGraph());
     const layout = layoutFlame(tree, 3);
     assert.deepEqual(
       layout.frames.map((frame) => [frame.node, frame.x, frame.width, frame.row, frame.ancestor]),
@@ -153,7 +132,7 @@ describe("flame graph layout", () => {
   });
 
   test("frames narrower than the minimum are left out with their subtrees", () => {
-    const tree = buildFlameTree(handMade());
+    const tree = buildFlameTree(handMadeFlameGraph());
     const nodes = layoutFlame(tree, 0, 0.25).frames.map((frame) => frame.node);
     assert.deepEqual(nodes.sort(), [0, 1, 2, 3, 4]);
   });
@@ -161,7 +140,7 @@ describe("flame graph layout", () => {
 
 describe("flame graph search, colour and labels", () => {
   test("matches by substring, ignoring case; a match inside a match is counted once in the time", () => {
-    const tree = buildFlameTree(handMade());
+    const tree = buildFlameTree(handMadeFlameGraph());
     const mm = searchFrames(tree, "ATEN::MM");
     assert.equal(mm.count, 2);
     assert.deepEqual(Array.from(mm.matches), [0, 0, 0, 0, 1, 1, 0]);
@@ -190,7 +169,7 @@ describe("flame graph search, colour and labels", () => {
 });
 
 describe("flame graph pointer and keys", () => {
-  const tree = buildFlameTree(handMade());
+  const tree = buildFlameTree(handMadeFlameGraph());
   const node = (name: string): number => Array.from(tree.nameIndex).indexOf(tree.names.indexOf(name));
   const us = (value: number): string => `${value} us`;
 

@@ -1,31 +1,11 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { flameGraphData } from "../src/api/stacks";
 import { buildFlameTree, searchFrames } from "../src/lib/flame_layout";
 import { frameHoverText, searchSummaryText, selfTimeByName, topSelfTip } from "../src/views/stacks/model";
+import { handMadeFlameGraph } from "./flame_fixture";
 
-/**
- * all (100)
- * ├─ main (90, self 10)
- * │  ├─ forward (50, self 20) ── aten::mm (30)
- * │  └─ backward (30, self 10) ── aten::mm (20)
- * └─ idle (10)
- */
-const tree = buildFlameTree(
-  flameGraphData({
-    weight: "host",
-    unit: "us",
-    total: 100,
-    names: ["all", "main", "forward", "backward", "aten::mm", "idle"],
-    nodes: {
-      parent: [-1, 0, 1, 1, 2, 3, 0],
-      name: [0, 1, 2, 3, 4, 4, 5],
-      self: [0, 10, 20, 10, 30, 20, 10],
-      total: [100, 90, 50, 30, 30, 20, 10],
-      calls: [0, 1, 2, 2, 4, 2, 1],
-    },
-  }),
-);
+// The shared hand-made graph (flame_fixture.ts): all 100 = main 90 (forward 50 → aten::mm 30, backward 30 → aten::mm 20) + idle 10.
+const tree = buildFlameTree(handMadeFlameGraph());
 
 describe("the Call stacks page's figures", () => {
   test("self time adds up per name across call paths, largest first", () => {
